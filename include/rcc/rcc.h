@@ -1,0 +1,503 @@
+/*
+ * rcc - RDMA communication core.
+ *
+ * One API for reliable-connected RDMA over libibverbs/librdmacm ("verbs") and
+ * over a software provider on TCP ("tcp") that keeps RC semantics, so the same
+ * program runs on a NIC, on Soft-RoCE, or on any Linux host.
+ *
+ * Conventions used by every call below:
+ *  - A function returns 0 (or a non-negative count) on success and a negative
+ *    errno value on failure; rcc_strerror() turns it into text.
+ *  - Output parameters are written only on success.
+ *  - Attribute structs may be zero-initialised: a zero field means "default".
+ *  - Objects are created by one call and released by exactly one other call;
+ *    release them in reverse order of creation (endpoints before their CQs,
+ *    everything before its context).
+ *  - All calls are thread-safe unless stated otherwise, as with verbs.
+ *  - The library never prints except through its logger (see RCC_LOG below).
+ */
+#ifndef RCC_RCC_H
+#define RCC_RCC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RCC_VERSION_MAJOR 0
+#define RCC_VERSION_MINOR 1
+#define RCC_VERSION_PATCH 0
+
+/* Default service port, the one rdma-core's rdma_server/rdma_client use. */
+#define RCC_DEFAULT_PORT 7471
+
+/* Largest message a single work request may move (as on most RC devices). */
+#define RCC_MAX_MSG_SIZE (1u << 30)
+
+/* rdma_cm's limits for RC private data, enforced on every transport. */
+#define RCC_CONNECT_PRIVATE_DATA_MAX 56
+#define RCC_ACCEPT_PRIVATE_DATA_MAX 196
+#define RCC_REJECT_PRIVATE_DATA_MAX 148
+
+struct rcc_ctx;
+struct rcc_mr;
+struct rcc_cq;
+struct rcc_ep;
+struct rcc_listener;
+struct rcc_conn_req;
+
+/* ------------------------------------------------------------------------ */
+/* Status and logging                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Text for a status returned by any rcc call (a negative errno). Never NULL. */
+const char *rcc_strerror(int status);
+
+/* Library version as "major.minor.patch". */
+const char *rcc_version(void);
+
+enum rcc_log_level {
+	RCC_LOG_ERROR = 0,
+	RCC_LOG_WARN,
+	RCC_LOG_INFO,
+	RCC_LOG_DEBUG,
+	RCC_LOG_TRACE,
+};
+
+/*
+ * The level comes from the environment variable RCC_LOG
+ * (error|warn|info|debug|trace; default error). Messages go to stderr, one
+ * line each, unless a handler is installed. rcc_log_set_handler(NULL, NULL)
+ * restores stderr. rcc_log_set_level() overrides the environment.
+ */
+typedef void (*rcc_log_fn)(enum rcc_log_level level, const char *msg, void *arg);
+void rcc_log_set_handler(rcc_log_fn fn, void *arg);
+void rcc_log_set_level(enum rcc_log_level level);
+enum rcc_log_level rcc_log_get_level(void);
+
+/* ------------------------------------------------------------------------ */
+/* Context: one device (verbs) or one software provider instance (tcp)       */
+/* ------------------------------------------------------------------------ */
+
+enum rcc_transport {
+	RCC_TRANSPORT_AUTO = 0, /* verbs when a device exists, otherwise tcp */
+	RCC_TRANSPORT_VERBS,
+	RCC_TRANSPORT_TCP,
+};
+
+/* How a verbs connection is brought up; the tcp transport ignores it. */
+enum rcc_bringup {
+	RCC_BRINGUP_CM = 0, /* rdma_cm: resolve, connect/accept with private data */
+	RCC_BRINGUP_MANUAL, /* lid/qpn/psn/gid exchanged over a TCP socket */
+};
+
+/* gid_index value that selects index 0 explicitly (0 means "automatic"). */
+#define RCC_GID_INDEX_ZERO (-1)
+
+struct rcc_ctx_attr {
+	enum rcc_transport transport;
+	enum rcc_bringup bringup;
+	const char *device; /* verbs device name, e.g. "rxe0"; NULL: first usable */
+	int port;           /* device port; 0: first ACTIVE port */
+	int gid_index;      /* 0: automatic (RoCE v2 IPv4 GID on Ethernet links) */
+};
+
+/* Open a context. attr may be NULL (all defaults). With RCC_TRANSPORT_VERBS
+ * and no usable device the result is -ENODEV. */
+int rcc_ctx_open(const struct rcc_ctx_attr *attr, struct rcc_ctx **ctx);
+
+/* Close a context. Fails with -EBUSY while any MR, CQ, endpoint or listener
+ * created from it is still open. */
+int rcc_ctx_close(struct rcc_ctx *ctx);
+
+/* The transport actually in use (never RCC_TRANSPORT_AUTO). */
+enum rcc_transport rcc_ctx_transport(const struct rcc_ctx *ctx);
+
+/* "verbs", "tcp" or "auto". */
+const char *rcc_transport_name(enum rcc_transport t);
+
+/* Parse "auto", "verbs" or "tcp". Returns 0 or -EINVAL. */
+int rcc_transport_parse(const char *name, enum rcc_transport *t);
+
+/* ------------------------------------------------------------------------ */
+/* Memory registration                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Same bit values as enum ibv_access_flags. Remote write and remote atomic
+ * access require local write, as on verbs. */
+enum rcc_access {
+	RCC_ACCESS_LOCAL_WRITE = 1 << 0,
+	RCC_ACCESS_REMOTE_WRITE = 1 << 1,
+	RCC_ACCESS_REMOTE_READ = 1 << 2,
+	RCC_ACCESS_REMOTE_ATOMIC = 1 << 3,
+};
+
+/* What a peer needs to address a region: send it with rcc_remote_mr_encode(). */
+struct rcc_remote_mr {
+	uint64_t addr;
+	uint64_t length;
+	uint32_t rkey;
+};
+
+/* Register [addr, addr+length). length must be non-zero. */
+int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access,
+	       struct rcc_mr **mr);
+
+/* Deregister. Afterwards the region can no longer be reached by peers or by
+ * work requests that name its keys; they fail with a protection or remote
+ * access error. */
+int rcc_mr_dereg(struct rcc_mr *mr);
+
+void *rcc_mr_addr(const struct rcc_mr *mr);
+size_t rcc_mr_length(const struct rcc_mr *mr);
+uint32_t rcc_mr_lkey(const struct rcc_mr *mr);
+uint32_t rcc_mr_rkey(const struct rcc_mr *mr);
+unsigned rcc_mr_access(const struct rcc_mr *mr);
+struct rcc_remote_mr rcc_mr_remote(const struct rcc_mr *mr);
+
+/* Fixed little-endian encoding of struct rcc_remote_mr for the wire. */
+#define RCC_REMOTE_MR_WIRE_SIZE 20
+void rcc_remote_mr_encode(const struct rcc_remote_mr *r, uint8_t out[RCC_REMOTE_MR_WIRE_SIZE]);
+int rcc_remote_mr_decode(const void *in, size_t len, struct rcc_remote_mr *r);
+
+/* A scatter/gather element; same layout as struct ibv_sge. */
+struct rcc_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* An SGE covering [addr, addr+length) of mr. */
+struct rcc_sge rcc_mr_sge(const struct rcc_mr *mr, const void *addr, uint32_t length);
+
+/* ------------------------------------------------------------------------ */
+/* Completion queues                                                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * RCC_CQ_POLL: busy polling with rcc_cq_poll(); rcc_cq_wait() spins until its
+ *              timeout; no file descriptor.
+ * RCC_CQ_WAIT: a completion channel: rcc_cq_wait() sleeps until a completion
+ *              arrives or the timeout expires.
+ * RCC_CQ_FD:   as RCC_CQ_WAIT, and rcc_cq_fd() returns a descriptor for
+ *              epoll/poll over many CQs.
+ */
+enum rcc_cq_mode {
+	RCC_CQ_POLL = 0,
+	RCC_CQ_WAIT,
+	RCC_CQ_FD,
+};
+
+struct rcc_cq_attr {
+	uint32_t depth; /* completions the CQ must hold; 0: 1024 */
+	enum rcc_cq_mode mode;
+};
+
+/* Same values as enum ibv_wc_status. */
+enum rcc_wc_status {
+	RCC_WC_SUCCESS = 0,
+	RCC_WC_LOC_LEN_ERR = 1,
+	RCC_WC_LOC_QP_OP_ERR = 2,
+	RCC_WC_LOC_PROT_ERR = 4,
+	RCC_WC_WR_FLUSH_ERR = 5,
+	RCC_WC_BAD_RESP_ERR = 7,
+	RCC_WC_LOC_ACCESS_ERR = 8,
+	RCC_WC_REM_INV_REQ_ERR = 9,
+	RCC_WC_REM_ACCESS_ERR = 10,
+	RCC_WC_REM_OP_ERR = 11,
+	RCC_WC_RETRY_EXC_ERR = 12,
+	RCC_WC_RNR_RETRY_EXC_ERR = 13,
+	RCC_WC_REM_ABORT_ERR = 16,
+	RCC_WC_FATAL_ERR = 19,
+	RCC_WC_GENERAL_ERR = 21,
+};
+
+/* Same values as enum ibv_wc_opcode. */
+enum rcc_wc_opcode {
+	RCC_WC_SEND = 0,
+	RCC_WC_WRITE = 1,
+	RCC_WC_READ = 2,
+	RCC_WC_CAS = 3,
+	RCC_WC_FADD = 4,
+	RCC_WC_RECV = 128,
+	RCC_WC_RECV_WRITE_IMM = 129,
+};
+
+enum rcc_wc_flags {
+	RCC_WC_WITH_IMM = 1 << 0,
+};
+
+/*
+ * One completion. opcode, byte_len, imm_data and wc_flags are meaningful only
+ * when status is RCC_WC_SUCCESS (as with verbs). ep names the endpoint the
+ * work request was posted on; no completion names an endpoint after
+ * rcc_ep_close() has returned for it.
+ */
+struct rcc_wc {
+	uint64_t wr_id;
+	struct rcc_ep *ep;
+	enum rcc_wc_status status;
+	enum rcc_wc_opcode opcode;
+	uint32_t byte_len;
+	uint32_t imm_data; /* host byte order */
+	uint32_t wc_flags;
+	uint32_t vendor_err;
+};
+
+int rcc_cq_create(struct rcc_ctx *ctx, const struct rcc_cq_attr *attr, struct rcc_cq **cq);
+
+/* Destroy a CQ. Fails with -EBUSY while an endpoint still uses it. */
+int rcc_cq_destroy(struct rcc_cq *cq);
+
+/* Take up to max completions; never blocks. Returns how many (0..max). */
+int rcc_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
+
+/*
+ * Take up to max completions, waiting at most timeout_ms (-1: no limit) for
+ * the first. Returns how many (>0) or -ETIMEDOUT.
+ */
+int rcc_cq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms);
+
+/*
+ * A descriptor (RCC_CQ_FD mode only, otherwise -EINVAL) that becomes readable
+ * when completions may be available. Do not read it: when it is readable call
+ * rcc_cq_poll() until it returns 0, then wait on it again.
+ */
+int rcc_cq_fd(struct rcc_cq *cq);
+
+enum rcc_cq_mode rcc_cq_get_mode(const struct rcc_cq *cq);
+
+/* Text for a status, e.g. "remote access error". Never NULL. */
+const char *rcc_wc_status_str(enum rcc_wc_status status);
+/* Text for an opcode, e.g. "RECV_WRITE_IMM". Never NULL. */
+const char *rcc_wc_opcode_str(enum rcc_wc_opcode opcode);
+
+/* ------------------------------------------------------------------------ */
+/* Endpoints (RC queue pairs) and connection management                      */
+/* ------------------------------------------------------------------------ */
+
+/* rnr_retry / retry_cnt value for "no retry at all" (0 means default). */
+#define RCC_NO_RETRY (-1)
+/* rnr_retry value that retries forever (the default). */
+#define RCC_RETRY_FOREVER 7
+
+struct rcc_ep_attr {
+	struct rcc_cq *send_cq;  /* required */
+	struct rcc_cq *recv_cq;  /* NULL: same as send_cq */
+	uint32_t sq_depth;       /* outstanding send work requests; 0: 128 */
+	uint32_t rq_depth;       /* posted receives; 0: 128 */
+	uint32_t max_send_sge;   /* 0: 4 */
+	uint32_t max_recv_sge;   /* 0: 4 */
+	uint32_t max_inline;     /* 0: transport default; see rcc_ep_max_inline() */
+	uint32_t max_rd_atomic;  /* outstanding READ/atomic per direction; 0: 16 */
+	int retry_cnt;           /* transport retries 1..7; 0: 7; RCC_NO_RETRY */
+	int rnr_retry;           /* RNR retries 1..6, 7 = forever; 0: 7; RCC_NO_RETRY */
+	uint8_t min_rnr_timer;   /* IB encoding 1..31; 0: 12 (0.64 ms) */
+	uint8_t timeout;         /* IB encoding 4.096us * 2^t, 1..31; 0: 14 */
+	bool sig_all;            /* every send work request generates a completion */
+	const void *private_data; /* sent with connect (<= 56 B) or accept (<= 196 B) */
+	uint32_t private_data_len;
+	void *context;           /* returned by rcc_ep_context() */
+	/* Receives posted before the peer learns the connection is up (as an
+	 * rdma_cm user posts before rdma_accept), so its first messages never
+	 * meet an empty receive queue. Read during the call only. */
+	const struct rcc_recv_wr *initial_recv;
+	int num_initial_recv;
+};
+
+enum rcc_ep_state {
+	RCC_EP_CONNECTED = 0,
+	RCC_EP_ERROR,        /* a work request failed; outstanding work was flushed */
+	RCC_EP_DISCONNECTED, /* closed by either side or the peer vanished */
+};
+
+/*
+ * Listen on "host:port", "[v6addr]:port", ":port" or "host" (port 7471).
+ * Port 0 picks a free port (see rcc_listener_port()). backlog 0: 128.
+ */
+int rcc_listen(struct rcc_ctx *ctx, const char *addr, int backlog, struct rcc_listener **lst);
+int rcc_listener_close(struct rcc_listener *lst);
+int rcc_listener_port(const struct rcc_listener *lst);
+/* Readable when rcc_get_request() may return without waiting. */
+int rcc_listener_fd(const struct rcc_listener *lst);
+
+/*
+ * Wait up to timeout_ms (-1: no limit) for a connection request. The request
+ * must then be given to exactly one of rcc_accept_req() / rcc_reject_req().
+ * Returns -ETIMEDOUT when none arrived.
+ */
+int rcc_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req **req);
+const void *rcc_conn_req_private_data(const struct rcc_conn_req *req, size_t *len);
+const char *rcc_conn_req_peer(const struct rcc_conn_req *req);
+
+/* Accept: creates the endpoint; attr->private_data goes back to the client. */
+int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, struct rcc_ep **ep);
+/* Reject with optional private data; the client's rcc_connect() gets -ECONNABORTED. */
+int rcc_reject_req(struct rcc_conn_req *req, const void *private_data, size_t len);
+
+/* rcc_get_request() followed by rcc_accept_req(). */
+int rcc_accept(struct rcc_listener *lst, const struct rcc_ep_attr *attr, int timeout_ms,
+	       struct rcc_ep **ep);
+
+/*
+ * Connect to "host:port" within timeout_ms (-1: no limit). Errors:
+ * -ECONNREFUSED nothing listens there, -ECONNABORTED the server rejected,
+ * -ETIMEDOUT no answer in time, -EINVAL / -ENOENT a bad or unknown address.
+ */
+int rcc_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
+		int timeout_ms, struct rcc_ep **ep);
+
+/*
+ * Disconnect: the endpoint leaves RCC_EP_CONNECTED, the peer is told, and
+ * every outstanding work request of this endpoint has completed with
+ * RCC_WC_WR_FLUSH_ERR (already queued on its CQs) when this returns. Later
+ * posts fail with -ENOTCONN. The object stays valid until rcc_ep_close().
+ */
+int rcc_ep_disconnect(struct rcc_ep *ep);
+
+/* Disconnect if needed, remove this endpoint's remaining completions from its
+ * CQs and free it. */
+int rcc_ep_close(struct rcc_ep *ep);
+
+enum rcc_ep_state rcc_ep_state(const struct rcc_ep *ep);
+const char *rcc_ep_state_str(enum rcc_ep_state s);
+void *rcc_ep_context(const struct rcc_ep *ep);
+void rcc_ep_set_context(struct rcc_ep *ep, void *context);
+/* Private data the peer sent (client: from accept; server: from connect). */
+const void *rcc_ep_private_data(const struct rcc_ep *ep, size_t *len);
+/* Largest payload that may be posted with RCC_SEND_INLINE. */
+uint32_t rcc_ep_max_inline(const struct rcc_ep *ep);
+/* The peer's address as "ip:port". */
+const char *rcc_ep_peer(const struct rcc_ep *ep);
+struct rcc_cq *rcc_ep_send_cq(const struct rcc_ep *ep);
+struct rcc_cq *rcc_ep_recv_cq(const struct rcc_ep *ep);
+struct rcc_ctx *rcc_ep_ctx(const struct rcc_ep *ep);
+
+/* ------------------------------------------------------------------------ */
+/* Posting work                                                              */
+/* ------------------------------------------------------------------------ */
+
+enum rcc_wr_opcode {
+	RCC_WR_SEND = 0,
+	RCC_WR_SEND_IMM,
+	RCC_WR_WRITE,
+	RCC_WR_WRITE_IMM,
+	RCC_WR_READ,
+	RCC_WR_CAS,  /* 8 bytes: if *remote == compare_add then *remote = swap */
+	RCC_WR_FADD, /* 8 bytes: *remote += compare_add */
+};
+
+enum rcc_send_flags {
+	RCC_SEND_SIGNALED = 1 << 0,  /* generate a completion on success */
+	RCC_SEND_INLINE = 1 << 1,    /* copy the payload at post time; no lkey needed */
+	RCC_SEND_FENCE = 1 << 2,     /* wait for earlier READ/atomics first */
+	RCC_SEND_SOLICITED = 1 << 3,
+};
+
+/*
+ * One send-queue work request. For CAS and FADD the SGE list must describe
+ * exactly 8 bytes of local memory that receives the remote value before the
+ * operation; remote_addr must be 8-byte aligned.
+ */
+struct rcc_send_wr {
+	uint64_t wr_id;
+	const struct rcc_sge *sg_list;
+	int num_sge;
+	enum rcc_wr_opcode opcode;
+	unsigned flags;        /* enum rcc_send_flags */
+	uint32_t imm_data;     /* SEND_IMM / WRITE_IMM, host byte order */
+	uint64_t remote_addr;  /* WRITE*, READ, CAS, FADD */
+	uint32_t rkey;
+	uint64_t compare_add;  /* CAS: compare value; FADD: value to add */
+	uint64_t swap;         /* CAS: new value */
+};
+
+struct rcc_recv_wr {
+	uint64_t wr_id;
+	const struct rcc_sge *sg_list;
+	int num_sge;
+};
+
+/*
+ * Post n work requests in order with one call. Returns 0 when all were
+ * posted; otherwise a negative errno, with *posted (if not NULL) set to the
+ * number accepted before the failing one. -ENOMEM: queue full; -EINVAL: a
+ * malformed request; -ENOTCONN: the endpoint is no longer connected.
+ * Problems only the transfer can reveal (a bad key, a short buffer) arrive
+ * as error completions instead.
+ */
+int rcc_post_send_list(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
+int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
+
+/* Single-request helpers; flags are enum rcc_send_flags. */
+int rcc_post_recv(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t wr_id);
+int rcc_post_send(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t wr_id,
+		  unsigned flags);
+int rcc_post_send_imm(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint32_t imm,
+		      uint64_t wr_id, unsigned flags);
+int rcc_post_write(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t remote_addr,
+		   uint32_t rkey, uint64_t wr_id, unsigned flags);
+int rcc_post_write_imm(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge,
+		       uint64_t remote_addr, uint32_t rkey, uint32_t imm, uint64_t wr_id,
+		       unsigned flags);
+int rcc_post_read(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t remote_addr,
+		  uint32_t rkey, uint64_t wr_id, unsigned flags);
+int rcc_post_cas(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remote_addr,
+		 uint32_t rkey, uint64_t compare, uint64_t swap, uint64_t wr_id, unsigned flags);
+int rcc_post_fadd(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remote_addr,
+		  uint32_t rkey, uint64_t add, uint64_t wr_id, unsigned flags);
+
+/* ------------------------------------------------------------------------ */
+/* Devices (verbs): what rcc-info shows                                      */
+/* ------------------------------------------------------------------------ */
+
+struct rcc_gid_info {
+	int index;
+	uint8_t gid[16];
+	char type[16];    /* "IB", "RoCE v1", "RoCE v2" */
+	char netdev[32];  /* Ethernet device behind a RoCE GID, or "" */
+};
+
+struct rcc_port_info {
+	int port;
+	char state[16];       /* "ACTIVE", "DOWN", ... */
+	char link_layer[16];  /* "InfiniBand", "Ethernet" */
+	int active_mtu;       /* bytes */
+	int max_mtu;          /* bytes */
+	uint16_t lid;
+	int num_gids;
+	struct rcc_gid_info *gids;
+};
+
+struct rcc_device_info {
+	char name[64];
+	char node_type[16];   /* "CA", "RNIC", ... */
+	uint64_t node_guid;   /* host byte order */
+	char fw_ver[64];
+	int max_qp;
+	int max_qp_wr;
+	int max_sge;
+	int max_cqe;
+	int max_mr;
+	uint64_t max_mr_size;
+	int max_qp_rd_atom;
+	int num_ports;
+	struct rcc_port_info *ports;
+};
+
+/*
+ * List RDMA devices. *count may be 0. -ENOSYS when rcc was built without
+ * verbs; -ENODEV when the kernel has no RDMA support. Free with
+ * rcc_device_list_free().
+ */
+int rcc_device_list(struct rcc_device_info **devices, int *count);
+void rcc_device_list_free(struct rcc_device_info *devices, int count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RCC_RCC_H */

@@ -1,0 +1,132 @@
+/*
+ * rcc session layer: the rdma_comm_core model on top of the core API.
+ *
+ *  - rcc_server: a listener that hands every new connection to an agent.
+ *    Two thread modes: each connection gets its own thread and CQ
+ *    (RCC_THREAD_PER_EP), or a few progress threads each drive one shared CQ
+ *    serving many connections (RCC_THREAD_SHARED_CQ; wc.ep tells them apart).
+ *    The application supplies callbacks; the server owns endpoints and CQs.
+ *  - rcc_client: connect with bounded retry, owning its CQ and endpoint.
+ *  - rcc_pool: one registered region split into fixed-size pieces.
+ */
+#ifndef RCC_SESSION_H
+#define RCC_SESSION_H
+
+#include <rcc/rcc.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Server                                                                    */
+/* ------------------------------------------------------------------------ */
+
+enum rcc_thread_mode {
+	RCC_THREAD_PER_EP = 0, /* one agent thread and one CQ per connection */
+	RCC_THREAD_SHARED_CQ,  /* num_threads progress threads, each with one shared CQ */
+};
+
+struct rcc_server;
+
+/*
+ * Callbacks run on the agent thread that owns the connection. They must not
+ * block for long: in shared-CQ mode one thread serves many connections.
+ */
+struct rcc_server_ops {
+	/* Optional: decide on a request before accepting (private data via
+	 * rcc_conn_req_private_data()). Return 0 to accept or a negative errno
+	 * to reject. NULL accepts everything. */
+	int (*on_request)(struct rcc_conn_req *req, void *arg);
+	/* A connection is up: allocate per-connection state and post the first
+	 * receives. *conn is passed to the later callbacks. A negative return
+	 * closes the connection at once (on_disconnect is not called). */
+	int (*on_connect)(struct rcc_ep *ep, void *arg, void **conn);
+	/* One completion of this connection, flush completions included. */
+	void (*on_completion)(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn);
+	/* The connection ended (peer left, error, rcc_ep_disconnect() from a
+	 * callback, or server stop). Every completion has been delivered; free
+	 * per-connection state. The endpoint is closed after this returns. */
+	void (*on_disconnect)(struct rcc_ep *ep, void *conn);
+};
+
+struct rcc_server_attr {
+	const char *addr;                /* listen address, e.g. ":7471" */
+	enum rcc_thread_mode thread_mode;
+	int num_threads;                 /* RCC_THREAD_SHARED_CQ only; 0: 1 */
+	enum rcc_cq_mode cq_mode;        /* POLL: agents spin; WAIT/FD: agents sleep */
+	uint32_t cq_depth;               /* 0: enough for the endpoints it serves */
+	struct rcc_ep_attr ep_attr;      /* template; its CQ fields are ignored */
+	int max_connections;             /* 0: 1024; further requests are rejected */
+	const struct rcc_server_ops *ops;
+	void *arg;                       /* passed to on_request / on_connect */
+};
+
+struct rcc_server_stats {
+	uint64_t accepted;
+	uint64_t rejected;
+	uint64_t active;
+};
+
+/* Start listening and accepting on a background thread. */
+int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
+		     struct rcc_server **srv);
+/* The bound port (useful with port 0). */
+int rcc_server_port(const struct rcc_server *srv);
+void rcc_server_stats(const struct rcc_server *srv, struct rcc_server_stats *stats);
+/* Stop accepting, disconnect every connection (each gets on_disconnect),
+ * join all threads and free the server. */
+int rcc_server_stop(struct rcc_server *srv);
+
+/* ------------------------------------------------------------------------ */
+/* Client                                                                    */
+/* ------------------------------------------------------------------------ */
+
+struct rcc_client;
+
+struct rcc_client_attr {
+	enum rcc_cq_mode cq_mode;
+	uint32_t cq_depth;            /* 0: sq_depth + rq_depth */
+	struct rcc_ep_attr ep_attr;   /* its CQ fields are filled in */
+	int connect_timeout_ms;       /* per attempt; 0: 5000 */
+	int retry_for_ms;             /* retry refused/unreachable attempts this long; 0: once */
+};
+
+int rcc_client_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_client_attr *attr,
+		       struct rcc_client **cli);
+struct rcc_ep *rcc_client_ep(const struct rcc_client *cli);
+struct rcc_cq *rcc_client_cq(const struct rcc_client *cli);
+/* Close the endpoint, then the CQ, then free. */
+int rcc_client_close(struct rcc_client *cli);
+
+/* ------------------------------------------------------------------------ */
+/* Registered buffer pool                                                    */
+/* ------------------------------------------------------------------------ */
+
+struct rcc_pool;
+
+/* count pieces of piece_size bytes in one registered, page-aligned region.
+ * Pieces start on 64-byte boundaries. */
+int rcc_pool_create(struct rcc_ctx *ctx, size_t piece_size, uint32_t count, unsigned access,
+		    struct rcc_pool **pool);
+/* Fails with -EBUSY while pieces are out. */
+int rcc_pool_destroy(struct rcc_pool *pool);
+/* Take a free piece; -ENOBUFS when none is left. */
+int rcc_pool_get(struct rcc_pool *pool, void **piece);
+/* Give a piece back; -EINVAL if it is not a piece of this pool or is already free. */
+int rcc_pool_put(struct rcc_pool *pool, void *piece);
+struct rcc_mr *rcc_pool_mr(const struct rcc_pool *pool);
+size_t rcc_pool_piece_size(const struct rcc_pool *pool);
+uint32_t rcc_pool_count(const struct rcc_pool *pool);
+uint32_t rcc_pool_available(const struct rcc_pool *pool);
+/* Index of a piece (0..count-1) or -EINVAL; and the piece at an index. */
+int rcc_pool_index(const struct rcc_pool *pool, const void *piece);
+void *rcc_pool_piece_at(const struct rcc_pool *pool, uint32_t index);
+/* An SGE for len bytes at the start of piece. */
+struct rcc_sge rcc_pool_sge(const struct rcc_pool *pool, const void *piece, uint32_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RCC_SESSION_H */

@@ -1,0 +1,125 @@
+/* Context: picks the transport and owns the count of live child objects. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "transport/transport.h"
+
+static const struct rcc_transport_ops *ops_for(enum rcc_transport t)
+{
+	switch (t) {
+	case RCC_TRANSPORT_TCP:
+		return &rcci_tcp_ops;
+	case RCC_TRANSPORT_VERBS:
+#ifdef RCC_HAVE_VERBS
+		return &rcci_verbs_ops;
+#else
+		return NULL;
+#endif
+	case RCC_TRANSPORT_AUTO:
+		break;
+	}
+	return NULL;
+}
+
+static int open_with(const struct rcc_transport_ops *ops, enum rcc_transport t,
+		     const struct rcc_ctx_attr *attr, struct rcc_ctx **out)
+{
+	struct rcc_ctx *ctx = calloc(1, ops->ctx_size);
+	int rc;
+
+	if (!ctx)
+		return -ENOMEM;
+	ctx->ops = ops;
+	ctx->transport = t;
+	ctx->bringup = attr->bringup;
+	if (attr->device)
+		strncpy(ctx->device, attr->device, sizeof(ctx->device) - 1);
+	ctx->port = attr->port;
+	ctx->gid_index = attr->gid_index;
+	atomic_init(&ctx->children, 0);
+	rc = ops->ctx_open(ctx);
+	if (rc) {
+		free(ctx);
+		return rc;
+	}
+	*out = ctx;
+	return 0;
+}
+
+int rcc_ctx_open(const struct rcc_ctx_attr *attr, struct rcc_ctx **ctx)
+{
+	static const struct rcc_ctx_attr defaults;
+	int rc;
+
+	if (!ctx)
+		return -EINVAL;
+	if (!attr)
+		attr = &defaults;
+	if (attr->transport < RCC_TRANSPORT_AUTO || attr->transport > RCC_TRANSPORT_TCP ||
+	    attr->bringup < RCC_BRINGUP_CM || attr->bringup > RCC_BRINGUP_MANUAL ||
+	    attr->port < 0 || attr->gid_index < RCC_GID_INDEX_ZERO ||
+	    (attr->device && strlen(attr->device) >= sizeof(((struct rcc_ctx *)0)->device)))
+		return -EINVAL;
+
+	if (attr->transport != RCC_TRANSPORT_AUTO) {
+		const struct rcc_transport_ops *ops = ops_for(attr->transport);
+		if (!ops) {
+			log_error("the %s transport is not part of this build",
+				  rcc_transport_name(attr->transport));
+			return -ENOSYS;
+		}
+		return open_with(ops, attr->transport, attr, ctx);
+	}
+
+	rc = -ENODEV;
+#ifdef RCC_HAVE_VERBS
+	rc = open_with(&rcci_verbs_ops, RCC_TRANSPORT_VERBS, attr, ctx);
+	if (rc != -ENODEV)
+		return rc;
+#endif
+	log_info("transport auto: no usable RDMA device (%s), using the tcp transport",
+		 rcc_strerror(rc));
+	return open_with(&rcci_tcp_ops, RCC_TRANSPORT_TCP, attr, ctx);
+}
+
+int rcc_ctx_close(struct rcc_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	int n = atomic_load(&ctx->children);
+	if (n > 0) {
+		log_warn("rcc_ctx_close: %d objects still open", n);
+		return -EBUSY;
+	}
+	ctx->ops->ctx_close(ctx);
+	free(ctx);
+	return 0;
+}
+
+enum rcc_transport rcc_ctx_transport(const struct rcc_ctx *ctx)
+{
+	return ctx ? ctx->transport : RCC_TRANSPORT_AUTO;
+}
+
+int rcc_device_list(struct rcc_device_info **devices, int *count)
+{
+	if (!devices || !count)
+		return -EINVAL;
+#ifdef RCC_HAVE_VERBS
+	return rcci_verbs_device_list(devices, count);
+#else
+	return -ENOSYS;
+#endif
+}
+
+void rcc_device_list_free(struct rcc_device_info *devices, int count)
+{
+#ifdef RCC_HAVE_VERBS
+	rcci_verbs_device_list_free(devices, count);
+#else
+	(void)devices;
+	(void)count;
+#endif
+}

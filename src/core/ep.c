@@ -1,0 +1,336 @@
+/* Endpoints and connection management: attribute defaults, then the transport. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "log.h"
+#include "transport/transport.h"
+
+#define MAX_QUEUE_DEPTH 16384u
+#define MAX_SGE 16u
+#define MAX_RD_ATOMIC 128u
+
+/*
+ * Fill defaults into a copy of attr and check it. Retry counts come out as the
+ * real number of retries (RCC_NO_RETRY becomes 0).
+ */
+static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint32_t pdata_max,
+			struct rcc_ep_attr *out)
+{
+	if (!in || !in->send_cq)
+		return -EINVAL;
+	*out = *in;
+	if (!out->recv_cq)
+		out->recv_cq = out->send_cq;
+	if (out->send_cq->ctx != ctx || out->recv_cq->ctx != ctx)
+		return -EINVAL;
+	if (!out->sq_depth)
+		out->sq_depth = 128;
+	if (!out->rq_depth)
+		out->rq_depth = 128;
+	if (!out->max_send_sge)
+		out->max_send_sge = 4;
+	if (!out->max_recv_sge)
+		out->max_recv_sge = 4;
+	if (!out->max_rd_atomic)
+		out->max_rd_atomic = 16;
+	if (out->sq_depth > MAX_QUEUE_DEPTH || out->rq_depth > MAX_QUEUE_DEPTH ||
+	    out->max_send_sge > MAX_SGE || out->max_recv_sge > MAX_SGE ||
+	    out->max_rd_atomic > MAX_RD_ATOMIC)
+		return -EINVAL;
+
+	int *counts[] = { &out->retry_cnt, &out->rnr_retry };
+	for (size_t i = 0; i < 2; i++) {
+		int v = *counts[i];
+		if (v < RCC_NO_RETRY || v > 7)
+			return -EINVAL;
+		*counts[i] = v == 0 ? 7 : (v == RCC_NO_RETRY ? 0 : v);
+	}
+	if (!out->min_rnr_timer)
+		out->min_rnr_timer = 12;
+	if (!out->timeout)
+		out->timeout = 14;
+	if (out->min_rnr_timer > 31 || out->timeout > 31)
+		return -EINVAL;
+	if (out->private_data_len > pdata_max || (out->private_data_len && !out->private_data))
+		return -EINVAL;
+	if (out->num_initial_recv < 0 || (uint32_t)out->num_initial_recv > out->rq_depth ||
+	    (out->num_initial_recv && !out->initial_recv))
+		return -EINVAL;
+	for (int i = 0; i < out->num_initial_recv; i++) {
+		const struct rcc_recv_wr *w = &out->initial_recv[i];
+		if (w->num_sge < 0 || (uint32_t)w->num_sge > out->max_recv_sge ||
+		    (w->num_sge && !w->sg_list))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static struct rcc_ep *ep_alloc(struct rcc_ctx *ctx, const struct rcc_ep_attr *attr)
+{
+	struct rcc_ep *ep = calloc(1, ctx->ops->ep_size);
+
+	if (!ep)
+		return NULL;
+	ep->ctx = ctx;
+	ep->attr = *attr;
+	ep->send_cq = attr->send_cq;
+	ep->recv_cq = attr->recv_cq;
+	ep->own_pdata_len = attr->private_data_len;
+	if (attr->private_data_len)
+		memcpy(ep->own_pdata, attr->private_data, attr->private_data_len);
+	ep->attr.private_data = NULL;
+	ep->attr.private_data_len = 0;
+	atomic_init(&ep->state, RCC_EP_CONNECTED);
+	atomic_init(&ep->context, attr->context);
+	return ep;
+}
+
+static void ep_attach(struct rcc_ep *ep)
+{
+	atomic_fetch_add(&ep->send_cq->users, 1);
+	atomic_fetch_add(&ep->recv_cq->users, 1);
+	atomic_fetch_add(&ep->ctx->children, 1);
+}
+
+int rcc_listen(struct rcc_ctx *ctx, const char *addr, int backlog, struct rcc_listener **out)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	struct rcc_listener *lst;
+	int rc;
+
+	if (!ctx || !addr || !out || backlog < 0)
+		return -EINVAL;
+	rc = rcci_addr_resolve(addr, true, &ss, &len);
+	if (rc) {
+		log_error("listen: cannot resolve '%s': %s", addr, rcc_strerror(rc));
+		return rc;
+	}
+	lst = calloc(1, ctx->ops->listener_size);
+	if (!lst)
+		return -ENOMEM;
+	lst->ctx = ctx;
+	rc = ctx->ops->listen(lst, (struct sockaddr *)&ss, len, backlog ? backlog : 128);
+	if (rc) {
+		log_error("listen on '%s' failed: %s", addr, rcc_strerror(rc));
+		free(lst);
+		return rc;
+	}
+	atomic_fetch_add(&ctx->children, 1);
+	*out = lst;
+	return 0;
+}
+
+int rcc_listener_close(struct rcc_listener *lst)
+{
+	if (!lst)
+		return -EINVAL;
+	struct rcc_ctx *ctx = lst->ctx;
+	ctx->ops->listener_close(lst);
+	atomic_fetch_sub(&ctx->children, 1);
+	free(lst);
+	return 0;
+}
+
+int rcc_listener_port(const struct rcc_listener *lst)
+{
+	return lst ? lst->port : -EINVAL;
+}
+
+int rcc_listener_fd(const struct rcc_listener *lst)
+{
+	return lst ? lst->ctx->ops->listener_fd(lst) : -EINVAL;
+}
+
+int rcc_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req **out)
+{
+	struct rcc_conn_req *req;
+	int rc;
+
+	if (!lst || !out || timeout_ms < -1)
+		return -EINVAL;
+	req = calloc(1, lst->ctx->ops->req_size);
+	if (!req)
+		return -ENOMEM;
+	req->lst = lst;
+	rc = lst->ctx->ops->get_request(lst, timeout_ms, req);
+	if (rc) {
+		free(req);
+		return rc;
+	}
+	*out = req;
+	return 0;
+}
+
+const void *rcc_conn_req_private_data(const struct rcc_conn_req *req, size_t *len)
+{
+	if (len)
+		*len = req ? req->pdata_len : 0;
+	return req && req->pdata_len ? req->pdata : NULL;
+}
+
+const char *rcc_conn_req_peer(const struct rcc_conn_req *req)
+{
+	return req ? req->peer : "";
+}
+
+int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, struct rcc_ep **out)
+{
+	struct rcc_ep_attr ra;
+	struct rcc_ep *ep = NULL;
+	struct rcc_ctx *ctx;
+	int rc;
+
+	if (!req)
+		return -EINVAL;
+	ctx = req->lst->ctx;
+	rc = out ? resolve_attr(ctx, attr, RCC_ACCEPT_PRIVATE_DATA_MAX, &ra) : -EINVAL;
+	if (rc) {
+		/* The request is consumed either way, so turn the peer away. */
+		ctx->ops->reject(req, NULL, 0);
+		goto out_free_req;
+	}
+	ep = ep_alloc(ctx, &ra);
+	if (!ep) {
+		ctx->ops->reject(req, NULL, 0);
+		rc = -ENOMEM;
+		goto out_free_req;
+	}
+	memcpy(ep->peer, req->peer, sizeof(ep->peer));
+	rc = ctx->ops->accept(req, ep);
+	if (rc) {
+		log_error("accept from %s failed: %s", req->peer, rcc_strerror(rc));
+		free(ep);
+		goto out_free_req;
+	}
+	ep->attr.initial_recv = NULL;
+	ep->attr.num_initial_recv = 0;
+	ep_attach(ep);
+	*out = ep;
+out_free_req:
+	free(req);
+	return rc;
+}
+
+int rcc_reject_req(struct rcc_conn_req *req, const void *private_data, size_t len)
+{
+	int rc;
+
+	if (!req)
+		return -EINVAL;
+	if (len > RCC_REJECT_PRIVATE_DATA_MAX || (len && !private_data)) {
+		private_data = NULL;
+		len = 0;
+		rc = -EINVAL;
+		req->lst->ctx->ops->reject(req, NULL, 0);
+	} else {
+		rc = req->lst->ctx->ops->reject(req, private_data, len);
+	}
+	free(req);
+	return rc;
+}
+
+int rcc_accept(struct rcc_listener *lst, const struct rcc_ep_attr *attr, int timeout_ms,
+	       struct rcc_ep **ep)
+{
+	struct rcc_conn_req *req;
+	int rc;
+
+	if (!lst || !attr || !ep)
+		return -EINVAL;
+	rc = rcc_get_request(lst, timeout_ms, &req);
+	if (rc)
+		return rc;
+	return rcc_accept_req(req, attr, ep);
+}
+
+int rcc_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
+		int timeout_ms, struct rcc_ep **out)
+{
+	struct sockaddr_storage ss;
+	struct rcc_ep_attr ra;
+	socklen_t len;
+	struct rcc_ep *ep;
+	int rc;
+
+	if (!ctx || !addr || !out || timeout_ms < -1)
+		return -EINVAL;
+	rc = resolve_attr(ctx, attr, RCC_CONNECT_PRIVATE_DATA_MAX, &ra);
+	if (rc)
+		return rc;
+	rc = rcci_addr_resolve(addr, false, &ss, &len);
+	if (rc) {
+		log_error("connect: cannot resolve '%s': %s", addr, rcc_strerror(rc));
+		return rc;
+	}
+	ep = ep_alloc(ctx, &ra);
+	if (!ep)
+		return -ENOMEM;
+	rcci_addr_format((struct sockaddr *)&ss, ep->peer, sizeof(ep->peer));
+	rc = ctx->ops->connect(ep, (struct sockaddr *)&ss, len, timeout_ms);
+	if (rc) {
+		log_debug("connect to %s failed: %s", addr, rcc_strerror(rc));
+		free(ep);
+		return rc;
+	}
+	ep->attr.initial_recv = NULL;
+	ep->attr.num_initial_recv = 0;
+	ep_attach(ep);
+	*out = ep;
+	return 0;
+}
+
+int rcc_ep_disconnect(struct rcc_ep *ep)
+{
+	if (!ep)
+		return -EINVAL;
+	return ep->ctx->ops->ep_disconnect(ep);
+}
+
+int rcc_ep_close(struct rcc_ep *ep)
+{
+	if (!ep)
+		return -EINVAL;
+	struct rcc_ctx *ctx = ep->ctx;
+	int rc = ctx->ops->ep_disconnect(ep);
+	if (rc)
+		log_debug("close: disconnect reported %s", rcc_strerror(rc));
+	ctx->ops->ep_destroy(ep);
+	atomic_fetch_sub(&ep->send_cq->users, 1);
+	atomic_fetch_sub(&ep->recv_cq->users, 1);
+	atomic_fetch_sub(&ctx->children, 1);
+	free(ep);
+	return 0;
+}
+
+enum rcc_ep_state rcc_ep_state(const struct rcc_ep *ep)
+{
+	return ep ? (enum rcc_ep_state)atomic_load_explicit(&ep->state, memory_order_acquire)
+		  : RCC_EP_DISCONNECTED;
+}
+
+void *rcc_ep_context(const struct rcc_ep *ep)
+{
+	return ep ? atomic_load_explicit(&ep->context, memory_order_acquire) : NULL;
+}
+
+void rcc_ep_set_context(struct rcc_ep *ep, void *context)
+{
+	if (ep)
+		atomic_store_explicit(&ep->context, context, memory_order_release);
+}
+
+const void *rcc_ep_private_data(const struct rcc_ep *ep, size_t *len)
+{
+	if (len)
+		*len = ep ? ep->peer_pdata_len : 0;
+	return ep && ep->peer_pdata_len ? ep->peer_pdata : NULL;
+}
+
+uint32_t rcc_ep_max_inline(const struct rcc_ep *ep) { return ep ? ep->max_inline : 0; }
+const char *rcc_ep_peer(const struct rcc_ep *ep) { return ep ? ep->peer : ""; }
+struct rcc_cq *rcc_ep_send_cq(const struct rcc_ep *ep) { return ep ? ep->send_cq : NULL; }
+struct rcc_cq *rcc_ep_recv_cq(const struct rcc_ep *ep) { return ep ? ep->recv_cq : NULL; }
+struct rcc_ctx *rcc_ep_ctx(const struct rcc_ep *ep) { return ep ? ep->ctx : NULL; }

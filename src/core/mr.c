@@ -1,0 +1,105 @@
+/* Memory registration: checks and the wire form of a remote region. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "transport/transport.h"
+#include "wire_le.h"
+
+#define ACCESS_ALL                                                                                 \
+	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ |               \
+	 RCC_ACCESS_REMOTE_ATOMIC)
+
+int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access,
+	       struct rcc_mr **out)
+{
+	struct rcc_mr *mr;
+	int rc;
+
+	if (!ctx || !addr || !out || length == 0 || (access & ~ACCESS_ALL))
+		return -EINVAL;
+	if ((uintptr_t)addr + length < (uintptr_t)addr)
+		return -EINVAL;
+	/* Verbs refuses remote write/atomic without local write; so do we everywhere. */
+	if ((access & (RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & RCC_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	mr = calloc(1, ctx->ops->mr_size);
+	if (!mr)
+		return -ENOMEM;
+	mr->ctx = ctx;
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
+	rc = ctx->ops->mr_reg(mr);
+	if (rc) {
+		log_debug("mr_reg of %zu bytes failed: %s", length, rcc_strerror(rc));
+		free(mr);
+		return rc;
+	}
+	atomic_fetch_add(&ctx->children, 1);
+	*out = mr;
+	return 0;
+}
+
+int rcc_mr_dereg(struct rcc_mr *mr)
+{
+	int rc;
+
+	if (!mr)
+		return -EINVAL;
+	struct rcc_ctx *ctx = mr->ctx;
+	rc = ctx->ops->mr_dereg(mr);
+	if (rc)
+		return rc;
+	atomic_fetch_sub(&ctx->children, 1);
+	free(mr);
+	return 0;
+}
+
+void *rcc_mr_addr(const struct rcc_mr *mr) { return mr ? mr->addr : NULL; }
+size_t rcc_mr_length(const struct rcc_mr *mr) { return mr ? mr->length : 0; }
+uint32_t rcc_mr_lkey(const struct rcc_mr *mr) { return mr ? mr->lkey : 0; }
+uint32_t rcc_mr_rkey(const struct rcc_mr *mr) { return mr ? mr->rkey : 0; }
+unsigned rcc_mr_access(const struct rcc_mr *mr) { return mr ? mr->access : 0; }
+
+struct rcc_remote_mr rcc_mr_remote(const struct rcc_mr *mr)
+{
+	struct rcc_remote_mr r = { 0, 0, 0 };
+	if (mr) {
+		r.addr = (uint64_t)(uintptr_t)mr->addr;
+		r.length = mr->length;
+		r.rkey = mr->rkey;
+	}
+	return r;
+}
+
+struct rcc_sge rcc_mr_sge(const struct rcc_mr *mr, const void *addr, uint32_t length)
+{
+	struct rcc_sge s = { (uint64_t)(uintptr_t)addr, length, mr ? mr->lkey : 0 };
+	return s;
+}
+
+void rcc_remote_mr_encode(const struct rcc_remote_mr *r, uint8_t out[RCC_REMOTE_MR_WIRE_SIZE])
+{
+	put_le64(out, r->addr);
+	put_le64(out + 8, r->length);
+	put_le32(out + 16, r->rkey);
+}
+
+int rcc_remote_mr_decode(const void *in, size_t len, struct rcc_remote_mr *r)
+{
+	const uint8_t *p = in;
+	struct rcc_remote_mr tmp;
+
+	if (!in || !r || len < RCC_REMOTE_MR_WIRE_SIZE)
+		return -EINVAL;
+	tmp.addr = get_le64(p);
+	tmp.length = get_le64(p + 8);
+	tmp.rkey = get_le32(p + 16);
+	if (tmp.addr + tmp.length < tmp.addr)
+		return -EINVAL;
+	*r = tmp;
+	return 0;
+}

@@ -1,0 +1,205 @@
+/*
+ * Posting work: every request is checked here against the endpoint's limits,
+ * so transports can trust what they receive.
+ */
+#include <errno.h>
+
+#include "log.h"
+#include "transport/transport.h"
+
+#define SEND_FLAGS_ALL                                                                             \
+	(RCC_SEND_SIGNALED | RCC_SEND_INLINE | RCC_SEND_FENCE | RCC_SEND_SOLICITED)
+
+static int sge_total(const struct rcc_sge *sg, int n, uint64_t *total)
+{
+	uint64_t sum = 0;
+
+	if (n > 0 && !sg)
+		return -EINVAL;
+	for (int i = 0; i < n; i++)
+		sum += sg[i].length;
+	if (sum > RCC_MAX_MSG_SIZE)
+		return -EINVAL;
+	*total = sum;
+	return 0;
+}
+
+static int check_send_wr(const struct rcc_ep *ep, const struct rcc_send_wr *wr)
+{
+	uint64_t total;
+
+	if (wr->opcode < RCC_WR_SEND || wr->opcode > RCC_WR_FADD || (wr->flags & ~SEND_FLAGS_ALL) ||
+	    wr->num_sge < 0 || (uint32_t)wr->num_sge > ep->attr.max_send_sge)
+		return -EINVAL;
+	if (sge_total(wr->sg_list, wr->num_sge, &total))
+		return -EINVAL;
+	switch (wr->opcode) {
+	case RCC_WR_CAS:
+	case RCC_WR_FADD:
+		if (total != 8 || (wr->flags & RCC_SEND_INLINE))
+			return -EINVAL;
+		break;
+	case RCC_WR_READ:
+		if (wr->flags & RCC_SEND_INLINE)
+			return -EINVAL;
+		break;
+	default:
+		if ((wr->flags & RCC_SEND_INLINE) && total > ep->max_inline)
+			return -EINVAL;
+		break;
+	}
+	return 0;
+}
+
+static inline int check_connected(const struct rcc_ep *ep)
+{
+	if (__builtin_expect(atomic_load_explicit(&ep->state, memory_order_acquire) !=
+				     RCC_EP_CONNECTED,
+			     0))
+		return -ENOTCONN;
+	return 0;
+}
+
+int rcc_post_send_list(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted)
+{
+	int rc;
+
+	if (posted)
+		*posted = 0;
+	if (!ep || !wr || n <= 0)
+		return -EINVAL;
+	rc = check_connected(ep);
+	if (rc)
+		return rc;
+	for (int i = 0; i < n; i++) {
+		rc = check_send_wr(ep, &wr[i]);
+		if (rc) {
+			log_debug("post_send: request %d of %d is malformed", i, n);
+			/* Post the good prefix so the outcome matches verbs' bad_wr. */
+			if (i > 0) {
+				int done = 0;
+				int rc2 = ep->ctx->ops->post_send(ep, wr, i, &done);
+				if (posted)
+					*posted = done;
+				return rc2 ? rc2 : rc;
+			}
+			return rc;
+		}
+	}
+	return ep->ctx->ops->post_send(ep, wr, n, posted);
+}
+
+int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted)
+{
+	uint64_t total;
+	int rc;
+
+	if (posted)
+		*posted = 0;
+	if (!ep || !wr || n <= 0)
+		return -EINVAL;
+	rc = check_connected(ep);
+	if (rc)
+		return rc;
+	for (int i = 0; i < n; i++) {
+		if (wr[i].num_sge < 0 || (uint32_t)wr[i].num_sge > ep->attr.max_recv_sge ||
+		    sge_total(wr[i].sg_list, wr[i].num_sge, &total)) {
+			if (i > 0) {
+				int done = 0;
+				int rc2 = ep->ctx->ops->post_recv(ep, wr, i, &done);
+				if (posted)
+					*posted = done;
+				return rc2 ? rc2 : -EINVAL;
+			}
+			return -EINVAL;
+		}
+	}
+	return ep->ctx->ops->post_recv(ep, wr, n, posted);
+}
+
+int rcc_post_recv(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t wr_id)
+{
+	struct rcc_recv_wr wr = { .wr_id = wr_id, .sg_list = sge, .num_sge = num_sge };
+	return rcc_post_recv_list(ep, &wr, 1, NULL);
+}
+
+static int post_one(struct rcc_ep *ep, enum rcc_wr_opcode op, const struct rcc_sge *sge,
+		    int num_sge, uint64_t raddr, uint32_t rkey, uint32_t imm, uint64_t wr_id,
+		    unsigned flags)
+{
+	struct rcc_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = sge,
+		.num_sge = num_sge,
+		.opcode = op,
+		.flags = flags,
+		.imm_data = imm,
+		.remote_addr = raddr,
+		.rkey = rkey,
+	};
+	return rcc_post_send_list(ep, &wr, 1, NULL);
+}
+
+int rcc_post_send(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t wr_id,
+		  unsigned flags)
+{
+	return post_one(ep, RCC_WR_SEND, sge, num_sge, 0, 0, 0, wr_id, flags);
+}
+
+int rcc_post_send_imm(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint32_t imm,
+		      uint64_t wr_id, unsigned flags)
+{
+	return post_one(ep, RCC_WR_SEND_IMM, sge, num_sge, 0, 0, imm, wr_id, flags);
+}
+
+int rcc_post_write(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t remote_addr,
+		   uint32_t rkey, uint64_t wr_id, unsigned flags)
+{
+	return post_one(ep, RCC_WR_WRITE, sge, num_sge, remote_addr, rkey, 0, wr_id, flags);
+}
+
+int rcc_post_write_imm(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge,
+		       uint64_t remote_addr, uint32_t rkey, uint32_t imm, uint64_t wr_id,
+		       unsigned flags)
+{
+	return post_one(ep, RCC_WR_WRITE_IMM, sge, num_sge, remote_addr, rkey, imm, wr_id, flags);
+}
+
+int rcc_post_read(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t remote_addr,
+		  uint32_t rkey, uint64_t wr_id, unsigned flags)
+{
+	return post_one(ep, RCC_WR_READ, sge, num_sge, remote_addr, rkey, 0, wr_id, flags);
+}
+
+int rcc_post_cas(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remote_addr,
+		 uint32_t rkey, uint64_t compare, uint64_t swap, uint64_t wr_id, unsigned flags)
+{
+	struct rcc_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = result,
+		.num_sge = 1,
+		.opcode = RCC_WR_CAS,
+		.flags = flags,
+		.remote_addr = remote_addr,
+		.rkey = rkey,
+		.compare_add = compare,
+		.swap = swap,
+	};
+	return rcc_post_send_list(ep, &wr, 1, NULL);
+}
+
+int rcc_post_fadd(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remote_addr,
+		  uint32_t rkey, uint64_t add, uint64_t wr_id, unsigned flags)
+{
+	struct rcc_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = result,
+		.num_sge = 1,
+		.opcode = RCC_WR_FADD,
+		.flags = flags,
+		.remote_addr = remote_addr,
+		.rkey = rkey,
+		.compare_add = add,
+	};
+	return rcc_post_send_list(ep, &wr, 1, NULL);
+}

@@ -1,0 +1,288 @@
+/*
+ * Connection management: a versioned handshake on a fresh TCP connection
+ * carries the private data both ways and can reject, as rdma_cm's REQ/REP/REJ.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/addr.h"
+#include "core/log.h"
+#include "tcp.h"
+
+/* A client gets this long to say hello, so a silent one cannot hold the listener. */
+#define HANDSHAKE_MS 5000
+
+static uint64_t deadline_after(int timeout_ms)
+{
+	return timeout_ms < 0 ? UINT64_MAX : tcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+}
+
+static int ms_left(uint64_t deadline)
+{
+	if (deadline == UINT64_MAX)
+		return -1;
+	uint64_t now = tcp_now_ns();
+	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+}
+
+static int wait_fd(int fd, short events, uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		int ms = ms_left(deadline);
+		if (ms == 0)
+			return -ETIMEDOUT;
+		int r = poll(&p, 1, ms);
+		if (r > 0)
+			return 0;
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+/* Exactly len bytes from a non-blocking socket, by deadline. */
+static int recv_exact(int fd, void *buf, size_t len, uint64_t deadline)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t r = recv(fd, p, len, MSG_DONTWAIT);
+		if (r > 0) {
+			p += r;
+			len -= (size_t)r;
+			continue;
+		}
+		if (r == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		int rc = wait_fd(fd, POLLIN, deadline);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int send_exact(int fd, const void *buf, size_t len, uint64_t deadline)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t r = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r > 0) {
+			p += r;
+			len -= (size_t)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		int rc = wait_fd(fd, POLLOUT, deadline);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int send_hs(int fd, uint16_t kind, uint32_t rd_max, const void *pdata, size_t len,
+		   uint64_t deadline)
+{
+	uint8_t buf[WIRE_HS_HDR_LEN + RCC_ACCEPT_PRIVATE_DATA_MAX];
+	struct wire_hs h = {
+		.version = WIRE_VERSION,
+		.kind = kind,
+		.pdata_len = (uint16_t)len,
+		.max_rd_atomic = rd_max,
+	};
+
+	wire_hs_encode(&h, buf);
+	if (len)
+		memcpy(buf + WIRE_HS_HDR_LEN, pdata, len);
+	return send_exact(fd, buf, WIRE_HS_HDR_LEN + len, deadline);
+}
+
+/* Read one handshake message; its private data lands in pdata (room for any kind). */
+static int recv_hs(int fd, struct wire_hs *h, uint8_t *pdata, uint64_t deadline)
+{
+	uint8_t hdr[WIRE_HS_HDR_LEN];
+	int rc = recv_exact(fd, hdr, sizeof(hdr), deadline);
+
+	if (rc)
+		return rc;
+	if (wire_hs_decode(hdr, h))
+		return -EPROTO;
+	return recv_exact(fd, pdata, h->pdata_len, deadline);
+}
+
+static int new_socket(int family)
+{
+	return socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+}
+
+int tcp_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen, int backlog)
+{
+	struct tcp_listener *lst = (struct tcp_listener *)base;
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	int one = 1, rc;
+
+	lst->fd = new_socket(sa->sa_family);
+	if (lst->fd < 0)
+		return -errno;
+	setsockopt(lst->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lst->fd, sa, salen) || listen(lst->fd, backlog) ||
+	    getsockname(lst->fd, (struct sockaddr *)&bound, &blen)) {
+		rc = -errno;
+		close(lst->fd);
+		return rc;
+	}
+	base->port = rcci_addr_port((struct sockaddr *)&bound);
+	return 0;
+}
+
+void tcp_listener_close(struct rcc_listener *base)
+{
+	close(((struct tcp_listener *)base)->fd);
+}
+
+int tcp_listener_fd(const struct rcc_listener *base)
+{
+	return ((const struct tcp_listener *)base)->fd;
+}
+
+int tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_req *rbase)
+{
+	struct tcp_listener *lst = (struct tcp_listener *)base;
+	struct tcp_req *req = (struct tcp_req *)rbase;
+	uint64_t deadline = deadline_after(timeout_ms);
+
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		int rc = wait_fd(lst->fd, POLLIN, deadline);
+		if (rc)
+			return rc;
+		int fd = accept4(lst->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return -errno;
+		}
+		rcci_addr_format((struct sockaddr *)&ss, rbase->peer, sizeof(rbase->peer));
+
+		uint64_t hs_deadline = tcp_now_ns() + HANDSHAKE_MS * 1000000ull;
+		struct wire_hs h;
+		uint8_t pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
+		rc = recv_hs(fd, &h, pdata, hs_deadline < deadline ? hs_deadline : deadline);
+		if (rc || h.kind != WIRE_HS_HELLO) {
+			log_warn("dropped a connection from %s: %s", rbase->peer,
+				 rc ? rcc_strerror(rc) : "unexpected handshake message");
+			close(fd);
+			continue;
+		}
+		req->fd = fd;
+		req->peer_rd_max = h.max_rd_atomic;
+		rbase->pdata_len = h.pdata_len;
+		memcpy(rbase->pdata, pdata, h.pdata_len);
+		log_debug("connection request from %s (%u bytes of private data)", rbase->peer,
+			  h.pdata_len);
+		return 0;
+	}
+}
+
+int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
+{
+	struct tcp_req *req = (struct tcp_req *)rbase;
+	struct tcp_ep *ep = tep(base);
+	int rc;
+
+	memcpy(base->peer_pdata, rbase->pdata, rbase->pdata_len);
+	base->peer_pdata_len = rbase->pdata_len;
+	/* Queues and initial receives exist before the client may send. */
+	rc = ep_start(ep, req->fd, req->peer_rd_max);
+	if (rc) {
+		send_hs(req->fd, WIRE_HS_REJECT, 0, NULL, 0, deadline_after(HANDSHAKE_MS));
+		close(req->fd);
+		return rc;
+	}
+	rc = send_hs(req->fd, WIRE_HS_ACCEPT, base->attr.max_rd_atomic, base->own_pdata,
+		     base->own_pdata_len, deadline_after(HANDSHAKE_MS));
+	if (rc) {
+		/* The client went away during the handshake. */
+		tcp_ep_disconnect(base);
+		tcp_ep_destroy(base);
+		return rc;
+	}
+	return 0;
+}
+
+int tcp_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
+{
+	struct tcp_req *req = (struct tcp_req *)rbase;
+	int rc = send_hs(req->fd, WIRE_HS_REJECT, 0, pdata, len, deadline_after(HANDSHAKE_MS));
+	close(req->fd);
+	return rc;
+}
+
+int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen, int timeout_ms)
+{
+	struct tcp_ep *ep = tep(base);
+	uint64_t deadline = deadline_after(timeout_ms);
+	uint8_t pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
+	struct wire_hs h;
+	int fd, rc, err = 0;
+	socklen_t el = sizeof(err);
+
+	fd = new_socket(sa->sa_family);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, sa, salen) && errno != EINPROGRESS) {
+		rc = -errno;
+		goto err_fd;
+	}
+	rc = wait_fd(fd, POLLOUT, deadline);
+	if (rc)
+		goto err_fd;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
+		rc = -(err ? err : errno);
+		goto err_fd;
+	}
+	rc = send_hs(fd, WIRE_HS_HELLO, base->attr.max_rd_atomic, base->own_pdata,
+		     base->own_pdata_len, deadline);
+	if (rc)
+		goto err_fd;
+	rc = recv_hs(fd, &h, pdata, deadline);
+	if (rc == -ECONNRESET)
+		rc = -ECONNREFUSED; /* the server dropped us before answering */
+	if (rc)
+		goto err_fd;
+	if (h.kind == WIRE_HS_REJECT) {
+		log_info("connection to %s rejected by the server (%u bytes of private data)",
+			 base->peer, h.pdata_len);
+		rc = -ECONNABORTED;
+		goto err_fd;
+	}
+	if (h.kind != WIRE_HS_ACCEPT) {
+		rc = -EPROTO;
+		goto err_fd;
+	}
+	memcpy(base->peer_pdata, pdata, h.pdata_len);
+	base->peer_pdata_len = h.pdata_len;
+	rc = ep_start(ep, fd, h.max_rd_atomic);
+	if (rc)
+		goto err_fd;
+	return 0;
+
+err_fd:
+	close(fd);
+	return rc;
+}

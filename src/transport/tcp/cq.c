@@ -1,0 +1,284 @@
+/*
+ * Completion queues: a growable ring under a mutex. In WAIT/FD mode an
+ * eventfd is readable exactly while the ring holds completions. Polling a
+ * POLL-mode CQ also moves the bytes of the endpoints that use it.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "tcp.h"
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 16;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+int tcp_cq_create(struct rcc_cq *base)
+{
+	struct tcp_cq *cq = tcq(base);
+	int rc;
+
+	cq->cap = pow2_at_least(base->depth);
+	cq->ring = calloc(cq->cap, sizeof(*cq->ring));
+	if (!cq->ring)
+		return -ENOMEM;
+	cq->efd = -1;
+	cq->pepfd = -1;
+	if (base->mode != RCC_CQ_POLL) {
+		cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (cq->efd < 0) {
+			rc = -errno;
+			goto err_ring;
+		}
+	}
+	pthread_mutex_init(&cq->lock, NULL);
+	pthread_mutex_init(&cq->eps_lock, NULL);
+	atomic_init(&cq->nready, 0);
+	atomic_init(&cq->polls, 0);
+	return 0;
+
+err_ring:
+	free(cq->ring);
+	return rc;
+}
+
+void tcp_cq_destroy(struct rcc_cq *base)
+{
+	struct tcp_cq *cq = tcq(base);
+
+	if (cq->pepfd >= 0)
+		close(cq->pepfd);
+	if (cq->efd >= 0)
+		close(cq->efd);
+	pthread_mutex_destroy(&cq->eps_lock);
+	pthread_mutex_destroy(&cq->lock);
+	free(cq->eps);
+	free(cq->ring);
+}
+
+/* Double the ring, keeping order. Caller holds cq->lock. */
+static int grow(struct tcp_cq *cq)
+{
+	uint32_t cap = cq->cap * 2;
+	struct rcc_wc *ring = malloc(cap * sizeof(*ring));
+
+	if (!ring)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cq->count; i++)
+		ring[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
+	free(cq->ring);
+	cq->ring = ring;
+	cq->cap = cap;
+	cq->head = 0;
+	return 0;
+}
+
+static void efd_set(struct tcp_cq *cq)
+{
+	uint64_t one = 1;
+	if (cq->efd >= 0 && !cq->efd_set && write(cq->efd, &one, sizeof(one)) == sizeof(one))
+		cq->efd_set = true;
+}
+
+static void efd_clear(struct tcp_cq *cq)
+{
+	uint64_t v;
+	if (cq->efd_set && read(cq->efd, &v, sizeof(v)) == sizeof(v))
+		cq->efd_set = false;
+}
+
+void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc)
+{
+	pthread_mutex_lock(&cq->lock);
+	if (cq->count == cq->cap) {
+		/* A device would overrun here; we keep every completion, but say so. */
+		if (!cq->warned_overrun) {
+			log_warn("CQ holds more than its depth (%u) completions; on a verbs "
+				 "device this overrun is fatal: make the CQ deeper",
+				 cq->base.depth);
+			cq->warned_overrun = true;
+		}
+		if (grow(cq)) {
+			log_error("CQ overrun and out of memory: completion of wr_id %llu lost",
+				  (unsigned long long)wc->wr_id);
+			pthread_mutex_unlock(&cq->lock);
+			return;
+		}
+	}
+	cq->ring[(cq->head + cq->count) & (cq->cap - 1)] = *wc;
+	cq->count++;
+	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
+	efd_set(cq);
+	pthread_mutex_unlock(&cq->lock);
+}
+
+static int cq_pop(struct tcp_cq *cq, struct rcc_wc *wc, int max)
+{
+	uint32_t n;
+
+	if (atomic_load_explicit(&cq->nready, memory_order_acquire) == 0)
+		return 0;
+	pthread_mutex_lock(&cq->lock);
+	n = cq->count < (uint32_t)max ? cq->count : (uint32_t)max;
+	for (uint32_t i = 0; i < n; i++)
+		wc[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
+	cq->head = (cq->head + n) & (cq->cap - 1);
+	cq->count -= n;
+	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
+	if (cq->count == 0)
+		efd_clear(cq);
+	pthread_mutex_unlock(&cq->lock);
+	return (int)n;
+}
+
+void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep)
+{
+	uint32_t kept = 0;
+
+	pthread_mutex_lock(&cq->lock);
+	for (uint32_t i = 0; i < cq->count; i++) {
+		struct rcc_wc *w = &cq->ring[(cq->head + i) & (cq->cap - 1)];
+		if (w->ep != ep)
+			cq->ring[(cq->head + kept++) & (cq->cap - 1)] = *w;
+	}
+	cq->count = kept;
+	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
+	if (cq->count == 0)
+		efd_clear(cq);
+	pthread_mutex_unlock(&cq->lock);
+}
+
+static int pep_add(struct tcp_cq *cq, struct tcp_ep *ep)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ep };
+	if (epoll_ctl(cq->pepfd, EPOLL_CTL_ADD, ep->fd, &ev))
+		return -errno;
+	return 0;
+}
+
+int cq_attach(struct tcp_cq *cq, struct tcp_ep *ep)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&cq->eps_lock);
+	for (int i = 0; i < cq->neps; i++)
+		if (cq->eps[i] == ep)
+			goto out; /* send CQ == recv CQ */
+	if (cq->neps == cq->eps_cap) {
+		int cap = cq->eps_cap ? cq->eps_cap * 2 : 4;
+		struct tcp_ep **eps = realloc(cq->eps, (size_t)cap * sizeof(*eps));
+		if (!eps) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		cq->eps = eps;
+		cq->eps_cap = cap;
+	}
+	/* Several endpoints: one epoll_wait tells poll which ones have input. */
+	if (cq->base.mode == RCC_CQ_POLL && cq->neps >= 1) {
+		if (cq->pepfd < 0) {
+			cq->pepfd = epoll_create1(EPOLL_CLOEXEC);
+			if (cq->pepfd < 0) {
+				rc = -errno;
+				goto out;
+			}
+			rc = pep_add(cq, cq->eps[0]);
+			if (rc)
+				goto out;
+		}
+		rc = pep_add(cq, ep);
+		if (rc)
+			goto out;
+	}
+	cq->eps[cq->neps++] = ep;
+out:
+	pthread_mutex_unlock(&cq->eps_lock);
+	return rc;
+}
+
+void cq_detach(struct tcp_cq *cq, struct tcp_ep *ep)
+{
+	pthread_mutex_lock(&cq->eps_lock);
+	for (int i = 0; i < cq->neps; i++) {
+		if (cq->eps[i] != ep)
+			continue;
+		if (cq->pepfd >= 0)
+			epoll_ctl(cq->pepfd, EPOLL_CTL_DEL, ep->fd, NULL);
+		cq->eps[i] = cq->eps[--cq->neps];
+		break;
+	}
+	pthread_mutex_unlock(&cq->eps_lock);
+}
+
+/* Move the bytes of this CQ's endpoints from the polling thread. */
+static void drive(struct tcp_cq *cq)
+{
+	struct epoll_event evs[32];
+
+	if (pthread_mutex_trylock(&cq->eps_lock))
+		return; /* another thread is driving this CQ right now */
+	if (cq->neps == 1) {
+		ep_progress(cq->eps[0], true);
+	} else if (cq->neps > 1) {
+		int n = epoll_wait(cq->pepfd, evs, 32, 0);
+		for (int i = 0; i < n; i++)
+			ep_progress(evs[i].data.ptr, true);
+	}
+	pthread_mutex_unlock(&cq->eps_lock);
+}
+
+int tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
+{
+	struct tcp_cq *cq = tcq(base);
+	int n = cq_pop(cq, wc, max);
+
+	if (n || base->mode != RCC_CQ_POLL)
+		return n;
+	atomic_fetch_add_explicit(&cq->polls, 1, memory_order_relaxed);
+	drive(cq);
+	return cq_pop(cq, wc, max);
+}
+
+int tcp_cq_wait(struct rcc_cq *base, struct rcc_wc *wc, int max, int timeout_ms)
+{
+	struct tcp_cq *cq = tcq(base);
+	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
+					   : tcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	int n;
+
+	if (base->mode == RCC_CQ_POLL) {
+		for (;;) {
+			n = tcp_cq_poll(base, wc, max);
+			if (n)
+				return n;
+			if (tcp_now_ns() >= deadline)
+				return -ETIMEDOUT;
+		}
+	}
+	for (;;) {
+		n = cq_pop(cq, wc, max);
+		if (n)
+			return n;
+		uint64_t now = tcp_now_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		int ms = deadline == UINT64_MAX ? -1 : (int)((deadline - now + 999999) / 1000000);
+		struct pollfd p = { .fd = cq->efd, .events = POLLIN };
+		if (poll(&p, 1, ms) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+int tcp_cq_fd(struct rcc_cq *base)
+{
+	return tcq(base)->efd;
+}

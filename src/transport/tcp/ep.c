@@ -1,0 +1,362 @@
+/*
+ * Endpoint lifecycle: start on a connected socket, move bytes, leave service
+ * (flushing every outstanding work request), close.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "tcp.h"
+
+/* Read at most this much per pass, so one busy endpoint cannot starve others. */
+#define RX_BUDGET (4u << 20)
+/* Acknowledge at least this often while requests keep streaming in. */
+#define ACK_EVERY_MSGS 16u
+#define ACK_EVERY_BYTES (256u * 1024u)
+
+static uint32_t pow2_at_least(uint32_t v)
+{
+	uint32_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static void set_sockopts(struct tcp_ep *ep)
+{
+	int one = 1;
+	/* A NIC gives up after timeout * 2^retry; TCP's own retries stand in for
+	 * that, but never below a few seconds so a busy host is not declared dead. */
+	double t_ms = 4.096e-3 * (double)(1u << ep->base.attr.timeout) *
+		      (ep->base.attr.retry_cnt + 1);
+	unsigned user_timeout = t_ms < 10000 ? 10000 : (unsigned)t_ms;
+	int idle = 10, intvl = 2, cnt = 3;
+
+	setsockopt(ep->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(ep->fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(ep->fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(ep->fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(ep->fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	setsockopt(ep->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+}
+
+static void free_queues(struct tcp_ep *ep)
+{
+	free(ep->sq);
+	free(ep->sq_sge);
+	free(ep->sq_inline);
+	free(ep->resp);
+	free(ep->rq);
+	free(ep->rq_sge);
+	free(ep->rxbuf);
+	free(ep->bounce);
+	ep->sq = NULL;
+	ep->sq_sge = NULL;
+	ep->sq_inline = NULL;
+	ep->resp = NULL;
+	ep->rq = NULL;
+	ep->rq_sge = NULL;
+	ep->rxbuf = NULL;
+	ep->bounce = NULL;
+}
+
+static int alloc_queues(struct tcp_ep *ep)
+{
+	const struct rcc_ep_attr *a = &ep->base.attr;
+	uint32_t sq_cap = pow2_at_least(a->sq_depth);
+	uint32_t rq_cap = pow2_at_least(a->rq_depth);
+	uint32_t resp_cap = pow2_at_least(a->max_rd_atomic + 2);
+
+	ep->sq = calloc(sq_cap, sizeof(*ep->sq));
+	ep->sq_sge = calloc((size_t)sq_cap * a->max_send_sge, sizeof(*ep->sq_sge));
+	ep->sq_inline = malloc((size_t)sq_cap * ep->base.max_inline + 1);
+	ep->resp = calloc(resp_cap, sizeof(*ep->resp));
+	ep->rq = calloc(rq_cap, sizeof(*ep->rq));
+	ep->rq_sge = calloc((size_t)rq_cap * a->max_recv_sge, sizeof(*ep->rq_sge));
+	ep->rxbuf = malloc(TCP_RXBUF_SIZE);
+	if (!ep->sq || !ep->sq_sge || !ep->sq_inline || !ep->resp || !ep->rq || !ep->rq_sge ||
+	    !ep->rxbuf) {
+		free_queues(ep);
+		return -ENOMEM;
+	}
+	ep->sq_mask = sq_cap - 1;
+	ep->rq_mask = rq_cap - 1;
+	ep->resp_mask = resp_cap - 1;
+	return 0;
+}
+
+int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max)
+{
+	struct rcc_ep *b = &ep->base;
+	int rc;
+
+	ep->ctx = tctx(b->ctx);
+	ep->fd = fd;
+	b->max_inline = b->attr.max_inline ? b->attr.max_inline : TCP_DEFAULT_INLINE;
+	if (b->max_inline > TCP_MAX_INLINE)
+		return -EINVAL;
+	ep->rd_max = b->attr.max_rd_atomic < peer_rd_max ? b->attr.max_rd_atomic : peer_rd_max;
+	rc = alloc_queues(ep);
+	if (rc)
+		return rc;
+	pthread_mutex_init(&ep->tx_lock, NULL);
+	pthread_mutex_init(&ep->rx_lock, NULL);
+	pthread_mutex_init(&ep->rq_lock, NULL);
+	pthread_mutex_init(&ep->ev_lock, NULL);
+	atomic_init(&ep->link, LINK_UP);
+	atomic_init(&ep->rx_expected, 0);
+	atomic_init(&ep->unacked_bytes, 0);
+	atomic_init(&ep->parked, false);
+	atomic_init(&ep->kick, false);
+	atomic_init(&ep->want_out, false);
+	atomic_init(&ep->thread_timer, false);
+	set_sockopts(ep);
+
+	/* Receives first: the peer may send the moment it learns we are up. */
+	if (b->attr.num_initial_recv) {
+		rc = tcp_post_recv(b, b->attr.initial_recv, b->attr.num_initial_recv, NULL);
+		if (rc)
+			goto err_locks;
+	}
+	rc = cq_attach(tcq(b->send_cq), ep);
+	if (rc)
+		goto err_locks;
+	rc = cq_attach(tcq(b->recv_cq), ep);
+	if (rc)
+		goto err_send_cq;
+	rc = progress_add(ep->ctx, ep);
+	if (rc)
+		goto err_recv_cq;
+	return 0;
+
+err_recv_cq:
+	cq_detach(tcq(b->recv_cq), ep);
+err_send_cq:
+	cq_detach(tcq(b->send_cq), ep);
+err_locks:
+	pthread_mutex_destroy(&ep->ev_lock);
+	pthread_mutex_destroy(&ep->rq_lock);
+	pthread_mutex_destroy(&ep->rx_lock);
+	pthread_mutex_destroy(&ep->tx_lock);
+	free_queues(ep);
+	return rc;
+}
+
+static enum rcc_wc_opcode sq_wc_opcode(uint8_t op)
+{
+	switch (op) {
+	case RCC_WR_SEND:
+	case RCC_WR_SEND_IMM:
+		return RCC_WC_SEND;
+	case RCC_WR_WRITE:
+	case RCC_WR_WRITE_IMM:
+		return RCC_WC_WRITE;
+	case RCC_WR_READ:
+		return RCC_WC_READ;
+	case RCC_WR_CAS:
+		return RCC_WC_CAS;
+	default:
+		return RCC_WC_FADD;
+	}
+}
+
+/* Shut the socket and stop watching it; nothing moves after this. */
+static void link_down(struct tcp_ep *ep)
+{
+	if (atomic_exchange(&ep->link, LINK_DOWN) == LINK_DOWN)
+		return;
+	shutdown(ep->fd, SHUT_RDWR);
+	ep_update_events(ep);
+}
+
+void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status head_status,
+	     const char *why)
+{
+	struct rcc_wc wc = { .ep = &ep->base };
+
+	pthread_mutex_lock(&ep->tx_lock);
+	if (atomic_load(&ep->base.state) != RCC_EP_CONNECTED) {
+		pthread_mutex_unlock(&ep->tx_lock);
+		return;
+	}
+	if (st == RCC_EP_ERROR)
+		log_info("%s: endpoint failed: %s", ep->base.peer, why);
+	else
+		log_debug("%s: disconnected: %s", ep->base.peer, why);
+	atomic_store_explicit(&ep->base.state, st, memory_order_release);
+
+	/* Send queue: the failing request carries its status, the rest are flushed. */
+	for (; ep->sq_head != ep->sq_tail; ep->sq_head++) {
+		struct sq_wqe *w = &ep->sq[ep->sq_head & ep->sq_mask];
+		wc.wr_id = w->wr_id;
+		wc.opcode = sq_wc_opcode(w->opcode);
+		wc.byte_len = 0;
+		wc.status = head_status != RCC_WC_SUCCESS ? head_status : RCC_WC_WR_FLUSH_ERR;
+		head_status = RCC_WC_SUCCESS;
+		cq_push(tcq(ep->base.send_cq), &wc);
+	}
+	ep->sq_tx = ep->sq_tail;
+	ep->rd_outstanding = 0;
+	if (ep->rnr_wait) {
+		ep->rnr_wait = false;
+		progress_timer(ep, false);
+	}
+	/* What we owe a peer that is gone or that we are leaving is void; after an
+	 * error the NAK that explains it still goes out first. */
+	if (st == RCC_EP_DISCONNECTED)
+		ep->resp_head = ep->resp_tail;
+	atomic_store(&ep->link, LINK_DRAINING);
+	bool broken = ep->tx_err != 0;
+	pthread_mutex_unlock(&ep->tx_lock);
+
+	pthread_mutex_lock(&ep->rq_lock);
+	wc.opcode = RCC_WC_RECV;
+	wc.status = RCC_WC_WR_FLUSH_ERR;
+	for (; ep->rq_head != ep->rq_tail; ep->rq_head++) {
+		wc.wr_id = ep->rq[ep->rq_head & ep->rq_mask].wr_id;
+		cq_push(tcq(ep->base.recv_cq), &wc);
+	}
+	pthread_mutex_unlock(&ep->rq_lock);
+
+	/* The buffers just completed must not receive another byte. */
+	ep->rx_dest = DEST_DISCARD;
+	ep->rx_in_msg = false;
+	if (ep->rx_eof || broken)
+		link_down(ep);
+}
+
+void ep_progress(struct tcp_ep *ep, bool by_user)
+{
+	long got = 0;
+
+	if (atomic_load_explicit(&ep->link, memory_order_acquire) == LINK_DOWN)
+		return;
+	if (by_user) {
+		if (pthread_mutex_trylock(&ep->rx_lock))
+			return; /* the progress thread is on it */
+	} else {
+		pthread_mutex_lock(&ep->rx_lock);
+	}
+	atomic_store_explicit(&ep->kick, false, memory_order_relaxed);
+	if (atomic_load(&ep->link) == LINK_DOWN)
+		goto out;
+
+	if (!ep->rx_eof) {
+		got = rx_process(ep, RX_BUDGET);
+		if (got < 0) {
+			if (got == -ECONNRESET || got == -EPIPE) {
+				ep->rx_eof = true;
+				ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS,
+					"the peer closed the connection");
+			} else if (got == -EPROTO) {
+				ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS,
+					"malformed or out-of-order frame from the peer");
+				link_down(ep);
+			} else {
+				ep->rx_eof = true;
+				ep_fail(ep, RCC_EP_DISCONNECTED,
+					got == -ETIMEDOUT ? RCC_WC_RETRY_EXC_ERR : RCC_WC_SUCCESS,
+					rcc_strerror((int)got));
+			}
+			got = 0;
+		}
+	}
+
+	pthread_mutex_lock(&ep->tx_lock);
+	if (ep->rnr_wait && tcp_now_ns() >= ep->rnr_until_ns)
+		ep->rnr_wait = false;
+	/* When the application drives the endpoint, an ack waits a little for an
+	 * outgoing frame to ride on (the reply of a ping-pong); otherwise it goes now. */
+	uint32_t unacked = atomic_load(&ep->rx_expected) - ep->ack_sent;
+	bool ack_now = !by_user || got == 0 || unacked >= ACK_EVERY_MSGS ||
+		       atomic_load_explicit(&ep->unacked_bytes, memory_order_relaxed) >=
+			       ACK_EVERY_BYTES;
+	tx_flush(ep, ack_now);
+	sq_advance(ep); /* requests refused at post time */
+	int tx_err = ep->tx_err;
+	/* A deferred ack or an RNR backoff needs the thread's tick if nobody polls. */
+	progress_timer(ep, atomic_load(&ep->link) != LINK_DOWN &&
+				   (ep->rnr_wait || atomic_load(&ep->rx_expected) != ep->ack_sent));
+	pthread_mutex_unlock(&ep->tx_lock);
+
+	if (tx_err) {
+		ep->rx_eof = true;
+		ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, "the connection broke");
+		link_down(ep);
+	} else if (atomic_load(&ep->link) == LINK_DRAINING && ep->close_sent && ep->rx_eof) {
+		link_down(ep);
+	}
+out:
+	pthread_mutex_unlock(&ep->rx_lock);
+}
+
+void ep_set_want_out(struct tcp_ep *ep, bool on)
+{
+	if (atomic_exchange(&ep->want_out, on) != on)
+		ep_update_events(ep);
+}
+
+void ep_update_events(struct tcp_ep *ep)
+{
+	uint32_t want = 0;
+	struct epoll_event ev = { .data.ptr = ep };
+
+	pthread_mutex_lock(&ep->ev_lock);
+	if (atomic_load(&ep->link) != LINK_DOWN && !ep->removed) {
+		want = EPOLLRDHUP;
+		if (!atomic_load_explicit(&ep->parked, memory_order_relaxed))
+			want |= EPOLLIN;
+		if (atomic_load(&ep->want_out))
+			want |= EPOLLOUT;
+	}
+	if (want != ep->ev_mask) {
+		ev.events = want;
+		if (!want)
+			epoll_ctl(ep->ctx->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
+		else if (!ep->ev_mask)
+			epoll_ctl(ep->ctx->epfd, EPOLL_CTL_ADD, ep->fd, &ev);
+		else
+			epoll_ctl(ep->ctx->epfd, EPOLL_CTL_MOD, ep->fd, &ev);
+		ep->ev_mask = want;
+	}
+	pthread_mutex_unlock(&ep->ev_lock);
+}
+
+int tcp_ep_disconnect(struct rcc_ep *base)
+{
+	struct tcp_ep *ep = tep(base);
+
+	pthread_mutex_lock(&ep->rx_lock);
+	ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, "local disconnect");
+	pthread_mutex_lock(&ep->tx_lock);
+	tx_flush(ep, false); /* say goodbye now if the socket has room */
+	pthread_mutex_unlock(&ep->tx_lock);
+	pthread_mutex_unlock(&ep->rx_lock);
+	return 0;
+}
+
+void tcp_ep_destroy(struct rcc_ep *base)
+{
+	struct tcp_ep *ep = tep(base);
+
+	cq_detach(tcq(base->send_cq), ep);
+	cq_detach(tcq(base->recv_cq), ep);
+	progress_remove(ep->ctx, ep);
+	pthread_mutex_lock(&ep->rx_lock);
+	link_down(ep);
+	pthread_mutex_unlock(&ep->rx_lock);
+	cq_forget_ep(tcq(base->send_cq), base);
+	cq_forget_ep(tcq(base->recv_cq), base);
+	close(ep->fd);
+	pthread_mutex_destroy(&ep->ev_lock);
+	pthread_mutex_destroy(&ep->rq_lock);
+	pthread_mutex_destroy(&ep->rx_lock);
+	pthread_mutex_destroy(&ep->tx_lock);
+	free_queues(ep);
+}

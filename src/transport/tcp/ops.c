@@ -1,0 +1,104 @@
+/* The tcp transport's ops table, its context and memory registration. */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "core/log.h"
+#include "tcp.h"
+
+uint64_t tcp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int tcp_ctx_open(struct rcc_ctx *base)
+{
+	struct tcp_ctx *ctx = tctx(base);
+	pthread_rwlockattr_t ra;
+	int rc;
+
+	/* Deregistration must not starve behind a stream of remote writes. */
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	rc = -pthread_rwlock_init(&ctx->mr_lock, &ra);
+	pthread_rwlockattr_destroy(&ra);
+	if (rc)
+		return rc;
+	rc = keys_init(&ctx->keys);
+	if (rc)
+		goto err_lock;
+	rc = progress_start(ctx);
+	if (rc)
+		goto err_keys;
+	log_debug("tcp: context open");
+	return 0;
+
+err_keys:
+	keys_free(&ctx->keys);
+err_lock:
+	pthread_rwlock_destroy(&ctx->mr_lock);
+	return rc;
+}
+
+static void tcp_ctx_close(struct rcc_ctx *base)
+{
+	struct tcp_ctx *ctx = tctx(base);
+
+	progress_stop(ctx);
+	keys_free(&ctx->keys);
+	pthread_rwlock_destroy(&ctx->mr_lock);
+}
+
+static int tcp_mr_reg(struct rcc_mr *base)
+{
+	struct tcp_ctx *ctx = tctx(base->ctx);
+	int rc;
+
+	pthread_rwlock_wrlock(&ctx->mr_lock);
+	rc = keys_insert(&ctx->keys, (struct tcp_mr *)base);
+	pthread_rwlock_unlock(&ctx->mr_lock);
+	return rc;
+}
+
+static int tcp_mr_dereg(struct rcc_mr *base)
+{
+	struct tcp_ctx *ctx = tctx(base->ctx);
+
+	/* Taking the write side waits out every copy into or out of the region. */
+	pthread_rwlock_wrlock(&ctx->mr_lock);
+	keys_remove(&ctx->keys, base->lkey);
+	pthread_rwlock_unlock(&ctx->mr_lock);
+	return 0;
+}
+
+const struct rcc_transport_ops rcci_tcp_ops = {
+	.name = "tcp",
+	.ctx_size = sizeof(struct tcp_ctx),
+	.mr_size = sizeof(struct tcp_mr),
+	.cq_size = sizeof(struct tcp_cq),
+	.ep_size = sizeof(struct tcp_ep),
+	.listener_size = sizeof(struct tcp_listener),
+	.req_size = sizeof(struct tcp_req),
+	.ctx_open = tcp_ctx_open,
+	.ctx_close = tcp_ctx_close,
+	.mr_reg = tcp_mr_reg,
+	.mr_dereg = tcp_mr_dereg,
+	.cq_create = tcp_cq_create,
+	.cq_destroy = tcp_cq_destroy,
+	.cq_poll = tcp_cq_poll,
+	.cq_wait = tcp_cq_wait,
+	.cq_fd = tcp_cq_fd,
+	.listen = tcp_listen,
+	.listener_close = tcp_listener_close,
+	.listener_fd = tcp_listener_fd,
+	.get_request = tcp_get_request,
+	.accept = tcp_accept,
+	.reject = tcp_reject,
+	.connect = tcp_connect,
+	.post_send = tcp_post_send,
+	.post_recv = tcp_post_recv,
+	.ep_disconnect = tcp_ep_disconnect,
+	.ep_destroy = tcp_ep_destroy,
+};

@@ -1,0 +1,238 @@
+/*
+ * The progress thread: one per context. It moves the bytes of every endpoint
+ * the application is not polling, so one-sided operations complete at a
+ * target that never calls the library, RNR backoffs expire, and blocked
+ * sockets drain. Endpoints whose POLL-mode CQ is being polled are "parked":
+ * their input is left to the polling thread, checked again every tick.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "tcp.h"
+
+#define TICK_NS 1000000ull /* 1 ms: how long a parked endpoint waits at most */
+
+/* Has the application polled a POLL-mode CQ of this endpoint since we last looked? */
+static bool user_driving(struct tcp_ep *ep)
+{
+	struct rcc_cq *cqs[2] = { ep->base.send_cq, ep->base.recv_cq };
+	bool driving = false;
+
+	for (int i = 0; i < 2; i++) {
+		if (cqs[i]->mode != RCC_CQ_POLL)
+			continue;
+		unsigned p = atomic_load_explicit(&tcq(cqs[i])->polls, memory_order_relaxed);
+		if (p != ep->seen_polls[i]) {
+			ep->seen_polls[i] = p;
+			driving = true;
+		}
+	}
+	return driving;
+}
+
+static void set_parked(struct tcp_ctx *ctx, struct tcp_ep *ep, bool on)
+{
+	if (atomic_exchange(&ep->parked, on) == on)
+		return;
+	atomic_fetch_add(&ctx->parked, on ? 1 : -1);
+	ep_update_events(ep);
+}
+
+/* Unpark endpoints nobody polls any more; serve kicks and due timers. */
+static void walk(struct tcp_ctx *ctx, bool tick)
+{
+	pthread_mutex_lock(&ctx->eps_lock);
+	for (struct tcp_ep *ep = ctx->eps; ep; ep = ep->next) {
+		bool due = atomic_load(&ep->kick);
+		if (tick && atomic_load(&ep->parked) && !user_driving(ep)) {
+			set_parked(ctx, ep, false);
+			due = true;
+		}
+		if (tick && atomic_load(&ep->thread_timer))
+			due = true;
+		if (due)
+			ep_progress(ep, false);
+	}
+	pthread_mutex_unlock(&ctx->eps_lock);
+}
+
+static void *progress_main(void *arg)
+{
+	struct tcp_ctx *ctx = arg;
+	struct epoll_event evs[64];
+	uint64_t next_tick = 0;
+
+	while (!atomic_load(&ctx->stop)) {
+		bool timed = atomic_load(&ctx->parked) > 0 || atomic_load(&ctx->timers) > 0;
+		int n = epoll_wait(ctx->epfd, evs, 64, timed ? 1 : -1);
+		bool kicked = false;
+
+		for (int i = 0; i < n; i++) {
+			struct tcp_ep *ep = evs[i].data.ptr;
+			uint32_t e = evs[i].events;
+			if (!ep) {
+				uint64_t v;
+				if (read(ctx->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+					log_debug("progress: wake read: %s", rcc_strerror(-errno));
+				kicked = true;
+				continue;
+			}
+			/* Input for an endpoint the application is polling: leave it to them. */
+			if ((e & EPOLLIN) && !(e & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)) &&
+			    user_driving(ep)) {
+				set_parked(ctx, ep, true);
+				if (!(e & EPOLLOUT))
+					continue;
+			}
+			ep_progress(ep, false);
+		}
+		uint64_t now = tcp_now_ns();
+		bool tick = now >= next_tick;
+		if (tick)
+			next_tick = now + TICK_NS;
+		if (kicked || tick)
+			walk(ctx, tick);
+
+		pthread_mutex_lock(&ctx->eps_lock);
+		ctx->pass_seq++;
+		pthread_cond_broadcast(&ctx->pass_cond);
+		pthread_mutex_unlock(&ctx->eps_lock);
+	}
+	return NULL;
+}
+
+void progress_wake(struct tcp_ctx *ctx)
+{
+	uint64_t one = 1;
+	if (write(ctx->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_debug("progress: wake write: %s", rcc_strerror(-errno));
+}
+
+void progress_kick(struct tcp_ep *ep)
+{
+	atomic_store(&ep->kick, true);
+	progress_wake(ep->ctx);
+}
+
+void progress_timer(struct tcp_ep *ep, bool on)
+{
+	if (atomic_exchange(&ep->thread_timer, on) == on)
+		return;
+	int before = atomic_fetch_add(&ep->ctx->timers, on ? 1 : -1);
+	/* Wake the thread only if it may be sleeping without a tick. */
+	if (on && before == 0 && atomic_load(&ep->ctx->parked) == 0)
+		progress_wake(ep->ctx);
+}
+
+int progress_add(struct tcp_ctx *ctx, struct tcp_ep *ep)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = ep };
+
+	ep->seen_polls[0] = atomic_load(&tcq(ep->base.send_cq)->polls);
+	ep->seen_polls[1] = atomic_load(&tcq(ep->base.recv_cq)->polls);
+	pthread_mutex_lock(&ctx->eps_lock);
+	ep->prev = NULL;
+	ep->next = ctx->eps;
+	if (ctx->eps)
+		ctx->eps->prev = ep;
+	ctx->eps = ep;
+	pthread_mutex_unlock(&ctx->eps_lock);
+
+	pthread_mutex_lock(&ep->ev_lock);
+	int rc = epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ep->fd, &ev) ? -errno : 0;
+	if (!rc)
+		ep->ev_mask = ev.events;
+	pthread_mutex_unlock(&ep->ev_lock);
+	if (rc)
+		progress_remove(ctx, ep);
+	return rc;
+}
+
+void progress_remove(struct tcp_ctx *ctx, struct tcp_ep *ep)
+{
+	pthread_mutex_lock(&ep->ev_lock);
+	ep->removed = true;
+	pthread_mutex_unlock(&ep->ev_lock);
+	ep_update_events(ep);
+
+	pthread_mutex_lock(&ctx->eps_lock);
+	if (ep->prev)
+		ep->prev->next = ep->next;
+	else if (ctx->eps == ep)
+		ctx->eps = ep->next;
+	if (ep->next)
+		ep->next->prev = ep->prev;
+	ep->next = ep->prev = NULL;
+	/* A pass that began before the removal may still hold ep: wait it out. */
+	uint64_t seen = ctx->pass_seq;
+	pthread_mutex_unlock(&ctx->eps_lock);
+	progress_wake(ctx);
+	pthread_mutex_lock(&ctx->eps_lock);
+	while (ctx->pass_seq == seen)
+		pthread_cond_wait(&ctx->pass_cond, &ctx->eps_lock);
+	pthread_mutex_unlock(&ctx->eps_lock);
+
+	if (atomic_exchange(&ep->parked, false))
+		atomic_fetch_sub(&ctx->parked, 1);
+	progress_timer(ep, false);
+}
+
+int progress_start(struct tcp_ctx *ctx)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	sigset_t all, old;
+	int rc;
+
+	atomic_init(&ctx->stop, false);
+	atomic_init(&ctx->parked, 0);
+	atomic_init(&ctx->timers, 0);
+	ctx->eps = NULL;
+	ctx->pass_seq = 0;
+	ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (ctx->epfd < 0)
+		return -errno;
+	ctx->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ctx->wakefd < 0) {
+		rc = -errno;
+		goto err_epfd;
+	}
+	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->wakefd, &ev)) {
+		rc = -errno;
+		goto err_wakefd;
+	}
+	pthread_mutex_init(&ctx->eps_lock, NULL);
+	pthread_cond_init(&ctx->pass_cond, NULL);
+	/* Signals belong to the application's threads, not to ours. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&ctx->thread, NULL, progress_main, ctx);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		goto err_sync;
+	return 0;
+
+err_sync:
+	pthread_cond_destroy(&ctx->pass_cond);
+	pthread_mutex_destroy(&ctx->eps_lock);
+err_wakefd:
+	close(ctx->wakefd);
+err_epfd:
+	close(ctx->epfd);
+	return rc;
+}
+
+void progress_stop(struct tcp_ctx *ctx)
+{
+	atomic_store(&ctx->stop, true);
+	progress_wake(ctx);
+	pthread_join(ctx->thread, NULL);
+	pthread_cond_destroy(&ctx->pass_cond);
+	pthread_mutex_destroy(&ctx->eps_lock);
+	close(ctx->wakefd);
+	close(ctx->epfd);
+}

@@ -1,0 +1,338 @@
+/*
+ * The tcp transport: reliable-connected RDMA semantics over one TCP
+ * connection per endpoint.
+ *
+ * Model. Each side numbers its requests (SEND, WRITE, READ, atomics) by their
+ * send-queue index, the "msn". The responder executes requests strictly in
+ * msn order and reports progress with a cumulative ack (the next msn it
+ * expects) carried by every frame it sends; READ and atomic requests are
+ * answered by response frames. A send-side work request completes only when
+ * the peer has acknowledged or answered it, and completions leave the send
+ * queue in order. A SEND that finds no posted receive is refused with an RNR
+ * NAK; the responder then drops requests until the initiator retransmits from
+ * that msn (go-back-N), after the responder's RNR timer.
+ *
+ * Progress. Bytes are moved by whoever gets there first: the application
+ * thread inside rcc_cq_poll() (busy polling, so a ping-pong costs what a raw
+ * TCP ping-pong costs), or the context's progress thread, which serves
+ * endpoints nobody is polling -- so one-sided operations complete at a target
+ * that never calls the library, as on a NIC. While an application keeps
+ * polling a POLL-mode CQ, the progress thread "parks" that CQ's endpoints (stops
+ * watching their input) so the two never fight over a core.
+ *
+ * Locks, always taken in this order, each optional:
+ *   cq->eps_lock -> ep->rx_lock -> ep->tx_lock -> ep->rq_lock -> ep->ev_lock
+ *   -> ctx->mr_lock (read side) -> cq->lock
+ * ctx->eps_lock is taken only by the progress thread's list walk and by
+ * endpoint creation/destruction, never while holding any lock above.
+ */
+#ifndef RCC_TCP_H
+#define RCC_TCP_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "transport/transport.h"
+#include "wire.h"
+
+/* ------------------------------------------------------------------ memory */
+
+struct tcp_mr {
+	struct rcc_mr base; /* lkey == rkey: one random, non-zero key */
+};
+
+/* Open addressing, linear probing; key 0 marks a free slot, ~0 a tombstone. */
+struct key_table {
+	uint32_t *keys;
+	struct tcp_mr **vals;
+	uint32_t cap;
+	uint32_t used; /* live + tombstones */
+	uint32_t live;
+};
+
+int keys_init(struct key_table *t);
+void keys_free(struct key_table *t);
+/* Insert mr under a fresh random key (written to mr lkey/rkey). */
+int keys_insert(struct key_table *t, struct tcp_mr *mr);
+void keys_remove(struct key_table *t, uint32_t key);
+struct tcp_mr *keys_find(const struct key_table *t, uint32_t key);
+
+/* ----------------------------------------------------------------- context */
+
+struct tcp_ep;
+
+struct tcp_ctx {
+	struct rcc_ctx base;
+	/* Registered memory: writers (reg/dereg) exclude every access to it. */
+	pthread_rwlock_t mr_lock;
+	struct key_table keys;
+
+	pthread_t thread;
+	int epfd;   /* the progress thread's epoll set */
+	int wakefd; /* eventfd: wake the progress thread */
+	atomic_bool stop;
+
+	pthread_mutex_t eps_lock;
+	pthread_cond_t pass_cond;
+	struct tcp_ep *eps;  /* every endpoint of this context */
+	uint64_t pass_seq;   /* completed passes of the progress thread */
+	atomic_int parked;   /* endpoints parked */
+	atomic_int timers;   /* endpoints waiting out an RNR backoff */
+};
+
+/* ---------------------------------------------------------------------- CQ */
+
+struct tcp_cq {
+	struct rcc_cq base;
+	pthread_mutex_t lock;
+	struct rcc_wc *ring;
+	uint32_t cap, head, count;
+	atomic_uint nready;  /* == count; lets poll skip the lock when empty */
+	bool warned_overrun;
+	int efd;             /* eventfd readable while completions wait (WAIT/FD) */
+	bool efd_set;
+	atomic_uint polls;   /* bumped by every poll of a POLL-mode CQ */
+
+	pthread_mutex_t eps_lock;
+	struct tcp_ep **eps; /* endpoints using this CQ: progressed by poll */
+	int neps, eps_cap;
+	int pepfd;           /* epoll over their sockets when there are several */
+};
+
+void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc);
+/* Remove every completion that names ep. */
+void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep);
+int cq_attach(struct tcp_cq *cq, struct tcp_ep *ep);
+void cq_detach(struct tcp_cq *cq, struct tcp_ep *ep);
+
+int tcp_cq_create(struct rcc_cq *cq);
+void tcp_cq_destroy(struct rcc_cq *cq);
+int tcp_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
+int tcp_cq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms);
+int tcp_cq_fd(struct rcc_cq *cq);
+
+/* ---------------------------------------------------------------- endpoint */
+
+enum wqe_state {
+	WQE_QUEUED = 0, /* not (completely) on the wire yet */
+	WQE_SENT,       /* on the wire, waiting for the ack or the response */
+	WQE_ANSWERED,   /* READ/atomic response fully received */
+	WQE_FAILED,     /* refused at post time; completes with status in order */
+};
+
+struct sq_wqe {
+	uint64_t wr_id;
+	uint64_t raddr;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint32_t rkey;
+	uint32_t imm;
+	uint32_t total;  /* message length */
+	uint32_t tx_off; /* bytes of it on the wire */
+	uint32_t rx_off; /* READ: response bytes received */
+	uint8_t opcode;  /* enum rcc_wr_opcode */
+	uint8_t flags;   /* enum rcc_send_flags; sig_all folded into SIGNALED */
+	uint8_t num_sge;
+	uint8_t state;   /* enum wqe_state */
+	uint8_t status;  /* enum rcc_wc_status for WQE_FAILED */
+	uint8_t rnr_tries;
+};
+
+struct rq_wqe {
+	uint64_t wr_id;
+	uint32_t total;
+	uint8_t num_sge;
+	uint8_t status; /* non-zero: failed its key check at post time */
+};
+
+/* A response owed to the peer; sent in order, before our own requests. */
+struct resp_job {
+	uint8_t type;     /* WIRE_READ_RESP, WIRE_ATOMIC_RESP or WIRE_NAK */
+	uint16_t status;  /* NAK status */
+	uint32_t msn;
+	uint32_t rkey;    /* READ */
+	uint64_t raddr;   /* READ */
+	uint32_t len;     /* READ length */
+	uint32_t off;     /* READ bytes already sent */
+	uint64_t value;   /* ATOMIC_RESP */
+	uint32_t imm;     /* NAK RNR: timer code */
+};
+
+enum rx_state { RX_HDR = 0, RX_PAYLOAD };
+
+enum rx_dest {
+	DEST_DISCARD = 0,
+	DEST_RECV,   /* a SEND into the receive WQE at rx_rq_idx */
+	DEST_TARGET, /* a WRITE into local registered memory (rx_key, rx_addr) */
+	DEST_READ,   /* READ response data into the send WQE at rx_sq_idx */
+	DEST_SMALL,  /* atomic operands or result into rx_small */
+};
+
+/* Where the connection is in its life (the public state is base.state). */
+enum link_state {
+	LINK_UP = 0,
+	LINK_DRAINING, /* failed/closing: sending what is owed, then CLOSE */
+	LINK_DOWN,     /* socket shut down; nothing more moves */
+};
+
+#define TX_MAX_IOV 64
+#define TCP_MAX_SGE 16                 /* the core's limit on SGEs per request */
+#define TCP_RXBUF_SIZE (64u * 1024u)   /* staging buffer for small frames */
+#define TCP_DEFAULT_INLINE 256u
+#define TCP_MAX_INLINE 4096u
+
+struct tcp_ep {
+	struct rcc_ep base;
+	struct tcp_ctx *ctx;
+	int fd;
+	struct tcp_ep *next, *prev; /* ctx->eps */
+	atomic_int link;            /* enum link_state */
+
+	/* ---- transmit side and the send queue (tx_lock) ---- */
+	pthread_mutex_t tx_lock;
+	struct sq_wqe *sq;
+	struct rcc_sge *sq_sge; /* attr.max_send_sge per slot */
+	uint8_t *sq_inline;     /* max_inline bytes per slot */
+	uint32_t sq_mask;
+	uint32_t sq_head, sq_tx, sq_tail;
+	uint32_t peer_ack;       /* requests below this are done at the peer */
+	uint32_t rd_outstanding; /* READ/atomics on the wire and unanswered */
+	uint32_t rd_max;         /* min(our max_rd_atomic, the peer's) */
+	uint32_t resp_next;      /* oldest READ/atomic msn awaiting its response */
+	struct resp_job *resp;
+	uint32_t resp_mask, resp_head, resp_tail;
+	bool rnr_wait;           /* transmit paused for an RNR backoff */
+	uint64_t rnr_until_ns;
+	struct iovec part[TX_MAX_IOV + 1]; /* rest of a frame the socket did not take */
+	int part_n, part_i;
+	uint8_t part_hdr[WIRE_HDR_LEN + WIRE_ATOMIC_REQ_LEN];
+	uint8_t *bounce;         /* READ data of a partly sent frame */
+	uint32_t ack_sent;       /* last ack value put on the wire */
+	atomic_bool want_out;    /* the socket is full: watch for EPOLLOUT */
+	bool close_sent;
+	bool shut_wr;
+	int tx_err;              /* socket error seen while sending */
+
+	/* ---- receive side (rx_lock) ---- */
+	pthread_mutex_t rx_lock;
+	uint8_t *rxbuf;
+	uint32_t rx_start, rx_end;
+	enum rx_state rx_state;
+	struct wire_hdr rx_hdr;
+	uint32_t rx_left;      /* payload bytes of the current frame still to come */
+	enum rx_dest rx_dest;
+	uint32_t rx_off;       /* destination offset of the next payload byte */
+	uint32_t rx_rq_idx;    /* DEST_RECV: receive WQE being filled */
+	uint32_t rx_sq_idx;    /* DEST_READ: our READ being answered */
+	uint32_t rx_key;       /* DEST_TARGET */
+	uint64_t rx_addr;      /* DEST_TARGET: address of the next byte */
+	uint8_t rx_small[WIRE_ATOMIC_REQ_LEN];
+	uint32_t rx_small_len;
+	uint16_t rx_bad;        /* NAK owed for this frame (destination went bad) */
+	uint8_t rx_local_err;   /* local completion status for this frame */
+	/* requests from the peer */
+	atomic_uint rx_expected; /* next msn expected; what we ack */
+	bool rx_in_msg;          /* between FIRST and LAST of a request */
+	uint8_t rx_msg_type;
+	uint32_t rx_msg_total, rx_msg_done;
+	bool rx_discard;         /* after an RNR NAK: drop until the retransmission */
+	uint32_t rx_discard_msn;
+	atomic_uint unacked_bytes; /* request payload received since our last ack */
+	bool rx_eof;
+
+	/* ---- receive queue (rq_lock) ---- */
+	pthread_mutex_t rq_lock;
+	struct rq_wqe *rq;
+	struct rcc_sge *rq_sge;
+	uint32_t rq_mask, rq_head, rq_tail;
+
+	/* ---- progress-thread bookkeeping ---- */
+	pthread_mutex_t ev_lock;
+	uint32_t ev_mask;       /* events registered in ctx->epfd (0: not registered) */
+	bool removed;           /* leaving: never register again (ev_lock) */
+	atomic_bool parked;     /* the application is polling it: input not watched */
+	atomic_bool kick;       /* needs a pass of the progress thread */
+	atomic_bool thread_timer; /* counted in ctx->timers */
+	unsigned seen_polls[2]; /* progress thread only: send/recv CQ poll counters */
+};
+
+struct tcp_listener {
+	struct rcc_listener base;
+	int fd;
+};
+
+struct tcp_req {
+	struct rcc_conn_req base;
+	int fd;                 /* the accepted socket, handshake read */
+	uint32_t peer_rd_max;   /* the client's max_rd_atomic */
+};
+
+static inline struct tcp_ep *tep(struct rcc_ep *ep) { return (struct tcp_ep *)ep; }
+static inline struct tcp_cq *tcq(struct rcc_cq *cq) { return (struct tcp_cq *)cq; }
+static inline struct tcp_ctx *tctx(struct rcc_ctx *c) { return (struct tcp_ctx *)c; }
+
+/* Serial-number comparison of 32-bit message numbers. */
+static inline bool msn_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
+
+uint64_t tcp_now_ns(void);
+
+/* ep.c: lifecycle */
+int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max);
+/* Move the endpoint out of service: public state (RCC_EP_ERROR or
+ * RCC_EP_DISCONNECTED), flush everything, start the orderly close. The
+ * failing send WQE (if head_status != 0) completes with head_status.
+ * Caller holds rx_lock. */
+void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status head_status,
+	     const char *why);
+int tcp_ep_disconnect(struct rcc_ep *ep);
+void tcp_ep_destroy(struct rcc_ep *ep);
+/* Move bytes: read and execute what arrived, then transmit.
+ * by_user: called from rcc_cq_poll (never blocks on rx_lock). */
+void ep_progress(struct tcp_ep *ep, bool by_user);
+void ep_set_want_out(struct tcp_ep *ep, bool on);
+void ep_update_events(struct tcp_ep *ep);
+
+/* post.c */
+int tcp_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
+int tcp_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
+/* Check that [addr, addr+len) lies in the live region of key with access.
+ * The _locked form expects ctx->mr_lock held (either side). */
+bool mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, unsigned access);
+bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
+		      unsigned access);
+
+/* tx.c: caller holds tx_lock */
+void tx_flush(struct tcp_ep *ep, bool ack_now);
+int tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job);
+void sq_advance(struct tcp_ep *ep);
+void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code);
+uint64_t rnr_timer_ns(uint8_t code);
+
+/* rx.c: caller holds rx_lock. Returns bytes consumed (>= 0) or a negative
+ * errno that ends the connection (-ECONNRESET for an orderly/unclean EOF). */
+long rx_process(struct tcp_ep *ep, size_t budget);
+
+/* conn.c */
+int tcp_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen, int backlog);
+void tcp_listener_close(struct rcc_listener *lst);
+int tcp_listener_fd(const struct rcc_listener *lst);
+int tcp_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
+int tcp_accept(struct rcc_conn_req *req, struct rcc_ep *ep);
+int tcp_reject(struct rcc_conn_req *req, const void *pdata, size_t len);
+int tcp_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen, int timeout_ms);
+
+/* progress.c */
+int progress_start(struct tcp_ctx *ctx);
+void progress_stop(struct tcp_ctx *ctx);
+int progress_add(struct tcp_ctx *ctx, struct tcp_ep *ep);
+/* Ask the progress thread for a pass over ep (e.g. to complete a failed post). */
+void progress_kick(struct tcp_ep *ep);
+/* Unlink ep and wait until the progress thread can no longer touch it. */
+void progress_remove(struct tcp_ctx *ctx, struct tcp_ep *ep);
+void progress_wake(struct tcp_ctx *ctx);
+void progress_timer(struct tcp_ep *ep, bool on);
+
+#endif

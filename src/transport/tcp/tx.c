@@ -1,0 +1,566 @@
+/*
+ * Transmit side: turns owed responses and queued requests into frames and
+ * hands as many as fit to one sendmsg(). Frames are first built from copies
+ * of the cursors; only frames the kernel took (fully or in part) are then
+ * committed, so nothing is undone after a short write.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "core/log.h"
+#include "tcp.h"
+
+#define TX_MAX_FRAMES 32
+#define TX_BATCH_BYTES (1u << 20)
+#define TX_ROUNDS 8
+
+enum item_kind { ITEM_REQ, ITEM_RESP, ITEM_ACK, ITEM_CLOSE };
+
+struct tx_item {
+	uint8_t kind;
+	bool ends_unit; /* last frame of its request / response */
+	bool read_data; /* payload points into registered memory (READ response) */
+	uint32_t idx;   /* SQ index or response-queue index */
+	uint32_t len;   /* payload bytes */
+	uint32_t bytes; /* header + payload */
+	int iov0, niov;
+};
+
+struct tx_batch {
+	struct tx_item item[TX_MAX_FRAMES];
+	uint8_t hdr[TX_MAX_FRAMES][WIRE_HDR_LEN + WIRE_ATOMIC_REQ_LEN];
+	struct iovec iov[TX_MAX_IOV];
+	int nitems, niov;
+	size_t bytes;
+	uint32_t ack;
+};
+
+uint64_t rnr_timer_ns(uint8_t code)
+{
+	/* IB's RNR NAK timer field, in microseconds (code 0 means 655.36 ms). */
+	static const uint32_t us[32] = {
+		655360, 10,    20,    30,    40,    60,     80,     120,    160,    240,   320,
+		480,    640,   960,   1280,  1920,  2560,   3840,   5120,   7680,   10240, 15360,
+		20480,  30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+	};
+	return (uint64_t)us[code & 31] * 1000ull;
+}
+
+static enum rcc_wc_opcode wc_opcode(uint8_t op)
+{
+	switch (op) {
+	case RCC_WR_SEND:
+	case RCC_WR_SEND_IMM:
+		return RCC_WC_SEND;
+	case RCC_WR_WRITE:
+	case RCC_WR_WRITE_IMM:
+		return RCC_WC_WRITE;
+	case RCC_WR_READ:
+		return RCC_WC_READ;
+	case RCC_WR_CAS:
+		return RCC_WC_CAS;
+	default:
+		return RCC_WC_FADD;
+	}
+}
+
+static bool is_rd_atomic(uint8_t op)
+{
+	return op == RCC_WR_READ || op == RCC_WR_CAS || op == RCC_WR_FADD;
+}
+
+static void complete_sq(struct tcp_ep *ep, struct sq_wqe *w, enum rcc_wc_status st)
+{
+	struct rcc_wc wc = {
+		.wr_id = w->wr_id,
+		.ep = &ep->base,
+		.status = st,
+		.opcode = wc_opcode(w->opcode),
+		.byte_len = w->total,
+	};
+	cq_push(tcq(ep->base.send_cq), &wc);
+}
+
+/*
+ * Complete send WQEs from the head, in order, as far as they are done.
+ * Returns the status of a failed WQE reached at the head (already completed),
+ * which the caller must turn into ep_fail(); 0 otherwise.
+ */
+static enum rcc_wc_status sq_advance_locked(struct tcp_ep *ep)
+{
+	while (ep->sq_head != ep->sq_tail) {
+		struct sq_wqe *w = &ep->sq[ep->sq_head & ep->sq_mask];
+
+		if (w->state == WQE_FAILED) {
+			enum rcc_wc_status st = w->status;
+			complete_sq(ep, w, st);
+			ep->sq_head++;
+			return st;
+		}
+		if (ep->sq_head == ep->sq_tx)
+			break;
+		bool done = is_rd_atomic(w->opcode) ? w->state == WQE_ANSWERED
+						    : msn_lt(ep->sq_head, ep->peer_ack);
+		if (!done)
+			break;
+		if (w->flags & RCC_SEND_SIGNALED)
+			complete_sq(ep, w, RCC_WC_SUCCESS);
+		ep->sq_head++;
+	}
+	return RCC_WC_SUCCESS;
+}
+
+void sq_advance(struct tcp_ep *ep)
+{
+	enum rcc_wc_status st = sq_advance_locked(ep);
+	if (st != RCC_WC_SUCCESS) {
+		/* ep_fail takes tx_lock itself; the caller holds rx_lock. */
+		pthread_mutex_unlock(&ep->tx_lock);
+		ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, rcc_wc_status_str(st));
+		pthread_mutex_lock(&ep->tx_lock);
+	}
+}
+
+void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code)
+{
+	struct sq_wqe *w = &ep->sq[msn & ep->sq_mask];
+
+	for (uint32_t i = msn; i != ep->sq_tx; i++) {
+		struct sq_wqe *x = &ep->sq[i & ep->sq_mask];
+		if (is_rd_atomic(x->opcode) && x->state == WQE_SENT)
+			ep->rd_outstanding--;
+		if (x->state != WQE_FAILED)
+			x->state = WQE_QUEUED;
+		x->tx_off = 0;
+		x->rx_off = 0;
+	}
+	ep->sq_tx = msn;
+	w->rnr_tries++;
+	if ((uint32_t)ep->base.attr.rnr_retry != RCC_RETRY_FOREVER &&
+	    w->rnr_tries > (uint32_t)ep->base.attr.rnr_retry) {
+		log_debug("RNR retries exhausted for msn %u", msn);
+		w->state = WQE_FAILED;
+		w->status = RCC_WC_RNR_RETRY_EXC_ERR;
+		return;
+	}
+	ep->rnr_wait = true;
+	ep->rnr_until_ns = tcp_now_ns() + rnr_timer_ns(timer_code);
+	progress_timer(ep, true);
+}
+
+int tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job)
+{
+	if (ep->resp_tail - ep->resp_head > ep->resp_mask)
+		return -ENOBUFS;
+	ep->resp[ep->resp_tail++ & ep->resp_mask] = *job;
+	return 0;
+}
+
+/* iov entries for bytes [off, off+len) of a scatter list; -1 if they do not fit. */
+static int sge_slice(const struct rcc_sge *sg, int nsge, uint32_t off, uint32_t len,
+		     struct iovec *iov, int room)
+{
+	int n = 0;
+
+	for (int i = 0; i < nsge && len; i++) {
+		if (off >= sg[i].length) {
+			off -= sg[i].length;
+			continue;
+		}
+		uint32_t take = sg[i].length - off;
+		if (take > len)
+			take = len;
+		if (n == room)
+			return -1;
+		iov[n].iov_base = (void *)(uintptr_t)(sg[i].addr + off);
+		iov[n].iov_len = take;
+		n++;
+		len -= take;
+		off = 0;
+	}
+	return n;
+}
+
+static struct tx_item *new_item(struct tx_batch *b, uint8_t kind, uint32_t idx)
+{
+	struct tx_item *it = &b->item[b->nitems];
+	memset(it, 0, sizeof(*it));
+	it->kind = kind;
+	it->idx = idx;
+	it->iov0 = b->niov;
+	return it;
+}
+
+/* Append the header (plus inline operands) of item as its first iov. */
+static void put_hdr(struct tx_batch *b, struct tx_item *it, struct wire_hdr *h,
+		    const uint8_t *extra, uint32_t extra_len)
+{
+	uint8_t *p = b->hdr[b->nitems];
+
+	h->ack = b->ack;
+	wire_hdr_encode(h, p);
+	if (extra_len)
+		memcpy(p + WIRE_HDR_LEN, extra, extra_len);
+	b->iov[b->niov].iov_base = p;
+	b->iov[b->niov].iov_len = WIRE_HDR_LEN + extra_len;
+	b->niov++;
+	it->bytes = WIRE_HDR_LEN + extra_len;
+}
+
+static void finish_item(struct tx_batch *b, struct tx_item *it)
+{
+	it->niov = b->niov - it->iov0;
+	it->bytes += it->len;
+	b->bytes += it->bytes;
+	b->nitems++;
+}
+
+static bool room(const struct tx_batch *b, int iovs)
+{
+	return b->nitems < TX_MAX_FRAMES && b->niov + iovs <= TX_MAX_IOV &&
+	       b->bytes < TX_BATCH_BYTES;
+}
+
+/* Responses first: they unblock the peer. Caller holds mr_lock for reading. */
+static void build_responses(struct tcp_ep *ep, struct tx_batch *b)
+{
+	uint32_t r = ep->resp_head;
+	uint32_t off = r != ep->resp_tail ? ep->resp[r & ep->resp_mask].off : 0;
+
+	while (r != ep->resp_tail && room(b, 2)) {
+		struct resp_job *j = &ep->resp[r & ep->resp_mask];
+		struct wire_hdr h = { .type = j->type, .msn = j->msn };
+		struct tx_item *it = new_item(b, ITEM_RESP, r);
+
+		if (j->type == WIRE_READ_RESP) {
+			uint32_t chunk = j->len - off;
+			if (chunk > WIRE_FRAME_MAX)
+				chunk = WIRE_FRAME_MAX;
+			h.flags = (off == 0 ? WIRE_F_FIRST : 0) |
+				  (off + chunk == j->len ? WIRE_F_LAST : 0);
+			/* The region may have been deregistered since the request was checked;
+			 * then the response ends early with an error (idempotent if rebuilt). */
+			if (chunk && !mr_covers_locked(ep->ctx, j->rkey, j->raddr + off, chunk, 0)) {
+				j->status = WIRE_NAK_REM_ACCESS;
+				j->len = off;
+			}
+			if (j->status) {
+				h.flags = (off == 0 ? WIRE_F_FIRST : 0) | WIRE_F_LAST;
+				h.status = j->status;
+				chunk = 0;
+			}
+			h.len = chunk;
+			put_hdr(b, it, &h, NULL, 0);
+			if (chunk) {
+				b->iov[b->niov].iov_base = (void *)(uintptr_t)(j->raddr + off);
+				b->iov[b->niov].iov_len = chunk;
+				b->niov++;
+				it->read_data = true;
+			}
+			it->len = chunk;
+			off += chunk;
+			it->ends_unit = off == j->len;
+		} else if (j->type == WIRE_ATOMIC_RESP) {
+			uint8_t v[8];
+			for (int i = 0; i < 8; i++)
+				v[i] = (uint8_t)(j->value >> (8 * i));
+			h.len = WIRE_ATOMIC_RESP_LEN;
+			put_hdr(b, it, &h, v, sizeof(v));
+			it->bytes -= WIRE_ATOMIC_RESP_LEN; /* counted as payload below */
+			it->len = WIRE_ATOMIC_RESP_LEN;
+			it->ends_unit = true;
+		} else {
+			h.status = j->status;
+			h.imm = j->imm;
+			put_hdr(b, it, &h, NULL, 0);
+			it->ends_unit = true;
+		}
+		finish_item(b, it);
+		if (it->ends_unit) {
+			r++;
+			off = r != ep->resp_tail ? ep->resp[r & ep->resp_mask].off : 0;
+		}
+	}
+}
+
+/* Our own requests, in order, as far as flow control allows. */
+static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
+{
+	uint32_t i = ep->sq_tx;
+	uint32_t rd = ep->rd_outstanding;
+	uint32_t off = i != ep->sq_tail ? ep->sq[i & ep->sq_mask].tx_off : 0;
+	const uint32_t max_sge = ep->base.attr.max_send_sge;
+
+	if (ep->rnr_wait)
+		return;
+	while (i != ep->sq_tail && room(b, 1 + (int)max_sge)) {
+		struct sq_wqe *w = &ep->sq[i & ep->sq_mask];
+		struct wire_hdr h = { .msn = i };
+		struct tx_item *it;
+
+		if (w->state == WQE_FAILED)
+			break;
+		if (is_rd_atomic(w->opcode) && rd >= ep->rd_max)
+			break;
+		if ((w->flags & RCC_SEND_FENCE) && rd > 0)
+			break;
+		it = new_item(b, ITEM_REQ, i);
+		switch (w->opcode) {
+		case RCC_WR_READ:
+			h.type = WIRE_READ_REQ;
+			h.raddr = w->raddr;
+			h.rkey = w->rkey;
+			h.total = w->total;
+			put_hdr(b, it, &h, NULL, 0);
+			it->ends_unit = true;
+			rd++;
+			break;
+		case RCC_WR_CAS:
+		case RCC_WR_FADD: {
+			uint8_t ops[WIRE_ATOMIC_REQ_LEN];
+			for (int k = 0; k < 8; k++) {
+				ops[k] = (uint8_t)(w->compare_add >> (8 * k));
+				ops[8 + k] = (uint8_t)(w->swap >> (8 * k));
+			}
+			h.type = WIRE_ATOMIC_REQ;
+			h.flags = w->opcode == RCC_WR_CAS ? WIRE_F_CAS : 0;
+			h.raddr = w->raddr;
+			h.rkey = w->rkey;
+			h.len = WIRE_ATOMIC_REQ_LEN;
+			put_hdr(b, it, &h, ops, sizeof(ops));
+			it->bytes -= WIRE_ATOMIC_REQ_LEN;
+			it->len = WIRE_ATOMIC_REQ_LEN;
+			it->ends_unit = true;
+			rd++;
+			break;
+		}
+		default: {
+			bool is_send = w->opcode == RCC_WR_SEND || w->opcode == RCC_WR_SEND_IMM;
+			bool has_imm = w->opcode == RCC_WR_SEND_IMM || w->opcode == RCC_WR_WRITE_IMM;
+			uint32_t chunk = w->total - off;
+			if (chunk > WIRE_FRAME_MAX)
+				chunk = WIRE_FRAME_MAX;
+			bool last = off + chunk == w->total;
+			h.type = is_send ? WIRE_SEND : WIRE_WRITE;
+			h.flags = (off == 0 ? WIRE_F_FIRST : 0) | (last ? WIRE_F_LAST : 0) |
+				  (has_imm && last ? WIRE_F_IMM : 0) |
+				  ((w->flags & RCC_SEND_SOLICITED) && last ? WIRE_F_SOLICITED : 0);
+			h.len = chunk;
+			h.total = w->total;
+			h.imm = has_imm && last ? w->imm : 0;
+			if (!is_send) {
+				h.raddr = w->raddr + off;
+				h.rkey = w->rkey;
+			}
+			put_hdr(b, it, &h, NULL, 0);
+			if (chunk) {
+				int n;
+				if (w->flags & RCC_SEND_INLINE) {
+					b->iov[b->niov].iov_base =
+						ep->sq_inline +
+						(size_t)(i & ep->sq_mask) * ep->base.max_inline + off;
+					b->iov[b->niov].iov_len = chunk;
+					n = 1;
+				} else {
+					n = sge_slice(&ep->sq_sge[(size_t)(i & ep->sq_mask) * max_sge],
+						      w->num_sge, off, chunk, &b->iov[b->niov],
+						      TX_MAX_IOV - b->niov);
+				}
+				b->niov += n;
+			}
+			it->len = chunk;
+			off += chunk;
+			it->ends_unit = last;
+			break;
+		}
+		}
+		finish_item(b, it);
+		if (it->ends_unit) {
+			i++;
+			off = 0;
+		}
+	}
+}
+
+static void build_control(struct tcp_ep *ep, struct tx_batch *b, uint8_t type)
+{
+	struct wire_hdr h = { .type = type };
+	struct tx_item *it = new_item(b, type == WIRE_ACK ? ITEM_ACK : ITEM_CLOSE, 0);
+	put_hdr(b, it, &h, NULL, 0);
+	it->ends_unit = true;
+	finish_item(b, it);
+	(void)ep;
+}
+
+static void commit(struct tcp_ep *ep, const struct tx_item *it)
+{
+	switch (it->kind) {
+	case ITEM_REQ: {
+		struct sq_wqe *w = &ep->sq[it->idx & ep->sq_mask];
+		w->tx_off += it->len;
+		if (it->ends_unit) {
+			if (w->opcode == RCC_WR_CAS || w->opcode == RCC_WR_FADD)
+				w->tx_off = w->total; /* the operands are not message bytes */
+			w->state = WQE_SENT;
+			ep->sq_tx = it->idx + 1;
+			if (is_rd_atomic(w->opcode))
+				ep->rd_outstanding++;
+		}
+		break;
+	}
+	case ITEM_RESP: {
+		struct resp_job *j = &ep->resp[it->idx & ep->resp_mask];
+		j->off += it->len;
+		if (it->ends_unit)
+			ep->resp_head = it->idx + 1;
+		break;
+	}
+	case ITEM_CLOSE:
+		ep->close_sent = true;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * Keep the unsent rest of a frame so the byte stream stays whole. READ data
+ * is copied: its region may be deregistered once the lock is dropped.
+ */
+static int save_partial(struct tcp_ep *ep, struct tx_batch *b, const struct tx_item *it,
+			size_t done)
+{
+	int n = 0;
+
+	for (int k = it->iov0; k < it->iov0 + it->niov; k++) {
+		struct iovec v = b->iov[k];
+		if (done >= v.iov_len) {
+			done -= v.iov_len;
+			continue;
+		}
+		v.iov_base = (uint8_t *)v.iov_base + done;
+		v.iov_len -= done;
+		done = 0;
+		if (k == it->iov0) {
+			/* header bytes live in the batch: move them */
+			memcpy(ep->part_hdr, v.iov_base, v.iov_len);
+			v.iov_base = ep->part_hdr;
+		} else if (it->read_data) {
+			if (!ep->bounce) {
+				ep->bounce = malloc(WIRE_FRAME_MAX);
+				if (!ep->bounce)
+					return -ENOMEM;
+			}
+			memcpy(ep->bounce, v.iov_base, v.iov_len);
+			v.iov_base = ep->bounce;
+		}
+		ep->part[n++] = v;
+	}
+	ep->part_n = n;
+	ep->part_i = 0;
+	return 0;
+}
+
+static ssize_t send_iov(struct tcp_ep *ep, struct iovec *iov, int n)
+{
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
+	ssize_t r;
+
+	do
+		r = sendmsg(ep->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return 0;
+		ep->tx_err = errno;
+		return -1;
+	}
+	return r;
+}
+
+/* Finish a frame left half-sent earlier. Returns true when it is all out. */
+static bool send_partial(struct tcp_ep *ep)
+{
+	while (ep->part_i < ep->part_n) {
+		ssize_t r = send_iov(ep, &ep->part[ep->part_i], ep->part_n - ep->part_i);
+		if (r <= 0)
+			return false;
+		size_t done = (size_t)r;
+		while (ep->part_i < ep->part_n && done >= ep->part[ep->part_i].iov_len)
+			done -= ep->part[ep->part_i++].iov_len;
+		if (ep->part_i < ep->part_n) {
+			ep->part[ep->part_i].iov_base = (uint8_t *)ep->part[ep->part_i].iov_base + done;
+			ep->part[ep->part_i].iov_len -= done;
+		}
+	}
+	ep->part_n = ep->part_i = 0;
+	return true;
+}
+
+void tx_flush(struct tcp_ep *ep, bool ack_now)
+{
+	struct tx_batch b;
+	bool blocked = false;
+	int link = atomic_load(&ep->link);
+
+	if (link == LINK_DOWN || ep->tx_err)
+		return;
+	if (ep->part_n && !send_partial(ep)) {
+		ep_set_want_out(ep, !ep->tx_err);
+		return;
+	}
+	bool serving = atomic_load(&ep->base.state) == RCC_EP_CONNECTED;
+	/* READ data is sent straight from registered memory: keep it registered. */
+	bool locked = ep->resp_head != ep->resp_tail;
+	if (locked)
+		pthread_rwlock_rdlock(&ep->ctx->mr_lock);
+	for (int round = 0; round < TX_ROUNDS; round++) {
+		b.nitems = b.niov = 0;
+		b.bytes = 0;
+		b.ack = atomic_load_explicit(&ep->rx_expected, memory_order_acquire);
+		build_responses(ep, &b);
+		if (serving)
+			build_requests(ep, &b);
+		if (!b.nitems && link == LINK_DRAINING && !ep->close_sent &&
+		    ep->resp_head == ep->resp_tail)
+			build_control(ep, &b, WIRE_CLOSE);
+		if (!b.nitems && ack_now && b.ack != ep->ack_sent)
+			build_control(ep, &b, WIRE_ACK);
+		if (!b.nitems)
+			break;
+
+		ssize_t r = send_iov(ep, b.iov, b.niov);
+		if (r < 0)
+			break;
+		size_t done = (size_t)r;
+		if (done > 0) {
+			ep->ack_sent = b.ack;
+			atomic_store_explicit(&ep->unacked_bytes, 0, memory_order_relaxed);
+		}
+		for (int k = 0; k < b.nitems && done > 0; k++) {
+			const struct tx_item *it = &b.item[k];
+			commit(ep, it);
+			if (done >= it->bytes) {
+				done -= it->bytes;
+				continue;
+			}
+			if (save_partial(ep, &b, it, done))
+				ep->tx_err = ENOMEM;
+			done = 0;
+			blocked = true;
+		}
+		if ((size_t)r < b.bytes) {
+			blocked = true;
+			break;
+		}
+	}
+	if (locked)
+		pthread_rwlock_unlock(&ep->ctx->mr_lock);
+	if (ep->close_sent && !ep->part_n && !ep->shut_wr) {
+		shutdown(ep->fd, SHUT_WR);
+		ep->shut_wr = true;
+	}
+	ep_set_want_out(ep, blocked && !ep->tx_err);
+}

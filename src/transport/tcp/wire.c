@@ -1,0 +1,147 @@
+#include "wire.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "core/wire_le.h"
+#include "rcc/rcc.h"
+
+void wire_hdr_encode(const struct wire_hdr *h, uint8_t out[WIRE_HDR_LEN])
+{
+	out[0] = h->type;
+	out[1] = h->flags;
+	put_le16(out + 2, h->status);
+	put_le32(out + 4, h->len);
+	put_le32(out + 8, h->msn);
+	put_le32(out + 12, h->ack);
+	put_le64(out + 16, h->raddr);
+	put_le32(out + 24, h->rkey);
+	put_le32(out + 28, h->imm);
+	put_le32(out + 32, h->total);
+	put_le32(out + 36, 0);
+}
+
+static int check_hdr(const struct wire_hdr *h)
+{
+	const uint8_t chunk = WIRE_F_FIRST | WIRE_F_LAST;
+
+	if (h->len > WIRE_FRAME_MAX || h->total > RCC_MAX_MSG_SIZE)
+		return -EPROTO;
+	switch (h->type) {
+	case WIRE_SEND:
+		if (h->flags & ~(chunk | WIRE_F_IMM | WIRE_F_SOLICITED))
+			return -EPROTO;
+		if ((h->flags & WIRE_F_IMM) && !(h->flags & WIRE_F_LAST))
+			return -EPROTO;
+		if ((h->flags & WIRE_F_FIRST) && h->len > h->total)
+			return -EPROTO;
+		return h->status ? -EPROTO : 0;
+	case WIRE_WRITE:
+		if (h->flags & ~(chunk | WIRE_F_IMM | WIRE_F_SOLICITED))
+			return -EPROTO;
+		if ((h->flags & WIRE_F_IMM) && !(h->flags & WIRE_F_LAST))
+			return -EPROTO;
+		if ((h->flags & WIRE_F_FIRST) && h->len > h->total)
+			return -EPROTO;
+		if (h->raddr + h->len < h->raddr)
+			return -EPROTO;
+		return h->status ? -EPROTO : 0;
+	case WIRE_READ_REQ:
+		if (h->flags || h->len || h->status || h->raddr + h->total < h->raddr)
+			return -EPROTO;
+		return 0;
+	case WIRE_ATOMIC_REQ:
+		if ((h->flags & ~WIRE_F_CAS) || h->len != WIRE_ATOMIC_REQ_LEN || h->status)
+			return -EPROTO;
+		return 0;
+	case WIRE_READ_RESP:
+		if (h->flags & ~chunk)
+			return -EPROTO;
+		/* An error ends a response early: LAST, no payload, status set. */
+		if (h->status && (h->len || !(h->flags & WIRE_F_LAST) ||
+				  h->status > WIRE_NAK_REM_OP))
+			return -EPROTO;
+		return 0;
+	case WIRE_ATOMIC_RESP:
+		if (h->flags || h->status || h->len != WIRE_ATOMIC_RESP_LEN)
+			return -EPROTO;
+		return 0;
+	case WIRE_ACK:
+	case WIRE_CLOSE:
+		if (h->flags || h->len || h->status > 0xff)
+			return -EPROTO;
+		return 0;
+	case WIRE_NAK:
+		if (h->flags || h->len || h->status < WIRE_NAK_RNR || h->status > WIRE_NAK_REM_OP)
+			return -EPROTO;
+		if (h->status == WIRE_NAK_RNR && h->imm > 31)
+			return -EPROTO;
+		return 0;
+	default:
+		return -EPROTO;
+	}
+}
+
+int wire_hdr_decode(const uint8_t in[WIRE_HDR_LEN], struct wire_hdr *h)
+{
+	struct wire_hdr t;
+
+	t.type = in[0];
+	t.flags = in[1];
+	t.status = get_le16(in + 2);
+	t.len = get_le32(in + 4);
+	t.msn = get_le32(in + 8);
+	t.ack = get_le32(in + 12);
+	t.raddr = get_le64(in + 16);
+	t.rkey = get_le32(in + 24);
+	t.imm = get_le32(in + 28);
+	t.total = get_le32(in + 32);
+	if (get_le32(in + 36) != 0 || check_hdr(&t))
+		return -EPROTO;
+	*h = t;
+	return 0;
+}
+
+void wire_hs_encode(const struct wire_hs *h, uint8_t out[WIRE_HS_HDR_LEN])
+{
+	memcpy(out, WIRE_MAGIC, 4);
+	put_le16(out + 4, h->version);
+	put_le16(out + 6, h->kind);
+	put_le16(out + 8, h->pdata_len);
+	put_le16(out + 10, 0);
+	put_le32(out + 12, h->max_rd_atomic);
+}
+
+int wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h)
+{
+	struct wire_hs t;
+
+	if (memcmp(in, WIRE_MAGIC, 4) || get_le16(in + 10) != 0)
+		return -EPROTO;
+	t.version = get_le16(in + 4);
+	t.kind = get_le16(in + 6);
+	t.pdata_len = get_le16(in + 8);
+	t.max_rd_atomic = get_le32(in + 12);
+	if (t.version != WIRE_VERSION)
+		return -EPROTO;
+	switch (t.kind) {
+	case WIRE_HS_HELLO:
+		if (t.pdata_len > RCC_CONNECT_PRIVATE_DATA_MAX)
+			return -EPROTO;
+		break;
+	case WIRE_HS_ACCEPT:
+		if (t.pdata_len > RCC_ACCEPT_PRIVATE_DATA_MAX)
+			return -EPROTO;
+		break;
+	case WIRE_HS_REJECT:
+		if (t.pdata_len > RCC_REJECT_PRIVATE_DATA_MAX)
+			return -EPROTO;
+		break;
+	default:
+		return -EPROTO;
+	}
+	if (t.kind != WIRE_HS_REJECT && (t.max_rd_atomic == 0 || t.max_rd_atomic > 1024))
+		return -EPROTO;
+	*h = t;
+	return 0;
+}

@@ -1,0 +1,91 @@
+/*
+ * The tcp transport's wire format. Every field is encoded explicitly in
+ * little-endian order; nothing is sent as a raw struct.
+ *
+ * Handshake (before any frame), 16-byte header then private data:
+ *   0 magic "RCCt"   4 u16 version   6 u16 kind (HELLO/ACCEPT/REJECT)
+ *   8 u16 pdata_len 10 u16 reserved=0 12 u32 max_rd_atomic
+ *
+ * Frame header, 40 bytes, followed by len payload bytes:
+ *   0 u8 type   1 u8 flags   2 u16 status   4 u32 len   8 u32 msn
+ *  12 u32 ack (next request number this side expects: all below are done)
+ *  16 u64 raddr   24 u32 rkey   28 u32 imm   32 u32 total   36 u32 reserved=0
+ */
+#ifndef RCC_TCP_WIRE_H
+#define RCC_TCP_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIRE_MAGIC "RCCt"
+#define WIRE_VERSION 1
+#define WIRE_HS_HDR_LEN 16
+#define WIRE_HDR_LEN 40
+/* Largest payload of one frame; longer messages travel as several chunks. */
+#define WIRE_FRAME_MAX (256u * 1024u)
+#define WIRE_ATOMIC_REQ_LEN 16
+#define WIRE_ATOMIC_RESP_LEN 8
+
+enum wire_hs_kind {
+	WIRE_HS_HELLO = 1,
+	WIRE_HS_ACCEPT = 2,
+	WIRE_HS_REJECT = 3,
+};
+
+struct wire_hs {
+	uint16_t version;
+	uint16_t kind;
+	uint16_t pdata_len;
+	uint32_t max_rd_atomic;
+};
+
+enum wire_type {
+	WIRE_SEND = 1,        /* a chunk of a SEND; FIRST consumes a receive */
+	WIRE_WRITE = 2,       /* a chunk of a WRITE; LAST+IMM consumes a receive */
+	WIRE_READ_REQ = 3,    /* raddr, rkey, total = length */
+	WIRE_ATOMIC_REQ = 4,  /* raddr, rkey; payload: compare_add, swap */
+	WIRE_READ_RESP = 5,   /* a chunk of READ data for request msn */
+	WIRE_ATOMIC_RESP = 6, /* payload: the remote value before the operation */
+	WIRE_ACK = 7,         /* carries only ack */
+	WIRE_NAK = 8,         /* request msn failed: status; RNR: imm = rnr timer code */
+	WIRE_CLOSE = 9,       /* orderly end of the connection */
+};
+
+enum wire_flags {
+	WIRE_F_FIRST = 1 << 0,
+	WIRE_F_LAST = 1 << 1,
+	WIRE_F_IMM = 1 << 2,
+	WIRE_F_SOLICITED = 1 << 3,
+	WIRE_F_CAS = 1 << 4, /* ATOMIC_REQ: compare-and-swap (else fetch-and-add) */
+};
+
+/* NAK statuses on the wire (decoupled from the API's enum values). */
+enum wire_nak {
+	WIRE_NAK_RNR = 1,
+	WIRE_NAK_REM_ACCESS = 2,
+	WIRE_NAK_REM_INV_REQ = 3,
+	WIRE_NAK_REM_OP = 4,
+};
+
+struct wire_hdr {
+	uint8_t type;
+	uint8_t flags;
+	uint16_t status;
+	uint32_t len;
+	uint32_t msn;
+	uint32_t ack;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint32_t imm;
+	uint32_t total;
+};
+
+void wire_hdr_encode(const struct wire_hdr *h, uint8_t out[WIRE_HDR_LEN]);
+/* Decode and validate a frame header: 0 or -EPROTO. */
+int wire_hdr_decode(const uint8_t in[WIRE_HDR_LEN], struct wire_hdr *h);
+
+void wire_hs_encode(const struct wire_hs *h, uint8_t out[WIRE_HS_HDR_LEN]);
+/* Decode and validate a handshake header: 0 or -EPROTO. */
+int wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h);
+
+#endif

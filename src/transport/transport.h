@@ -1,0 +1,134 @@
+/*
+ * The contract between the core and a transport.
+ *
+ * The core owns argument checking, defaults, object lifetime and logging; a
+ * transport owns everything that touches a wire or a device. Each object is
+ * allocated by the core with the size the transport asks for (the transport
+ * struct starts with the core's base struct), so a transport casts the base
+ * pointer to its own type and never allocates or frees the object itself.
+ */
+#ifndef RCC_TRANSPORT_H
+#define RCC_TRANSPORT_H
+
+#include <stdatomic.h>
+#include <sys/socket.h>
+
+#include "rcc/rcc.h"
+
+struct rcc_transport_ops;
+
+struct rcc_ctx {
+	const struct rcc_transport_ops *ops;
+	enum rcc_transport transport;
+	enum rcc_bringup bringup;
+	char device[64];   /* "" when not given */
+	int port;          /* 0: automatic */
+	int gid_index;     /* as in rcc_ctx_attr */
+	atomic_int children; /* open MRs, CQs, endpoints, listeners */
+};
+
+struct rcc_mr {
+	struct rcc_ctx *ctx;
+	void *addr;
+	size_t length;
+	unsigned access;
+	uint32_t lkey; /* set by the transport */
+	uint32_t rkey; /* set by the transport */
+};
+
+struct rcc_cq {
+	struct rcc_ctx *ctx;
+	enum rcc_cq_mode mode;
+	uint32_t depth;
+	atomic_int users; /* endpoints using this CQ as send or recv CQ */
+};
+
+struct rcc_ep {
+	struct rcc_ctx *ctx;
+	struct rcc_cq *send_cq;
+	struct rcc_cq *recv_cq;
+	/* Resolved attributes: every default filled in, private_data cleared;
+	 * retry counts are real counts (0 = none); initial_recv is valid only
+	 * during accept/connect, which must post it before the peer may send. */
+	struct rcc_ep_attr attr;
+	uint32_t max_inline;   /* the transport sets the real value */
+	_Atomic int state;     /* enum rcc_ep_state, written by the transport */
+	void *_Atomic context;
+	uint8_t peer_pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
+	uint32_t peer_pdata_len;
+	char peer[64];         /* "ip:port" of the other side */
+	/* Private data this side sends (copied from the caller's attr). */
+	uint8_t own_pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
+	uint32_t own_pdata_len;
+};
+
+struct rcc_listener {
+	struct rcc_ctx *ctx;
+	int port;
+};
+
+struct rcc_conn_req {
+	struct rcc_listener *lst;
+	uint8_t pdata[RCC_CONNECT_PRIVATE_DATA_MAX];
+	uint32_t pdata_len;
+	char peer[64];
+};
+
+/*
+ * Every call returns 0 or a negative errno unless noted. Calls that create
+ * an object receive it zeroed past the base part, with the base filled in;
+ * on failure they release whatever they acquired.
+ */
+struct rcc_transport_ops {
+	const char *name;
+	size_t ctx_size, mr_size, cq_size, ep_size, listener_size, req_size;
+
+	/* -ENODEV: no usable device (AUTO then falls back to tcp). */
+	int (*ctx_open)(struct rcc_ctx *ctx);
+	void (*ctx_close)(struct rcc_ctx *ctx);
+
+	int (*mr_reg)(struct rcc_mr *mr);
+	int (*mr_dereg)(struct rcc_mr *mr);
+
+	int (*cq_create)(struct rcc_cq *cq);
+	void (*cq_destroy)(struct rcc_cq *cq);
+	/* Hot path: the core passes cq, wc and max through unchecked (max > 0). */
+	int (*cq_poll)(struct rcc_cq *cq, struct rcc_wc *wc, int max);
+	int (*cq_wait)(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms);
+	int (*cq_fd)(struct rcc_cq *cq);
+
+	int (*listen)(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
+		      int backlog);
+	void (*listener_close)(struct rcc_listener *lst);
+	int (*listener_fd)(const struct rcc_listener *lst);
+	/* Fill req (pdata, peer and the transport's own part). */
+	int (*get_request)(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
+	/* Both consume the request's transport resources, success or not. */
+	int (*accept)(struct rcc_conn_req *req, struct rcc_ep *ep);
+	int (*reject)(struct rcc_conn_req *req, const void *pdata, size_t len);
+
+	/* ep->attr, send/recv CQs and own_pdata are filled in. */
+	int (*connect)(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
+		       int timeout_ms);
+
+	/* Hot path: requests are already validated against ep->attr. */
+	int (*post_send)(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
+	int (*post_recv)(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
+
+	/* Must leave every outstanding work request completed (flushed) on the
+	 * endpoint's CQs before returning; idempotent. */
+	int (*ep_disconnect)(struct rcc_ep *ep);
+	/* Remove the endpoint's remaining completions from its CQs and release
+	 * transport resources; the core frees the struct. */
+	void (*ep_destroy)(struct rcc_ep *ep);
+};
+
+extern const struct rcc_transport_ops rcci_tcp_ops;
+#ifdef RCC_HAVE_VERBS
+extern const struct rcc_transport_ops rcci_verbs_ops;
+/* rcc_device_list() for the verbs transport. */
+int rcci_verbs_device_list(struct rcc_device_info **devices, int *count);
+void rcci_verbs_device_list_free(struct rcc_device_info *devices, int count);
+#endif
+
+#endif /* RCC_TRANSPORT_H */

@@ -1,0 +1,103 @@
+#include "harness.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <time.h>
+
+int test_failed;
+static const char *current;
+
+void test_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "FAIL %s (%s:%d): ", current ? current : "?", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	test_failed = 1;
+}
+
+uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static bool selected(int argc, char **argv, const char *name)
+{
+	if (argc < 2)
+		return true;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return true;
+	return false;
+}
+
+int test_main(int argc, char **argv, const struct test_case *cases, size_t n)
+{
+	int failures = 0, ran = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (size_t i = 0; i < n; i++) {
+		if (!selected(argc, argv, cases[i].name))
+			continue;
+		current = cases[i].name;
+		test_failed = 0;
+		uint64_t t0 = now_ms();
+		cases[i].fn();
+		ran++;
+		printf("%s %s (%llu ms)\n", test_failed ? "FAIL" : "ok  ", cases[i].name,
+		       (unsigned long long)(now_ms() - t0));
+		failures += test_failed;
+	}
+	printf("%d of %d cases passed (transport %s)\n", ran - failures, ran,
+	       rcc_transport_name(test_transport()));
+	return failures || ran == 0 ? 1 : 0;
+}
+
+enum rcc_transport test_transport(void)
+{
+	const char *s = getenv("RCC_TEST_TRANSPORT");
+	enum rcc_transport t = RCC_TRANSPORT_TCP;
+	if (s && *s && rcc_transport_parse(s, &t)) {
+		fprintf(stderr, "RCC_TEST_TRANSPORT=%s is not auto, verbs or tcp\n", s);
+		exit(2);
+	}
+	return t;
+}
+
+bool test_on_verbs(void)
+{
+	return test_transport() == RCC_TRANSPORT_VERBS;
+}
+
+const char *test_addr(void)
+{
+	const char *s = getenv("RCC_TEST_ADDR");
+	return s && *s ? s : "127.0.0.1";
+}
+
+static uint8_t pattern_byte(size_t i, uint64_t seed)
+{
+	uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed * 0xBF58476D1CE4E5B9ull;
+	x ^= x >> 29;
+	return (uint8_t)(x ^ (x >> 17));
+}
+
+void fill_pattern(void *buf, size_t len, uint64_t seed)
+{
+	uint8_t *p = buf;
+	for (size_t i = 0; i < len; i++)
+		p[i] = pattern_byte(i, seed);
+}
+
+long check_pattern(const void *buf, size_t len, uint64_t seed)
+{
+	const uint8_t *p = buf;
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != pattern_byte(i, seed))
+			return (long)i;
+	return -1;
+}

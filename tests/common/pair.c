@@ -1,0 +1,164 @@
+#include "pair.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+int test_ctx_open(struct rcc_ctx **ctx)
+{
+	struct rcc_ctx_attr a = { .transport = test_transport() };
+	int rc = rcc_ctx_open(&a, ctx);
+	if (rc)
+		fprintf(stderr, "rcc_ctx_open(%s): %s\n", rcc_transport_name(a.transport),
+			rcc_strerror(rc));
+	return rc;
+}
+
+struct accept_job {
+	struct rcc_listener *lst;
+	struct rcc_ep_attr attr;
+	struct rcc_ep *ep;
+	int rc;
+};
+
+static void *accept_thread(void *arg)
+{
+	struct accept_job *j = arg;
+	j->rc = rcc_accept(j->lst, &j->attr, TEST_TIMEOUT_MS, &j->ep);
+	return NULL;
+}
+
+int pair_open(struct pair *p, const struct pair_opts *o)
+{
+	static const struct pair_opts defaults;
+	struct rcc_cq_attr ca;
+	struct accept_job job;
+	struct rcc_ep_attr aa;
+	pthread_t th;
+	char addr[128];
+	int rc;
+
+	if (!o)
+		o = &defaults;
+	memset(p, 0, sizeof(*p));
+	ca = (struct rcc_cq_attr){ .depth = o->cq_depth, .mode = o->mode };
+	rc = test_ctx_open(&p->ctx);
+	if (rc)
+		return rc;
+	rc = rcc_cq_create(p->ctx, &ca, &p->cq_a);
+	if (rc)
+		goto err_ctx;
+	rc = rcc_cq_create(p->ctx, &ca, &p->cq_b);
+	if (rc)
+		goto err_cq_a;
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	rc = rcc_listen(p->ctx, addr, 0, &p->lst);
+	if (rc)
+		goto err_cq_b;
+
+	job.lst = p->lst;
+	job.attr = o->attr_b;
+	job.attr.send_cq = job.attr.recv_cq = p->cq_b;
+	job.ep = NULL;
+	job.rc = -EINPROGRESS;
+	rc = -pthread_create(&th, NULL, accept_thread, &job);
+	if (rc)
+		goto err_lst;
+	aa = o->attr_a;
+	aa.send_cq = aa.recv_cq = p->cq_a;
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(p->lst));
+	rc = rcc_connect(p->ctx, addr, &aa, TEST_TIMEOUT_MS, &p->a);
+	pthread_join(th, NULL);
+	if (rc || job.rc) {
+		fprintf(stderr, "pair_open: connect %s, accept %s\n", rcc_strerror(rc),
+			rcc_strerror(job.rc));
+		if (!rc)
+			rcc_ep_close(p->a);
+		if (!job.rc)
+			rcc_ep_close(job.ep);
+		rc = rc ? rc : job.rc;
+		goto err_lst;
+	}
+	p->b = job.ep;
+	return 0;
+
+err_lst:
+	rcc_listener_close(p->lst);
+err_cq_b:
+	rcc_cq_destroy(p->cq_b);
+err_cq_a:
+	rcc_cq_destroy(p->cq_a);
+err_ctx:
+	rcc_ctx_close(p->ctx);
+	memset(p, 0, sizeof(*p));
+	return rc;
+}
+
+void pair_close(struct pair *p)
+{
+	if (!p->ctx)
+		return;
+	if (p->a)
+		rcc_ep_close(p->a);
+	if (p->b)
+		rcc_ep_close(p->b);
+	rcc_listener_close(p->lst);
+	rcc_cq_destroy(p->cq_b);
+	rcc_cq_destroy(p->cq_a);
+	int rc = rcc_ctx_close(p->ctx);
+	if (rc)
+		fprintf(stderr, "pair_close: rcc_ctx_close: %s\n", rcc_strerror(rc));
+	memset(p, 0, sizeof(*p));
+}
+
+int wait_one(struct rcc_cq *cq, struct rcc_wc *wc, int timeout_ms)
+{
+	int n = rcc_cq_wait(cq, wc, 1, timeout_ms);
+	return n == 1 ? 0 : (n < 0 ? n : -EIO);
+}
+
+int wait_n(struct rcc_cq *cq, struct rcc_wc *wc, int n, int timeout_ms)
+{
+	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	int got = 0;
+
+	while (got < n) {
+		uint64_t now = now_ms();
+		if (now >= end)
+			break;
+		int r = rcc_cq_wait(cq, wc + got, n - got, (int)(end - now));
+		if (r < 0)
+			break;
+		got += r;
+	}
+	return got;
+}
+
+int tbuf_alloc(struct tbuf *b, struct rcc_ctx *ctx, size_t len, unsigned access)
+{
+	size_t alloc = (len + 4095) & ~(size_t)4095;
+	b->p = aligned_alloc(4096, alloc ? alloc : 4096);
+	if (!b->p)
+		return -ENOMEM;
+	memset(b->p, 0, alloc ? alloc : 4096);
+	b->len = len;
+	int rc = rcc_mr_reg(ctx, b->p, len ? len : 1, access, &b->mr);
+	if (rc) {
+		free(b->p);
+		b->p = NULL;
+	}
+	return rc;
+}
+
+void tbuf_free(struct tbuf *b)
+{
+	if (b->mr)
+		rcc_mr_dereg(b->mr);
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+struct rcc_sge tbuf_sge(const struct tbuf *b, size_t off, uint32_t len)
+{
+	return rcc_mr_sge(b->mr, b->p + off, len);
+}

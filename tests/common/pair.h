@@ -1,0 +1,43 @@
+/* A connected pair of endpoints in one process, on the test transport. */
+#ifndef RCC_TEST_PAIR_H
+#define RCC_TEST_PAIR_H
+
+#include "harness.h"
+
+struct pair {
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq_a, *cq_b;   /* a: the client side, b: the server side */
+	struct rcc_ep *a, *b;
+	struct rcc_listener *lst;
+};
+
+struct pair_opts {
+	enum rcc_cq_mode mode;          /* both CQs */
+	uint32_t cq_depth;
+	struct rcc_ep_attr attr_a;      /* CQ fields are filled in */
+	struct rcc_ep_attr attr_b;
+};
+
+/* 0 or a negative errno (after printing why). */
+int pair_open(struct pair *p, const struct pair_opts *o);
+void pair_close(struct pair *p);
+
+/* Open a context on the test transport. */
+int test_ctx_open(struct rcc_ctx **ctx);
+
+/* Wait (bounded) for one completion; 0 or -ETIMEDOUT / error. */
+int wait_one(struct rcc_cq *cq, struct rcc_wc *wc, int timeout_ms);
+/* Wait for n completions into wc[]; returns how many arrived. */
+int wait_n(struct rcc_cq *cq, struct rcc_wc *wc, int n, int timeout_ms);
+
+/* A registered, zeroed, page-aligned buffer. */
+struct tbuf {
+	uint8_t *p;
+	size_t len;
+	struct rcc_mr *mr;
+};
+int tbuf_alloc(struct tbuf *b, struct rcc_ctx *ctx, size_t len, unsigned access);
+void tbuf_free(struct tbuf *b);
+struct rcc_sge tbuf_sge(const struct tbuf *b, size_t off, uint32_t len);
+
+#endif
