@@ -73,6 +73,17 @@ bool test_on_verbs(void)
 	return test_transport() == RCC_TRANSPORT_VERBS;
 }
 
+enum rcc_bringup test_bringup(void)
+{
+	const char *s = getenv("RCC_TEST_BRINGUP");
+	if (!s || !*s || !strcmp(s, "cm"))
+		return RCC_BRINGUP_CM;
+	if (!strcmp(s, "manual"))
+		return RCC_BRINGUP_MANUAL;
+	fprintf(stderr, "RCC_TEST_BRINGUP=%s is not cm or manual\n", s);
+	exit(2);
+}
+
 const char *test_addr(void)
 {
 	const char *s = getenv("RCC_TEST_ADDR");

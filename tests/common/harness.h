@@ -90,6 +90,8 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 enum rcc_transport test_transport(void);
 const char *test_addr(void); /* host part only */
 bool test_on_verbs(void);
+/* RCC_TEST_BRINGUP=cm|manual (verbs connection bring-up; default cm). */
+enum rcc_bringup test_bringup(void);
 
 /* Deterministic fill and byte-for-byte check; returns the first bad offset or -1. */
 void fill_pattern(void *buf, size_t len, uint64_t seed);

@@ -6,7 +6,7 @@
 
 int test_ctx_open(struct rcc_ctx **ctx)
 {
-	struct rcc_ctx_attr a = { .transport = test_transport() };
+	struct rcc_ctx_attr a = { .transport = test_transport(), .bringup = test_bringup() };
 	int rc = rcc_ctx_open(&a, ctx);
 	if (rc)
 		fprintf(stderr, "rcc_ctx_open(%s): %s\n", rcc_transport_name(a.transport),

@@ -1,0 +1,98 @@
+#include "opts.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	uint64_t mult = 1;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end) {
+		switch (*end) {
+		case 'k': case 'K': mult = 1ull << 10; break;
+		case 'm': case 'M': mult = 1ull << 20; break;
+		case 'g': case 'G': mult = 1ull << 30; break;
+		default: return -EINVAL;
+		}
+		end++;
+		if (*end && strcasecmp(end, "iB") && strcasecmp(end, "B"))
+			return -EINVAL;
+	}
+	if (v > UINT64_MAX / mult)
+		return -EINVAL;
+	*out = v * mult;
+	return 0;
+}
+
+int parse_int(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int parse_cq_mode(const char *s, enum rcc_cq_mode *m)
+{
+	if (!strcmp(s, "poll")) *m = RCC_CQ_POLL;
+	else if (!strcmp(s, "wait")) *m = RCC_CQ_WAIT;
+	else if (!strcmp(s, "fd")) *m = RCC_CQ_FD;
+	else return -EINVAL;
+	return 0;
+}
+
+const char *cq_mode_name(enum rcc_cq_mode m)
+{
+	return m == RCC_CQ_POLL ? "poll" : m == RCC_CQ_WAIT ? "wait" : "fd";
+}
+
+int parse_thread_mode(const char *s, enum rcc_thread_mode *m)
+{
+	if (!strcmp(s, "per-ep")) *m = RCC_THREAD_PER_EP;
+	else if (!strcmp(s, "shared")) *m = RCC_THREAD_SHARED_CQ;
+	else return -EINVAL;
+	return 0;
+}
+
+const char *thread_mode_name(enum rcc_thread_mode m)
+{
+	return m == RCC_THREAD_PER_EP ? "per-ep" : "shared";
+}
+
+int parse_bringup(const char *s, enum rcc_bringup *b)
+{
+	if (!strcmp(s, "cm")) *b = RCC_BRINGUP_CM;
+	else if (!strcmp(s, "manual")) *b = RCC_BRINGUP_MANUAL;
+	else return -EINVAL;
+	return 0;
+}
+
+void usage_error(const char *prog, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help'.\n", prog);
+	exit(2);
+}

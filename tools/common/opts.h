@@ -1,0 +1,26 @@
+/* Option values shared by the programs: sizes, transports, modes. */
+#ifndef RCC_TOOLS_OPTS_H
+#define RCC_TOOLS_OPTS_H
+
+#include <stdint.h>
+
+#include "rcc/rcc.h"
+#include "rcc/session.h"
+
+/* "4096", "4K"/"4k"/"4KiB", "1M", "2G" (binary multiples). 0 or -EINVAL. */
+int parse_size(const char *s, uint64_t *out);
+/* A decimal integer in [min, max]. 0 or -EINVAL. */
+int parse_int(const char *s, long min, long max, long *out);
+/* "poll" | "wait" | "fd" */
+int parse_cq_mode(const char *s, enum rcc_cq_mode *m);
+const char *cq_mode_name(enum rcc_cq_mode m);
+/* "per-ep" | "shared" */
+int parse_thread_mode(const char *s, enum rcc_thread_mode *m);
+const char *thread_mode_name(enum rcc_thread_mode m);
+/* "cm" | "manual" */
+int parse_bringup(const char *s, enum rcc_bringup *b);
+
+/* Print "prog: message" to stderr and exit with status 2 (usage error). */
+void usage_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+#endif
