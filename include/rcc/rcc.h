@@ -37,10 +37,14 @@ extern "C" {
 /* Largest message a single work request may move (as on most RC devices). */
 #define RCC_MAX_MSG_SIZE (1u << 30)
 
-/* rdma_cm's limits for RC private data, enforced on every transport. */
-#define RCC_CONNECT_PRIVATE_DATA_MAX 56
-#define RCC_ACCEPT_PRIVATE_DATA_MAX 196
-#define RCC_REJECT_PRIVATE_DATA_MAX 148
+/*
+ * Private data limits, the same on every transport: rdma_cm's RC limits
+ * (56 / 196 / 148 bytes) less a small header with which rcc carries the
+ * exact length (rdma_cm itself hands the receiver the whole padded area).
+ */
+#define RCC_CONNECT_PRIVATE_DATA_MAX 48
+#define RCC_ACCEPT_PRIVATE_DATA_MAX 192
+#define RCC_REJECT_PRIVATE_DATA_MAX 144
 
 struct rcc_ctx;
 struct rcc_mr;
@@ -298,7 +302,7 @@ struct rcc_ep_attr {
 	uint8_t min_rnr_timer;   /* IB encoding 1..31; 0: 12 (0.64 ms) */
 	uint8_t timeout;         /* IB encoding 4.096us * 2^t, 1..31; 0: 14 */
 	bool sig_all;            /* every send work request generates a completion */
-	const void *private_data; /* sent with connect (<= 56 B) or accept (<= 196 B) */
+	const void *private_data; /* sent with connect (<= 48 B) or accept (<= 192 B) */
 	uint32_t private_data_len;
 	void *context;           /* returned by rcc_ep_context() */
 	/* Receives posted before the peer learns the connection is up (as an
