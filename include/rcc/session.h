@@ -30,23 +30,28 @@ enum rcc_thread_mode {
 struct rcc_server;
 
 /*
- * Callbacks run on the agent thread that owns the connection. They must not
- * block for long: in shared-CQ mode one thread serves many connections.
+ * Callbacks. on_request runs on the listener thread, the others on the agent
+ * thread that owns the connection; they must not block for long (in shared-CQ
+ * mode one thread serves many connections). Every per-connection state a
+ * callback creates is released through on_disconnect exactly once.
  */
 struct rcc_server_ops {
-	/* Optional: decide on a request before accepting (private data via
+	/* Optional. A client asks to connect (its private data via
 	 * rcc_conn_req_private_data()). Return 0 to accept or a negative errno
-	 * to reject. NULL accepts everything. */
-	int (*on_request)(struct rcc_conn_req *req, void *arg);
-	/* A connection is up: allocate per-connection state and post the first
-	 * receives. *conn is passed to the later callbacks. A negative return
-	 * closes the connection at once (on_disconnect is not called). */
+	 * to reject. May create per-connection state (*conn) and name receives
+	 * (*recv, *num_recv; valid until on_connect) that are posted before the
+	 * client can send, so its first message never meets an empty queue. */
+	int (*on_request)(struct rcc_conn_req *req, void *arg, void **conn,
+			  const struct rcc_recv_wr **recv, int *num_recv);
+	/* Optional. The connection is up; *conn holds what on_request set.
+	 * A negative return closes the connection. */
 	int (*on_connect)(struct rcc_ep *ep, void *arg, void **conn);
 	/* One completion of this connection, flush completions included. */
 	void (*on_completion)(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn);
-	/* The connection ended (peer left, error, rcc_ep_disconnect() from a
-	 * callback, or server stop). Every completion has been delivered; free
-	 * per-connection state. The endpoint is closed after this returns. */
+	/* Optional. The connection ended (peer left, error, rcc_ep_disconnect()
+	 * from a callback, server stop) or never came up (ep is then NULL).
+	 * Every completion has been delivered; free per-connection state. The
+	 * endpoint is closed after this returns. */
 	void (*on_disconnect)(struct rcc_ep *ep, void *conn);
 };
 

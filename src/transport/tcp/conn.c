@@ -29,14 +29,12 @@ static int ms_left(uint64_t deadline)
 	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
 }
 
+/* A deadline already past still gets one look, so a zero timeout means "if ready now". */
 static int wait_fd(int fd, short events, uint64_t deadline)
 {
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = events };
-		int ms = ms_left(deadline);
-		if (ms == 0)
-			return -ETIMEDOUT;
-		int r = poll(&p, 1, ms);
+		int r = poll(&p, 1, ms_left(deadline));
 		if (r > 0)
 			return 0;
 		if (r == 0)
@@ -179,10 +177,10 @@ int tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_r
 		}
 		rcci_addr_format((struct sockaddr *)&ss, rbase->peer, sizeof(rbase->peer));
 
-		uint64_t hs_deadline = tcp_now_ns() + HANDSHAKE_MS * 1000000ull;
+		/* The caller's timeout bounds the wait for a client, not its handshake. */
 		struct wire_hs h;
 		uint8_t pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
-		rc = recv_hs(fd, &h, pdata, hs_deadline < deadline ? hs_deadline : deadline);
+		rc = recv_hs(fd, &h, pdata, deadline_after(HANDSHAKE_MS));
 		if (rc || h.kind != WIRE_HS_HELLO) {
 			log_warn("dropped a connection from %s: %s", rbase->peer,
 				 rc ? rcc_strerror(rc) : "unexpected handshake message");

@@ -1,0 +1,103 @@
+/* rcc_client: one endpoint with its own CQ, connected with bounded retry. */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "core/log.h"
+#include "rcc/session.h"
+
+struct rcc_client {
+	struct rcc_cq *cq;
+	struct rcc_ep *ep;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Errors that mean "the server is not up yet", worth another attempt. */
+static bool retryable(int rc)
+{
+	return rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -EHOSTUNREACH ||
+	       rc == -ENETUNREACH || rc == -ECONNRESET || rc == -EADDRNOTAVAIL;
+}
+
+int rcc_client_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_client_attr *attr,
+		       struct rcc_client **out)
+{
+	static const struct rcc_client_attr defaults;
+	struct rcc_client *cli;
+	int rc;
+
+	if (!ctx || !addr || !out)
+		return -EINVAL;
+	if (!attr)
+		attr = &defaults;
+	if (attr->connect_timeout_ms < 0 || attr->retry_for_ms < 0)
+		return -EINVAL;
+	const struct rcc_ep_attr *t = &attr->ep_attr;
+	struct rcc_cq_attr ca = {
+		.depth = attr->cq_depth ? attr->cq_depth
+					: (t->sq_depth ? t->sq_depth : 128) +
+						  (t->rq_depth ? t->rq_depth : 128) + 16,
+		.mode = attr->cq_mode,
+	};
+	cli = calloc(1, sizeof(*cli));
+	if (!cli)
+		return -ENOMEM;
+	rc = rcc_cq_create(ctx, &ca, &cli->cq);
+	if (rc)
+		goto err_cli;
+
+	struct rcc_ep_attr ea = *t;
+	ea.send_cq = ea.recv_cq = cli->cq;
+	int timeout = attr->connect_timeout_ms ? attr->connect_timeout_ms : 5000;
+	uint64_t give_up = mono_ms() + (uint64_t)attr->retry_for_ms;
+	long backoff_ms = 10;
+	for (;;) {
+		rc = rcc_connect(ctx, addr, &ea, timeout, &cli->ep);
+		if (!rc || !retryable(rc) || mono_ms() >= give_up)
+			break;
+		log_debug("client: %s not ready (%s), retrying", addr, rcc_strerror(rc));
+		/* Back off between attempts (not a synchronisation: the peer may be far). */
+		uint64_t left = give_up - mono_ms();
+		long ms = backoff_ms < (long)left ? backoff_ms : (long)left;
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+		if (backoff_ms < 200)
+			backoff_ms *= 2;
+	}
+	if (rc)
+		goto err_cq;
+	*out = cli;
+	return 0;
+
+err_cq:
+	rcc_cq_destroy(cli->cq);
+err_cli:
+	free(cli);
+	return rc;
+}
+
+struct rcc_ep *rcc_client_ep(const struct rcc_client *cli)
+{
+	return cli ? cli->ep : NULL;
+}
+
+struct rcc_cq *rcc_client_cq(const struct rcc_client *cli)
+{
+	return cli ? cli->cq : NULL;
+}
+
+int rcc_client_close(struct rcc_client *cli)
+{
+	if (!cli)
+		return -EINVAL;
+	rcc_ep_close(cli->ep);
+	int rc = rcc_cq_destroy(cli->cq);
+	free(cli);
+	return rc;
+}

@@ -1,0 +1,570 @@
+/*
+ * rcc_server: a listener thread that hands each new connection to an agent.
+ * An agent is a thread with one CQ; it serves one connection (per-endpoint
+ * mode) or many (shared-CQ mode) and calls the application's callbacks.
+ * Endpoints owned by a server carry the session's connection record as their
+ * context; applications keep their own state in the conn pointer.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "rcc/session.h"
+
+/* How often an idle agent looks for connections that ended without a completion. */
+#define STATE_CHECK_MS 100
+/* Busy-polling agents look at their mailbox every this many empty polls. */
+#define POLL_CHECK_EVERY 1024
+#define SHARED_CQ_DEPTH 16384u
+
+struct conn {
+	struct rcc_ep *ep;
+	void *user;
+	struct conn *next;
+};
+
+struct agent {
+	struct rcc_server *srv;
+	pthread_t thread;
+	bool started;
+	bool per_ep;
+	struct rcc_cq *cq;
+	int wakefd;
+	int epfd; /* WAIT/FD modes: the CQ's fd and wakefd */
+	pthread_mutex_t lock;
+	struct conn *incoming; /* handed over by the listener (lock) */
+	atomic_bool has_incoming;
+	atomic_bool stop;
+	atomic_bool done;
+	atomic_int load;       /* connections assigned, for placement */
+	struct conn *conns;    /* agent thread only */
+	struct agent *next;    /* srv->agents (srv->lock) */
+};
+
+struct rcc_server {
+	struct rcc_ctx *ctx;
+	struct rcc_server_attr attr;
+	struct rcc_server_ops ops;
+	struct rcc_listener *lst;
+	pthread_t listener;
+	int stopfd;
+	pthread_mutex_t lock;
+	struct agent *agents;
+	struct agent **shared;
+	int nshared;
+	atomic_uint_fast64_t accepted, rejected, active;
+};
+
+static void wake(int fd)
+{
+	uint64_t one = 1;
+	if (write(fd, &one, sizeof(one)) < 0)
+		log_debug("server: wake: %s", rcc_strerror(-errno));
+}
+
+static void drain_fd(int fd)
+{
+	uint64_t v;
+	while (read(fd, &v, sizeof(v)) > 0)
+		;
+}
+
+/* ---------------------------------------------------------------- agents */
+
+static void dispatch(struct agent *ag, const struct rcc_wc *wc)
+{
+	struct conn *c = rcc_ep_context(wc->ep);
+	if (c)
+		ag->srv->ops.on_completion(wc->ep, wc, c->user);
+}
+
+/* Deliver everything the CQ holds (other connections' completions included). */
+static void drain_cq(struct agent *ag)
+{
+	struct rcc_wc wc[32];
+	int n;
+	while ((n = rcc_cq_poll(ag->cq, wc, 32)) > 0)
+		for (int i = 0; i < n; i++)
+			dispatch(ag, &wc[i]);
+}
+
+static void end_conn(struct agent *ag, struct conn *c)
+{
+	struct rcc_server *srv = ag->srv;
+
+	rcc_ep_disconnect(c->ep); /* every outstanding request is now on the CQ */
+	drain_cq(ag);
+	if (srv->ops.on_disconnect)
+		srv->ops.on_disconnect(c->ep, c->user);
+	for (struct conn **pp = &ag->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	rcc_ep_close(c->ep);
+	free(c);
+	atomic_fetch_sub(&ag->load, 1);
+	atomic_fetch_sub(&srv->active, 1);
+}
+
+static void take_incoming(struct agent *ag)
+{
+	struct conn *in;
+
+	if (!atomic_load_explicit(&ag->has_incoming, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&ag->lock);
+	in = ag->incoming;
+	ag->incoming = NULL;
+	atomic_store(&ag->has_incoming, false);
+	pthread_mutex_unlock(&ag->lock);
+	while (in) {
+		struct conn *c = in;
+		in = in->next;
+		c->next = ag->conns;
+		ag->conns = c;
+		if (ag->srv->ops.on_connect &&
+		    ag->srv->ops.on_connect(c->ep, ag->srv->attr.arg, &c->user) < 0) {
+			log_info("server: on_connect refused %s", rcc_ep_peer(c->ep));
+			end_conn(ag, c);
+		}
+	}
+}
+
+static void reap_ended(struct agent *ag)
+{
+	struct conn *c = ag->conns;
+	while (c) {
+		struct conn *next = c->next;
+		if (rcc_ep_state(c->ep) != RCC_EP_CONNECTED)
+			end_conn(ag, c);
+		c = next;
+	}
+}
+
+/* Completions, or 0 after a while with nothing to do. */
+static int next_completions(struct agent *ag, struct rcc_wc *wc, int max)
+{
+	if (ag->srv->attr.cq_mode == RCC_CQ_POLL) {
+		for (int i = 0; i < POLL_CHECK_EVERY; i++) {
+			int n = rcc_cq_poll(ag->cq, wc, max);
+			if (n)
+				return n;
+		}
+		return 0;
+	}
+	int n = rcc_cq_poll(ag->cq, wc, max);
+	if (n)
+		return n;
+	struct epoll_event ev[2];
+	int k = epoll_wait(ag->epfd, ev, 2, STATE_CHECK_MS);
+	for (int i = 0; i < k; i++)
+		if (ev[i].data.fd == ag->wakefd)
+			drain_fd(ag->wakefd);
+	return rcc_cq_poll(ag->cq, wc, max);
+}
+
+static void *agent_main(void *arg)
+{
+	struct agent *ag = arg;
+	struct rcc_wc wc[32];
+	bool served = false;
+
+	for (;;) {
+		take_incoming(ag);
+		served |= ag->conns != NULL;
+		if (atomic_load_explicit(&ag->stop, memory_order_acquire))
+			break;
+		int n = next_completions(ag, wc, 32);
+		if (n < 0) {
+			log_error("server: polling the CQ failed: %s", rcc_strerror(n));
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			dispatch(ag, &wc[i]);
+		reap_ended(ag);
+		if (ag->per_ep && served && !ag->conns)
+			break; /* its one connection is over */
+	}
+	while (ag->conns)
+		end_conn(ag, ag->conns);
+	take_incoming(ag); /* handed over while we were stopping */
+	while (ag->conns)
+		end_conn(ag, ag->conns);
+	atomic_store(&ag->done, true); /* the listener joins and frees us */
+	return NULL;
+}
+
+static void agent_free(struct agent *ag)
+{
+	if (ag->cq && rcc_cq_destroy(ag->cq))
+		log_warn("server: agent CQ still in use at exit");
+	if (ag->epfd >= 0)
+		close(ag->epfd);
+	if (ag->wakefd >= 0)
+		close(ag->wakefd);
+	pthread_mutex_destroy(&ag->lock);
+	free(ag);
+}
+
+static uint32_t cq_depth_for(const struct rcc_server *srv, bool per_ep)
+{
+	const struct rcc_ep_attr *a = &srv->attr.ep_attr;
+	if (srv->attr.cq_depth)
+		return srv->attr.cq_depth;
+	if (!per_ep)
+		return SHARED_CQ_DEPTH;
+	return (a->sq_depth ? a->sq_depth : 128) + (a->rq_depth ? a->rq_depth : 128) + 16;
+}
+
+static int agent_new(struct rcc_server *srv, bool per_ep, struct agent **out)
+{
+	struct rcc_cq_attr ca = {
+		.depth = cq_depth_for(srv, per_ep),
+		/* WAIT is served with the CQ's fd so the agent can also be woken. */
+		.mode = srv->attr.cq_mode == RCC_CQ_POLL ? RCC_CQ_POLL : RCC_CQ_FD,
+	};
+	struct agent *ag = calloc(1, sizeof(*ag));
+	int rc;
+
+	if (!ag)
+		return -ENOMEM;
+	ag->srv = srv;
+	ag->per_ep = per_ep;
+	ag->epfd = -1;
+	pthread_mutex_init(&ag->lock, NULL);
+	ag->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ag->wakefd < 0) {
+		rc = -errno;
+		goto err;
+	}
+	rc = rcc_cq_create(srv->ctx, &ca, &ag->cq);
+	if (rc)
+		goto err;
+	if (ca.mode == RCC_CQ_FD) {
+		struct epoll_event e1 = { .events = EPOLLIN, .data.fd = rcc_cq_fd(ag->cq) };
+		struct epoll_event e2 = { .events = EPOLLIN, .data.fd = ag->wakefd };
+		ag->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (ag->epfd < 0 || epoll_ctl(ag->epfd, EPOLL_CTL_ADD, e1.data.fd, &e1) ||
+		    epoll_ctl(ag->epfd, EPOLL_CTL_ADD, ag->wakefd, &e2)) {
+			rc = -errno;
+			goto err;
+		}
+	}
+	*out = ag;
+	return 0;
+err:
+	agent_free(ag);
+	return rc;
+}
+
+static int agent_start(struct agent *ag)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&ag->thread, NULL, agent_main, ag);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return rc;
+	ag->started = true;
+	pthread_mutex_lock(&ag->srv->lock);
+	ag->next = ag->srv->agents;
+	ag->srv->agents = ag;
+	pthread_mutex_unlock(&ag->srv->lock);
+	return 0;
+}
+
+static void agent_handover(struct agent *ag, struct conn *c)
+{
+	pthread_mutex_lock(&ag->lock);
+	c->next = ag->incoming;
+	ag->incoming = c;
+	atomic_store_explicit(&ag->has_incoming, true, memory_order_release);
+	pthread_mutex_unlock(&ag->lock);
+	wake(ag->wakefd);
+}
+
+/* Join and free per-endpoint agents whose connection is over. */
+static void reap_agents(struct rcc_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	for (struct agent **pp = &srv->agents; *pp;) {
+		struct agent *ag = *pp;
+		if (ag->per_ep && atomic_load(&ag->done)) {
+			*pp = ag->next;
+			pthread_join(ag->thread, NULL);
+			agent_free(ag);
+		} else {
+			pp = &ag->next;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* -------------------------------------------------------------- listener */
+
+static struct agent *least_loaded(struct rcc_server *srv)
+{
+	struct agent *best = srv->shared[0];
+	for (int i = 1; i < srv->nshared; i++)
+		if (atomic_load(&srv->shared[i]->load) < atomic_load(&best->load))
+			best = srv->shared[i];
+	return best;
+}
+
+static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
+{
+	const struct rcc_recv_wr *recv = NULL;
+	int nrecv = 0, rc;
+	struct agent *ag = NULL;
+	struct conn *c;
+	char peer[64];
+
+	snprintf(peer, sizeof(peer), "%s", rcc_conn_req_peer(req));
+	if ((int)atomic_load(&srv->active) >= srv->attr.max_connections) {
+		log_warn("server: %s turned away: %d connections already", peer,
+			 srv->attr.max_connections);
+		rcc_reject_req(req, NULL, 0);
+		atomic_fetch_add(&srv->rejected, 1);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		rcc_reject_req(req, NULL, 0);
+		atomic_fetch_add(&srv->rejected, 1);
+		return;
+	}
+	if (srv->ops.on_request) {
+		rc = srv->ops.on_request(req, srv->attr.arg, &c->user, &recv, &nrecv);
+		if (rc < 0) {
+			log_info("server: %s rejected by the application: %s", peer,
+				 rcc_strerror(rc));
+			rcc_reject_req(req, NULL, 0);
+			atomic_fetch_add(&srv->rejected, 1);
+			goto err_user;
+		}
+	}
+	if (srv->attr.thread_mode == RCC_THREAD_PER_EP) {
+		rc = agent_new(srv, true, &ag);
+		if (rc) {
+			rcc_reject_req(req, NULL, 0);
+			goto err_user;
+		}
+	} else {
+		ag = least_loaded(srv);
+	}
+
+	struct rcc_ep_attr ea = srv->attr.ep_attr;
+	ea.send_cq = ea.recv_cq = ag->cq;
+	ea.initial_recv = recv;
+	ea.num_initial_recv = nrecv;
+	ea.context = c;
+	rc = rcc_accept_req(req, &ea, &c->ep);
+	if (rc) {
+		log_warn("server: accepting %s failed: %s", peer, rcc_strerror(rc));
+		goto err_agent;
+	}
+	atomic_fetch_add(&ag->load, 1);
+	atomic_fetch_add(&srv->active, 1);
+	atomic_fetch_add(&srv->accepted, 1);
+	agent_handover(ag, c);
+	if (ag->per_ep) {
+		rc = agent_start(ag);
+		if (rc) {
+			/* nobody will run it: take the connection back down here */
+			log_error("server: cannot start an agent thread: %s", rcc_strerror(rc));
+			ag->incoming = NULL;
+			if (srv->ops.on_disconnect)
+				srv->ops.on_disconnect(c->ep, c->user);
+			rcc_ep_close(c->ep);
+			free(c);
+			atomic_fetch_sub(&srv->active, 1);
+			agent_free(ag);
+		}
+	}
+	return;
+
+err_agent:
+	if (ag && ag->per_ep)
+		agent_free(ag);
+err_user:
+	if (c->user && srv->ops.on_disconnect)
+		srv->ops.on_disconnect(NULL, c->user);
+	free(c);
+}
+
+static void *listener_main(void *arg)
+{
+	struct rcc_server *srv = arg;
+	struct pollfd p[2] = {
+		{ .fd = rcc_listener_fd(srv->lst), .events = POLLIN },
+		{ .fd = srv->stopfd, .events = POLLIN },
+	};
+
+	for (;;) {
+		int r = poll(p, 2, 1000);
+		if (r < 0 && errno != EINTR) {
+			log_error("server: poll: %s", rcc_strerror(-errno));
+			break;
+		}
+		if (p[1].revents)
+			break;
+		reap_agents(srv);
+		if (r <= 0 || !p[0].revents)
+			continue;
+		struct rcc_conn_req *req;
+		int rc = rcc_get_request(srv->lst, 0, &req);
+		if (rc == -ETIMEDOUT || rc == -EAGAIN)
+			continue;
+		if (rc) {
+			log_warn("server: bad connection request: %s", rcc_strerror(rc));
+			continue;
+		}
+		handle_request(srv, req);
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ API */
+
+int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
+		     struct rcc_server **out)
+{
+	struct rcc_server *srv;
+	sigset_t all, old;
+	int rc;
+
+	if (!ctx || !attr || !out || !attr->addr || !attr->ops || !attr->ops->on_completion ||
+	    attr->thread_mode < RCC_THREAD_PER_EP || attr->thread_mode > RCC_THREAD_SHARED_CQ ||
+	    attr->cq_mode < RCC_CQ_POLL || attr->cq_mode > RCC_CQ_FD || attr->num_threads < 0 ||
+	    attr->num_threads > 256 || attr->max_connections < 0)
+		return -EINVAL;
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->ctx = ctx;
+	srv->attr = *attr;
+	srv->ops = *attr->ops;
+	srv->attr.ops = &srv->ops;
+	if (!srv->attr.max_connections)
+		srv->attr.max_connections = 1024;
+	srv->stopfd = -1;
+	pthread_mutex_init(&srv->lock, NULL);
+
+	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (srv->stopfd < 0) {
+		rc = -errno;
+		goto err_srv;
+	}
+	rc = rcc_listen(ctx, attr->addr, 0, &srv->lst);
+	if (rc)
+		goto err_stopfd;
+	if (attr->thread_mode == RCC_THREAD_SHARED_CQ) {
+		srv->nshared = attr->num_threads ? attr->num_threads : 1;
+		srv->shared = calloc((size_t)srv->nshared, sizeof(*srv->shared));
+		if (!srv->shared) {
+			rc = -ENOMEM;
+			goto err_lst;
+		}
+		for (int i = 0; i < srv->nshared; i++) {
+			rc = agent_new(srv, false, &srv->shared[i]);
+			if (!rc) {
+				rc = agent_start(srv->shared[i]);
+				if (rc)
+					agent_free(srv->shared[i]);
+			}
+			if (rc) {
+				srv->shared[i] = NULL;
+				goto err_agents;
+			}
+		}
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&srv->listener, NULL, listener_main, srv);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		goto err_agents;
+	log_info("server: listening on %s, port %d, %s threads", attr->addr,
+		 rcc_listener_port(srv->lst),
+		 attr->thread_mode == RCC_THREAD_PER_EP ? "per-endpoint" : "shared-CQ");
+	*out = srv;
+	return 0;
+
+err_agents:
+	pthread_mutex_lock(&srv->lock);
+	for (struct agent *ag = srv->agents; ag; ag = ag->next) {
+		atomic_store(&ag->stop, true);
+		wake(ag->wakefd);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	while (srv->agents) {
+		struct agent *ag = srv->agents;
+		srv->agents = ag->next;
+		pthread_join(ag->thread, NULL);
+		agent_free(ag);
+	}
+	free(srv->shared);
+err_lst:
+	rcc_listener_close(srv->lst);
+err_stopfd:
+	close(srv->stopfd);
+err_srv:
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+	return rc;
+}
+
+int rcc_server_port(const struct rcc_server *srv)
+{
+	return srv ? rcc_listener_port(srv->lst) : -EINVAL;
+}
+
+void rcc_server_stats(const struct rcc_server *srv, struct rcc_server_stats *st)
+{
+	if (!srv || !st)
+		return;
+	st->accepted = atomic_load(&srv->accepted);
+	st->rejected = atomic_load(&srv->rejected);
+	st->active = atomic_load(&srv->active);
+}
+
+int rcc_server_stop(struct rcc_server *srv)
+{
+	if (!srv)
+		return -EINVAL;
+	wake(srv->stopfd);
+	pthread_join(srv->listener, NULL);
+	rcc_listener_close(srv->lst);
+
+	pthread_mutex_lock(&srv->lock);
+	for (struct agent *ag = srv->agents; ag; ag = ag->next) {
+		atomic_store(&ag->stop, true);
+		wake(ag->wakefd);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	/* The listener is gone, so nobody else touches the list now. */
+	while (srv->agents) {
+		struct agent *ag = srv->agents;
+		srv->agents = ag->next;
+		pthread_join(ag->thread, NULL);
+		agent_free(ag);
+	}
+	free(srv->shared);
+	close(srv->stopfd);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* rcc-pingpong: shared definitions of its server and client. */
+#ifndef RCC_PINGPONG_H
+#define RCC_PINGPONG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rcc/rcc.h"
+#include "rcc/session.h"
+
+struct pp_opts {
+	bool server;
+	const char *host;     /* client: the server */
+	const char *bind;     /* server: listen address */
+	int port;
+	long iters;
+	long warmup;
+	uint32_t size;
+	enum rcc_cq_mode cq_mode;
+	enum rcc_thread_mode thread_mode;
+	int threads;          /* shared mode: progress threads */
+	struct rcc_ctx_attr ctx;
+	bool verify;
+	bool once;
+	bool json;
+	bool quiet;
+	int timeout_ms;       /* bound on every wait of the client */
+};
+
+int pp_parse(int argc, char **argv, struct pp_opts *o);
+int pp_server(const struct pp_opts *o);
+int pp_client(const struct pp_opts *o);
+
+/*
+ * The client's hello, carried as connect private data: "rcpp", version,
+ * message size (u32 LE). A client without it (rdma-core's rdma_client) is
+ * served with the server's own -S size.
+ */
+#define PP_HELLO_LEN 12
+void pp_hello_encode(uint32_t size, uint8_t out[PP_HELLO_LEN]);
+/* 0 and the size, or -EINVAL when the data is not a hello. */
+int pp_hello_decode(const void *data, size_t len, uint32_t *size);
+
+/* Largest message rcc-pingpong agrees to echo. */
+#define PP_MAX_SIZE (64u << 20)
+
+#endif

@@ -1,0 +1,218 @@
+/*
+ * The server: an rcc_server whose agents echo each ping. Every connection
+ * owns two receive buffers, so one is always posted while the other's
+ * contents go back as the pong; a buffer is posted again once its pong has
+ * completed.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "opts.h"
+#include "pingpong.h"
+
+#define PP_RECVS 2
+#define SEND_ID 16
+
+struct pp_server {
+	const struct pp_opts *o;
+	struct rcc_ctx *ctx;
+	int donefd; /* --once: the first client has left */
+};
+
+struct pp_conn {
+	struct pp_server *srv;
+	uint32_t size;
+	uint8_t *buf;
+	struct rcc_mr *mr;
+	struct rcc_sge sge[PP_RECVS];
+	struct rcc_recv_wr rwr[PP_RECVS];
+	uint64_t pongs;
+};
+
+static void conn_free(struct pp_conn *c)
+{
+	if (c->mr)
+		rcc_mr_dereg(c->mr);
+	free(c->buf);
+	free(c);
+}
+
+static int on_request(struct rcc_conn_req *req, void *arg, void **conn,
+		      const struct rcc_recv_wr **recv, int *num_recv)
+{
+	struct pp_server *srv = arg;
+	size_t len;
+	const void *pd = rcc_conn_req_private_data(req, &len);
+	uint32_t size;
+	int rc;
+
+	/* rdma-core's rdma_client sends no hello: serve it at our own -S size */
+	if (pp_hello_decode(pd, len, &size))
+		size = srv->o->size;
+	struct pp_conn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->srv = srv;
+	c->size = size;
+	size_t slot = size ? size : 1;
+	c->buf = aligned_alloc(64, ((slot * PP_RECVS) + 63) & ~(size_t)63);
+	if (!c->buf) {
+		free(c);
+		return -ENOMEM;
+	}
+	rc = rcc_mr_reg(srv->ctx, c->buf, slot * PP_RECVS, RCC_ACCESS_LOCAL_WRITE, &c->mr);
+	if (rc) {
+		conn_free(c);
+		return rc;
+	}
+	for (int i = 0; i < PP_RECVS; i++) {
+		c->sge[i] = rcc_mr_sge(c->mr, c->buf + (size_t)i * slot, size);
+		c->rwr[i] = (struct rcc_recv_wr){ .wr_id = (uint64_t)i, .sg_list = &c->sge[i],
+						  .num_sge = 1 };
+	}
+	if (!srv->o->quiet)
+		printf("rcc-pingpong: client %s, %u-byte messages\n", rcc_conn_req_peer(req), size);
+	*conn = c;
+	*recv = c->rwr;
+	*num_recv = PP_RECVS;
+	return 0;
+}
+
+static void on_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn)
+{
+	struct pp_conn *c = conn;
+	int rc;
+
+	if (wc->status != RCC_WC_SUCCESS) {
+		if (wc->status != RCC_WC_WR_FLUSH_ERR)
+			fprintf(stderr, "rcc-pingpong: %s: %s\n", rcc_ep_peer(ep),
+				rcc_wc_status_str(wc->status));
+		return;
+	}
+	if (wc->opcode == RCC_WC_RECV) {
+		int i = (int)wc->wr_id;
+		struct rcc_sge s = c->sge[i];
+		s.length = wc->byte_len;
+		unsigned flags = RCC_SEND_SIGNALED;
+		if (wc->byte_len <= rcc_ep_max_inline(ep))
+			flags |= RCC_SEND_INLINE;
+		rc = rcc_post_send(ep, &s, 1, SEND_ID + (uint64_t)i, flags);
+	} else {
+		c->pongs++;
+		int i = (int)(wc->wr_id - SEND_ID);
+		rc = rcc_post_recv_list(ep, &c->rwr[i], 1, NULL);
+	}
+	if (rc && rc != -ENOTCONN) {
+		fprintf(stderr, "rcc-pingpong: %s: post failed: %s\n", rcc_ep_peer(ep),
+			rcc_strerror(rc));
+		rcc_ep_disconnect(ep);
+	}
+}
+
+static void on_disconnect(struct rcc_ep *ep, void *conn)
+{
+	struct pp_conn *c = conn;
+	struct pp_server *srv = c->srv;
+
+	if (ep && !srv->o->quiet)
+		printf("rcc-pingpong: client %s left after %llu pongs\n", rcc_ep_peer(ep),
+		       (unsigned long long)c->pongs);
+	conn_free(c);
+	if (ep && srv->o->once) {
+		uint64_t one = 1;
+		if (write(srv->donefd, &one, sizeof(one)) < 0)
+			perror("rcc-pingpong: eventfd");
+	}
+}
+
+static const struct rcc_server_ops pp_ops = {
+	.on_request = on_request,
+	.on_completion = on_completion,
+	.on_disconnect = on_disconnect,
+};
+
+/* Sleep until SIGINT/SIGTERM, or (--once) until the first client has left. */
+static void wait_for_end(struct pp_server *srv)
+{
+	sigset_t set;
+	struct pollfd p[2];
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	p[0].fd = signalfd(-1, &set, SFD_CLOEXEC);
+	p[0].events = POLLIN;
+	p[1].fd = srv->donefd;
+	p[1].events = POLLIN;
+	while (poll(p, 2, -1) < 0 && errno == EINTR)
+		;
+	if (p[0].fd >= 0)
+		close(p[0].fd);
+}
+
+int pp_server(const struct pp_opts *o)
+{
+	struct pp_server srv = { .o = o, .donefd = -1 };
+	struct rcc_server *s;
+	struct rcc_server_stats st;
+	char addr[300];
+	sigset_t set;
+	int rc, status = 1;
+
+	/* Block the signals first so every thread created later inherits the mask. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+	rc = rcc_ctx_open(&o->ctx, &srv.ctx);
+	if (rc) {
+		fprintf(stderr, "rcc-pingpong: cannot open the %s transport: %s\n",
+			rcc_transport_name(o->ctx.transport), rcc_strerror(rc));
+		return 1;
+	}
+	srv.donefd = eventfd(0, EFD_CLOEXEC);
+	if (srv.donefd < 0) {
+		perror("rcc-pingpong: eventfd");
+		goto out_ctx;
+	}
+	snprintf(addr, sizeof(addr), strchr(o->bind, ':') ? "[%s]:%d" : "%s:%d", o->bind,
+		 o->port);
+	struct rcc_server_attr attr = {
+		.addr = addr,
+		.thread_mode = o->thread_mode,
+		.num_threads = o->threads,
+		.cq_mode = o->cq_mode,
+		.ep_attr = { .sq_depth = 8, .rq_depth = 8 },
+		.ops = &pp_ops,
+		.arg = &srv,
+	};
+	rc = rcc_server_start(srv.ctx, &attr, &s);
+	if (rc) {
+		fprintf(stderr, "rcc-pingpong: cannot listen on %s: %s\n", addr, rcc_strerror(rc));
+		goto out_fd;
+	}
+	printf("rcc-pingpong: listening on %s:%d (transport %s, %s threads, cq %s)\n", o->bind,
+	       rcc_server_port(s), rcc_transport_name(rcc_ctx_transport(srv.ctx)),
+	       thread_mode_name(o->thread_mode), cq_mode_name(o->cq_mode));
+	fflush(stdout);
+	wait_for_end(&srv);
+	rcc_server_stats(s, &st);
+	rcc_server_stop(s);
+	if (!o->quiet)
+		printf("rcc-pingpong: served %llu clients (%llu turned away)\n",
+		       (unsigned long long)st.accepted, (unsigned long long)st.rejected);
+	status = 0;
+out_fd:
+	close(srv.donefd);
+out_ctx:
+	rcc_ctx_close(srv.ctx);
+	return status;
+}
