@@ -10,6 +10,7 @@
 #ifndef RCC_TEST_HARNESS_H
 #define RCC_TEST_HARNESS_H
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -516,7 +516,12 @@ void tx_flush(struct tcp_ep *ep, bool ack_now)
 	bool locked = ep->resp_head != ep->resp_tail;
 	if (locked)
 		pthread_rwlock_rdlock(&ep->ctx->mr_lock);
-	for (int round = 0; round < TX_ROUNDS; round++) {
+	for (int round = 0;; round++) {
+		if (round == TX_ROUNDS) {
+			/* Enough for one call; if more is queued, come back when writable. */
+			blocked = true;
+			break;
+		}
 		b.nitems = b.niov = 0;
 		b.bytes = 0;
 		b.ack = atomic_load_explicit(&ep->rx_expected, memory_order_acquire);

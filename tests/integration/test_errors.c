@@ -1,0 +1,526 @@
+/*
+ * Every error path gives an error completion or an error status, never a
+ * crash or a hang, and the same status on every transport. A failed
+ * endpoint flushes what is outstanding, refuses new work, and takes its peer
+ * out of service too.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pair.h"
+
+#define ALL_ACCESS                                                                                 \
+	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ |               \
+	 RCC_ACCESS_REMOTE_ATOMIC)
+
+/* One completion with this wr_id and status. */
+#define EXPECT_STATUS(cq, id, st)                                                                  \
+	do {                                                                                       \
+		struct rcc_wc w_;                                                                  \
+		CHECK_OK(wait_one((cq), &w_, TEST_TIMEOUT_MS));                                    \
+		CHECK_EQ(w_.wr_id, (id));                                                          \
+		CHECK_WC(w_, (st));                                                                \
+	} while (0)
+
+/*
+ * A one-sided request the target must refuse: the initiator sees want, its
+ * later work is flushed and refused, and the target leaves service with its
+ * posted receive flushed.
+ */
+static void refused_one_sided(enum rcc_wr_opcode op, unsigned access, int64_t offset,
+			      uint32_t len, bool deregister, enum rcc_wc_status want)
+{
+	struct pair p;
+	struct tbuf l = { 0 }, t = { 0 }, r = { 0 };
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&l, p.ctx, 4096, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&t, p.ctx, 4096, access));
+	CHECK_OK(tbuf_alloc(&r, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
+	struct rcc_sge rs = tbuf_sge(&r, 0, 64);
+	CHECK_OK(rcc_post_recv(p.b, &rs, 1, 77));
+	if (deregister) {
+		CHECK_OK(rcc_mr_dereg(t.mr));
+		t.mr = NULL;
+	}
+	fill_pattern(t.p, 4096, 5);
+	struct rcc_sge sg = tbuf_sge(&l, 0, len);
+	/* one list, so the second request is queued before the first can fail */
+	struct rcc_sge ok = tbuf_sge(&l, 0, 8);
+	struct rcc_send_wr wr[2] = {
+		{ .wr_id = 1, .sg_list = &sg, .num_sge = 1, .opcode = op,
+		  .flags = RCC_SEND_SIGNALED, .remote_addr = rm.addr + (uint64_t)offset,
+		  .rkey = rm.rkey, .compare_add = 1 },
+		/* work behind the failing request is flushed, not executed */
+		{ .wr_id = 2, .sg_list = &ok, .num_sge = 1, .opcode = RCC_WR_WRITE,
+		  .flags = RCC_SEND_SIGNALED, .remote_addr = rm.addr, .rkey = rm.rkey },
+	};
+	CHECK_OK(rcc_post_send_list(p.a, wr, 2, NULL));
+	EXPECT_STATUS(p.cq_a, 1, want);
+	EXPECT_STATUS(p.cq_a, 2, RCC_WC_WR_FLUSH_ERR);
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_ERROR);
+	CHECK_EQ(rcc_post_write(p.a, &ok, 1, rm.addr, rm.rkey, 3, RCC_SEND_SIGNALED), -ENOTCONN);
+	CHECK_EQ(rcc_post_recv(p.a, &rs, 1, 4), -ENOTCONN);
+	/* the target is out of service too: its receive is flushed */
+	EXPECT_STATUS(p.cq_b, 77, RCC_WC_WR_FLUSH_ERR);
+	CHECK(rcc_ep_state(p.b) != RCC_EP_CONNECTED);
+	if (!deregister)
+		CHECK_EQ(check_pattern(t.p, 4096, 5), -1); /* nothing was written */
+	tbuf_free(&l);
+	tbuf_free(&t);
+	tbuf_free(&r);
+	pair_close(&p);
+}
+
+static void bad_rkey(void)
+{
+	struct pair p;
+	struct tbuf l = { 0 }, t = { 0 };
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&l, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&t, p.ctx, 64, ALL_ACCESS));
+	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
+	struct rcc_sge sg = tbuf_sge(&l, 0, 64);
+	CHECK_OK(rcc_post_write(p.a, &sg, 1, rm.addr, rm.rkey ^ 0x5a5a0000u, 1, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_a, 1, RCC_WC_REM_ACCESS_ERR);
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_ERROR);
+	tbuf_free(&l);
+	tbuf_free(&t);
+	pair_close(&p);
+}
+
+static void write_out_of_bounds(void)
+{
+	refused_one_sided(RCC_WR_WRITE, ALL_ACCESS, 4096 - 8, 16, false, RCC_WC_REM_ACCESS_ERR);
+}
+
+static void read_out_of_bounds(void)
+{
+	refused_one_sided(RCC_WR_READ, ALL_ACCESS, 1, 4096, false, RCC_WC_REM_ACCESS_ERR);
+}
+
+static void atomic_out_of_bounds(void)
+{
+	refused_one_sided(RCC_WR_FADD, ALL_ACCESS, 4096, 8, false, RCC_WC_REM_ACCESS_ERR);
+}
+
+static void write_without_permission(void)
+{
+	refused_one_sided(RCC_WR_WRITE, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_READ, 0, 64,
+			  false, RCC_WC_REM_ACCESS_ERR);
+}
+
+static void read_without_permission(void)
+{
+	refused_one_sided(RCC_WR_READ, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE, 0, 64,
+			  false, RCC_WC_REM_ACCESS_ERR);
+}
+
+static void atomic_without_permission(void)
+{
+	refused_one_sided(RCC_WR_CAS, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE, 0, 8, false,
+			  RCC_WC_REM_ACCESS_ERR);
+}
+
+static void deregistered_region(void)
+{
+	refused_one_sided(RCC_WR_WRITE, ALL_ACCESS, 0, 64, true, RCC_WC_REM_ACCESS_ERR);
+}
+
+static void misaligned_atomic(void)
+{
+	refused_one_sided(RCC_WR_FADD, ALL_ACCESS, 4, 8, false, RCC_WC_REM_INV_REQ_ERR);
+}
+
+/* A SEND longer than the posted receive: a length error at the receiver, an
+ * invalid request at the sender, both out of service. */
+static void receive_buffer_too_small(void)
+{
+	struct pair p;
+	struct tbuf s = { 0 }, r = { 0 };
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&s, p.ctx, 256, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&r, p.ctx, 256, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge rs = tbuf_sge(&r, 0, 16), rs2 = tbuf_sge(&r, 16, 16);
+	struct rcc_sge ss = tbuf_sge(&s, 0, 64);
+	CHECK_OK(rcc_post_recv(p.b, &rs, 1, 1));
+	CHECK_OK(rcc_post_recv(p.b, &rs2, 1, 2));
+	CHECK_OK(rcc_post_send(p.a, &ss, 1, 3, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_b, 1, RCC_WC_LOC_LEN_ERR);
+	EXPECT_STATUS(p.cq_b, 2, RCC_WC_WR_FLUSH_ERR);
+	EXPECT_STATUS(p.cq_a, 3, RCC_WC_REM_INV_REQ_ERR);
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_ERROR);
+	CHECK_EQ(rcc_ep_state(p.b), RCC_EP_ERROR);
+	tbuf_free(&s);
+	tbuf_free(&r);
+	pair_close(&p);
+}
+
+/* No receive posted and no RNR retries allowed: RNR retry exceeded. */
+static void rnr_no_retry(void)
+{
+	struct pair p;
+	struct pair_opts o = { .attr_a = { .rnr_retry = RCC_NO_RETRY } };
+	struct tbuf s = { 0 };
+
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&s, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge ss = tbuf_sge(&s, 0, 64);
+	CHECK_OK(rcc_post_send(p.a, &ss, 1, 1, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_a, 1, RCC_WC_RNR_RETRY_EXC_ERR);
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_ERROR);
+	tbuf_free(&s);
+	pair_close(&p);
+}
+
+/* A few RNR retries, then give up. */
+static void rnr_retries_exhausted(void)
+{
+	struct pair p;
+	struct pair_opts o = { .attr_a = { .rnr_retry = 2 } };
+	struct tbuf s = { 0 };
+
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&s, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge ss = tbuf_sge(&s, 0, 64);
+	CHECK_OK(rcc_post_send(p.a, &ss, 1, 1, RCC_SEND_SIGNALED));
+	CHECK_OK(rcc_post_send(p.a, &ss, 1, 2, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_a, 1, RCC_WC_RNR_RETRY_EXC_ERR);
+	EXPECT_STATUS(p.cq_a, 2, RCC_WC_WR_FLUSH_ERR);
+	tbuf_free(&s);
+	pair_close(&p);
+}
+
+/*
+ * Sends that meet an empty receive queue wait (RNR retry forever) without
+ * losing their order; a full send queue refuses the next post; once the
+ * receiver posts, everything arrives in order.
+ */
+static void rnr_wait_then_deliver_in_order(void)
+{
+	enum { DEPTH = 4, SZ = 128 };
+	struct pair p;
+	struct pair_opts o = { .attr_a = { .sq_depth = DEPTH } };
+	struct tbuf s = { 0 }, r = { 0 };
+	struct rcc_wc wc[DEPTH];
+
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&s, p.ctx, DEPTH * SZ, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&r, p.ctx, DEPTH * SZ, RCC_ACCESS_LOCAL_WRITE));
+	for (int i = 0; i < DEPTH; i++) {
+		fill_pattern(s.p + i * SZ, SZ, 60 + (uint64_t)i);
+		struct rcc_sge ss = tbuf_sge(&s, (size_t)i * SZ, SZ);
+		CHECK_OK(rcc_post_send(p.a, &ss, 1, (uint64_t)i, RCC_SEND_SIGNALED));
+	}
+	struct rcc_sge extra = tbuf_sge(&s, 0, SZ);
+	CHECK_EQ(rcc_post_send(p.a, &extra, 1, 99, RCC_SEND_SIGNALED), -ENOMEM);
+	CHECK_EQ(rcc_cq_wait(p.cq_a, wc, 1, 20), -ETIMEDOUT); /* still waiting, not failed */
+	for (int i = 0; i < DEPTH; i++) {
+		struct rcc_sge rs = tbuf_sge(&r, (size_t)i * SZ, SZ);
+		CHECK_OK(rcc_post_recv(p.b, &rs, 1, 100 + (uint64_t)i));
+	}
+	CHECK_EQ(wait_n(p.cq_b, wc, DEPTH, TEST_TIMEOUT_MS), DEPTH);
+	for (int i = 0; i < DEPTH; i++) {
+		CHECK_WC(wc[i], RCC_WC_SUCCESS);
+		CHECK_EQ(wc[i].wr_id, 100 + (uint64_t)i);
+		CHECK_EQ(check_pattern(r.p + i * SZ, SZ, 60 + (uint64_t)i), -1);
+	}
+	CHECK_EQ(wait_n(p.cq_a, wc, DEPTH, TEST_TIMEOUT_MS), DEPTH);
+	for (int i = 0; i < DEPTH; i++) {
+		CHECK_WC(wc[i], RCC_WC_SUCCESS);
+		CHECK_EQ(wc[i].wr_id, (uint64_t)i);
+	}
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_CONNECTED);
+	tbuf_free(&s);
+	tbuf_free(&r);
+	pair_close(&p);
+}
+
+/* A send from memory that is not registered: a local protection error. */
+static void bad_lkey(void)
+{
+	struct pair p;
+	struct tbuf s = { 0 }, r = { 0 };
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&s, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&r, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge rs = tbuf_sge(&r, 0, 64);
+	CHECK_OK(rcc_post_recv(p.b, &rs, 1, 1));
+	struct rcc_sge bad = tbuf_sge(&s, 0, 64);
+	bad.lkey ^= 0x00a5a500u;
+	CHECK_OK(rcc_post_send(p.a, &bad, 1, 2, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_a, 2, RCC_WC_LOC_PROT_ERR);
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_ERROR);
+	tbuf_free(&s);
+	tbuf_free(&r);
+	pair_close(&p);
+}
+
+/* Disconnect flushes every outstanding request of the endpoint before it
+ * returns, and the peer is flushed within the timeout. */
+static void disconnect_flushes_both_sides(void)
+{
+	enum { N = 8 };
+	struct pair p;
+	struct tbuf r = { 0 };
+	struct rcc_wc wc[N];
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&r, p.ctx, 2 * N * 64, RCC_ACCESS_LOCAL_WRITE));
+	for (int i = 0; i < N; i++) {
+		struct rcc_sge a = tbuf_sge(&r, (size_t)i * 64, 64);
+		struct rcc_sge b = tbuf_sge(&r, (size_t)(N + i) * 64, 64);
+		CHECK_OK(rcc_post_recv(p.a, &a, 1, (uint64_t)i));
+		CHECK_OK(rcc_post_recv(p.b, &b, 1, 100 + (uint64_t)i));
+	}
+	CHECK_OK(rcc_ep_disconnect(p.b));
+	CHECK_EQ(rcc_ep_state(p.b), RCC_EP_DISCONNECTED);
+	/* already on the CQ: a non-blocking poll finds all of them, in order */
+	int got = 0;
+	for (int tries = 0; got < N && tries < 1000; tries++)
+		got += rcc_cq_poll(p.cq_b, wc + got, N - got);
+	CHECK_EQ(got, N);
+	for (int i = 0; i < N; i++) {
+		CHECK_WC(wc[i], RCC_WC_WR_FLUSH_ERR);
+		CHECK_EQ(wc[i].wr_id, 100 + (uint64_t)i);
+		CHECK(wc[i].ep == p.b);
+	}
+	struct rcc_sge s = tbuf_sge(&r, 0, 8);
+	CHECK_EQ(rcc_post_send(p.b, &s, 1, 1, 0), -ENOTCONN);
+	CHECK_EQ(wait_n(p.cq_a, wc, N, TEST_TIMEOUT_MS), N);
+	for (int i = 0; i < N; i++) {
+		CHECK_WC(wc[i], RCC_WC_WR_FLUSH_ERR);
+		CHECK_EQ(wc[i].wr_id, (uint64_t)i);
+	}
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_DISCONNECTED);
+	CHECK_OK(rcc_ep_disconnect(p.b)); /* idempotent */
+	tbuf_free(&r);
+	pair_close(&p);
+}
+
+/* Closing an endpoint removes its completions: none names it afterwards. */
+static void close_forgets_completions(void)
+{
+	struct pair p;
+	struct tbuf r = { 0 };
+	struct rcc_wc wc[8];
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&r, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge a = tbuf_sge(&r, 0, 64);
+	for (int i = 0; i < 4; i++)
+		CHECK_OK(rcc_post_recv(p.b, &a, 1, (uint64_t)i));
+	struct rcc_ep *gone = p.b;
+	CHECK_OK(rcc_ep_close(p.b));
+	p.b = NULL;
+	CHECK_EQ(rcc_cq_poll(p.cq_b, wc, 8), 0);
+	(void)gone;
+	tbuf_free(&r);
+	pair_close(&p);
+}
+
+/*
+ * The peer process is killed mid-stream: the survivor's outstanding work is
+ * flushed within the timeout and the endpoint is disconnected; nothing hangs.
+ */
+static void peer_killed_mid_stream(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_listener *lst;
+	struct rcc_ep *ep;
+	struct tbuf r = { 0 }, s = { 0 };
+	int to_child[2], to_parent[2];
+	char addr[128];
+
+	/* fork before any thread exists here: the child is a clean, separate peer */
+	CHECK(pipe(to_child) == 0 && pipe(to_parent) == 0);
+	pid_t child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		struct rcc_ctx *c;
+		struct rcc_cq *ccq;
+		struct rcc_ep *cep;
+		int port;
+		close(to_child[1]);
+		close(to_parent[0]);
+		if (read(to_child[0], &port, sizeof(port)) != sizeof(port))
+			_exit(1);
+		snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
+		if (test_ctx_open(&c) || rcc_cq_create(c, NULL, &ccq))
+			_exit(2);
+		struct rcc_ep_attr ca = { .send_cq = ccq };
+		if (rcc_connect(c, addr, &ca, TEST_TIMEOUT_MS, &cep))
+			_exit(3);
+		if (write(to_parent[1], "x", 1) != 1)
+			_exit(4);
+		/* stream data at the parent until killed */
+		static uint8_t buf[65536];
+		struct rcc_mr *mr;
+		if (rcc_mr_reg(c, buf, sizeof(buf), RCC_ACCESS_LOCAL_WRITE, &mr))
+			_exit(5);
+		struct rcc_sge sg = rcc_mr_sge(mr, buf, sizeof(buf));
+		for (;;) {
+			struct rcc_wc w;
+			if (rcc_post_send(cep, &sg, 1, 0, RCC_SEND_SIGNALED) == 0)
+				(void)rcc_cq_wait(ccq, &w, 1, 1000);
+			else
+				(void)rcc_cq_wait(ccq, &w, 1, 100);
+		}
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	int rc = test_ctx_open(&ctx);
+	if (!rc)
+		rc = rcc_cq_create(ctx, NULL, &cq);
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	if (!rc)
+		rc = rcc_listen(ctx, addr, 0, &lst);
+	int port = rc ? 0 : rcc_listener_port(lst);
+	CHECK(write(to_child[1], &port, sizeof(port)) == sizeof(port));
+	close(to_child[1]);
+	struct rcc_ep_attr a = { .send_cq = cq };
+	if (!rc)
+		rc = rcc_accept(lst, &a, TEST_TIMEOUT_MS, &ep);
+	char x;
+	bool child_ready = read(to_parent[0], &x, 1) == 1;
+	close(to_parent[0]);
+	if (rc || !child_ready) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		CHECK_OK(rc);
+		CHECK(child_ready);
+	}
+	CHECK_OK(tbuf_alloc(&r, ctx, 8 * 65536, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&s, ctx, 4096, RCC_ACCESS_LOCAL_WRITE));
+	for (int i = 0; i < 8; i++) {
+		struct rcc_sge rs = tbuf_sge(&r, (size_t)i * 65536, 65536);
+		CHECK_OK(rcc_post_recv(ep, &rs, 1, (uint64_t)i));
+	}
+	/* one message arrives, proving the stream is live, then the peer dies */
+	struct rcc_wc wc[16];
+	CHECK_OK(wait_one(cq, wc, TEST_TIMEOUT_MS));
+	CHECK_WC(wc[0], RCC_WC_SUCCESS);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	/* our own send towards the dead peer is flushed too */
+	struct rcc_sge ss = tbuf_sge(&s, 0, 4096);
+	rc = rcc_post_send(ep, &ss, 1, 1000, RCC_SEND_SIGNALED);
+	CHECK(rc == 0 || rc == -ENOTCONN);
+	/* every outstanding request completes: received data that was already on
+	 * its way, or a flush; nothing is left hanging */
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	int done = 0, want = 7 + (rc == 0);
+	while (done < want && now_ms() < end) {
+		int n = rcc_cq_wait(cq, wc, 16, 100);
+		for (int i = 0; i < n; i++, done++)
+			CHECK((wc[i].status == RCC_WC_SUCCESS && wc[i].opcode == RCC_WC_RECV) ||
+			      wc[i].status == RCC_WC_WR_FLUSH_ERR ||
+			      wc[i].status == RCC_WC_RETRY_EXC_ERR);
+	}
+	CHECK_EQ(done, want);
+	while (rcc_ep_state(ep) == RCC_EP_CONNECTED && now_ms() < end)
+		(void)rcc_cq_wait(cq, wc, 1, 10);
+	CHECK(rcc_ep_state(ep) != RCC_EP_CONNECTED);
+	rcc_ep_close(ep);
+	tbuf_free(&r);
+	tbuf_free(&s);
+	rcc_listener_close(lst);
+	rcc_cq_destroy(cq);
+	CHECK_OK(rcc_ctx_close(ctx));
+}
+
+/* Malformed requests are refused at post time with -EINVAL, nothing queued. */
+static void malformed_posts(void)
+{
+	struct pair p;
+	struct tbuf b = { 0 };
+
+	struct tbuf t = { 0 };
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&b, p.ctx, 4096, ALL_ACCESS));
+	CHECK_OK(tbuf_alloc(&t, p.ctx, 4096, ALL_ACCESS));
+	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
+	struct rcc_sge sg[17];
+	for (int i = 0; i < 17; i++)
+		sg[i] = tbuf_sge(&b, 0, 8);
+	CHECK_EQ(rcc_post_send(p.a, sg, 5, 1, 0), -EINVAL);   /* more SGEs than max_send_sge */
+	CHECK_EQ(rcc_post_recv(p.a, sg, 5, 1), -EINVAL);
+	CHECK_EQ(rcc_post_send(p.a, NULL, 1, 1, 0), -EINVAL);
+	struct rcc_sge seven = tbuf_sge(&b, 0, 7);
+	CHECK_EQ(rcc_post_fadd(p.a, &seven, rm.addr, rm.rkey, 1, 1, 0), -EINVAL);
+	CHECK_EQ(rcc_post_read(p.a, sg, 1, rm.addr, rm.rkey, 1, RCC_SEND_INLINE), -EINVAL);
+	struct rcc_send_wr bad_op = { .opcode = (enum rcc_wr_opcode)99 };
+	CHECK_EQ(rcc_post_send_list(p.a, &bad_op, 1, NULL), -EINVAL);
+	struct rcc_send_wr bad_flag = { .opcode = RCC_WR_SEND, .flags = 1u << 9 };
+	CHECK_EQ(rcc_post_send_list(p.a, &bad_flag, 1, NULL), -EINVAL);
+	/* a list with a bad request in the middle posts the good prefix */
+	struct rcc_send_wr list[3] = {
+		{ .wr_id = 1, .opcode = RCC_WR_WRITE, .sg_list = sg, .num_sge = 1,
+		  .remote_addr = rm.addr, .rkey = rm.rkey, .flags = RCC_SEND_SIGNALED },
+		{ .wr_id = 2, .opcode = RCC_WR_FADD, .sg_list = &seven, .num_sge = 1 },
+		{ .wr_id = 3, .opcode = RCC_WR_WRITE, .sg_list = sg, .num_sge = 1,
+		  .remote_addr = rm.addr, .rkey = rm.rkey, .flags = RCC_SEND_SIGNALED },
+	};
+	int posted = -1;
+	CHECK_EQ(rcc_post_send_list(p.a, list, 3, &posted), -EINVAL);
+	CHECK_EQ(posted, 1);
+	EXPECT_STATUS(p.cq_a, 1, RCC_WC_SUCCESS);
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_CONNECTED);
+	tbuf_free(&b);
+	tbuf_free(&t);
+	pair_close(&p);
+}
+
+/* Bad arguments to object calls: clean statuses, nothing created. */
+static void bad_arguments(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_mr *mr;
+	struct rcc_ep *ep;
+	static uint8_t buf[64];
+
+	CHECK_OK(test_ctx_open(&ctx));
+	CHECK_EQ(rcc_mr_reg(ctx, buf, 0, RCC_ACCESS_LOCAL_WRITE, &mr), -EINVAL);
+	CHECK_EQ(rcc_mr_reg(ctx, NULL, 64, 0, &mr), -EINVAL);
+	CHECK_EQ(rcc_mr_reg(ctx, buf, 64, RCC_ACCESS_REMOTE_WRITE, &mr), -EINVAL);
+	CHECK_EQ(rcc_mr_reg(ctx, buf, 64, 1u << 7, &mr), -EINVAL);
+	CHECK_EQ(rcc_cq_create(ctx, &(struct rcc_cq_attr){ .mode = (enum rcc_cq_mode)9 }, &cq),
+		 -EINVAL);
+	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
+	CHECK_EQ(rcc_cq_fd(cq), -EINVAL); /* POLL mode has no descriptor */
+	struct rcc_wc wc;
+	CHECK_EQ(rcc_cq_poll(cq, &wc, 0), -EINVAL);
+	CHECK_EQ(rcc_cq_wait(cq, &wc, 1, -5), -EINVAL);
+	CHECK_EQ(rcc_cq_wait(cq, &wc, 1, 10), -ETIMEDOUT);
+	struct rcc_ep_attr no_cq = { 0 };
+	CHECK_EQ(rcc_connect(ctx, "127.0.0.1:1", &no_cq, 100, &ep), -EINVAL);
+	uint8_t big[RCC_CONNECT_PRIVATE_DATA_MAX + 1] = { 0 };
+	struct rcc_ep_attr too_much = { .send_cq = cq, .private_data = big,
+					.private_data_len = sizeof(big) };
+	CHECK_EQ(rcc_connect(ctx, "127.0.0.1:1", &too_much, 100, &ep), -EINVAL);
+	struct rcc_ep_attr bad_retry = { .send_cq = cq, .rnr_retry = 8 };
+	CHECK_EQ(rcc_connect(ctx, "127.0.0.1:1", &bad_retry, 100, &ep), -EINVAL);
+	CHECK_OK(rcc_mr_reg(ctx, buf, 64, RCC_ACCESS_LOCAL_WRITE, &mr));
+	CHECK_EQ(rcc_ctx_close(ctx), -EBUSY); /* objects still open */
+	CHECK_OK(rcc_mr_dereg(mr));
+	CHECK_OK(rcc_cq_destroy(cq));
+	CHECK_OK(rcc_ctx_close(ctx));
+	struct rcc_ctx_attr bad = { .transport = (enum rcc_transport)7 };
+	CHECK_EQ(rcc_ctx_open(&bad, &ctx), -EINVAL);
+}
+
+TEST_MAIN(TEST(bad_rkey), TEST(write_out_of_bounds), TEST(read_out_of_bounds),
+	  TEST(atomic_out_of_bounds), TEST(write_without_permission), TEST(read_without_permission),
+	  TEST(atomic_without_permission), TEST(deregistered_region), TEST(misaligned_atomic),
+	  TEST(receive_buffer_too_small), TEST(rnr_no_retry), TEST(rnr_retries_exhausted),
+	  TEST(rnr_wait_then_deliver_in_order), TEST(bad_lkey), TEST(disconnect_flushes_both_sides),
+	  TEST(close_forgets_completions), TEST(peer_killed_mid_stream), TEST(malformed_posts),
+	  TEST(bad_arguments))
