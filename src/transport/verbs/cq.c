@@ -1,0 +1,468 @@
+/*
+ * Completion queues: ibv_poll_cq mapped to rcc_wc, a software backlog for
+ * completions pulled out early by disconnect/close, and the completion
+ * channel of WAIT/FD mode.
+ *
+ * FD contract: the channel fd is readable when an event is pending; the user
+ * then polls until poll returns 0. So an empty poll consumes pending events
+ * (without blocking), acknowledges them in batches, re-arms the CQ and polls
+ * once more, because a completion that arrived before the re-arm raises no
+ * event of its own.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "core/log.h"
+#include "verbs.h"
+
+#define POLL_BATCH 16
+#define ACK_BATCH 64u
+/* Room beyond the requested depth: the disconnect markers of several eps. */
+#define CQ_SLACK 32
+
+/* ---------------------------------------------------------- qp_num table */
+
+static uint32_t slot_hash(uint32_t qpn, uint32_t cap)
+{
+	return (qpn * 2654435761u) & (cap - 1);
+}
+
+static struct verbs_ep *slot_find(const struct verbs_cq *cq, uint32_t qpn)
+{
+	uint32_t mask = cq->slot_cap - 1;
+	for (uint32_t i = slot_hash(qpn, cq->slot_cap);; i = (i + 1) & mask) {
+		const struct qp_slot *s = &cq->slots[i];
+		if (s->qpn == qpn && !s->dead)
+			return s->ep;
+		if (s->qpn == 0)
+			return NULL;
+	}
+}
+
+static void slot_put(struct qp_slot *slots, uint32_t cap, uint32_t qpn, struct verbs_ep *ep)
+{
+	uint32_t i = slot_hash(qpn, cap);
+	while (slots[i].qpn != 0 && !slots[i].dead)
+		i = (i + 1) & (cap - 1);
+	slots[i] = (struct qp_slot){ .qpn = qpn, .ep = ep };
+}
+
+/* Caller holds poll_lock for writing. */
+static int slots_grow(struct verbs_cq *cq)
+{
+	uint32_t cap = cq->slot_cap * 2, used = 0;
+	struct qp_slot *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < cq->slot_cap; i++) {
+		if (cq->slots[i].qpn && !cq->slots[i].dead) {
+			slot_put(n, cap, cq->slots[i].qpn, cq->slots[i].ep);
+			used++;
+		}
+	}
+	free(cq->slots);
+	cq->slots = n;
+	cq->slot_cap = cap;
+	cq->slot_used = used;
+	return 0;
+}
+
+int rcci_vcq_attach(struct verbs_cq *cq, struct verbs_ep *ep)
+{
+	int rc = 0;
+
+	pthread_rwlock_wrlock(&cq->poll_lock);
+	if (slot_find(cq, ep->qpn) == ep)
+		goto out; /* send CQ == recv CQ */
+	if ((cq->slot_used + 1) * 2 > cq->slot_cap) {
+		rc = slots_grow(cq);
+		if (rc)
+			goto out;
+	}
+	slot_put(cq->slots, cq->slot_cap, ep->qpn, ep);
+	cq->slot_used++;
+out:
+	pthread_rwlock_unlock(&cq->poll_lock);
+	return rc;
+}
+
+void rcci_vcq_detach(struct verbs_cq *cq, struct verbs_ep *ep)
+{
+	uint32_t mask = cq->slot_cap - 1;
+
+	pthread_rwlock_wrlock(&cq->poll_lock);
+	for (uint32_t i = slot_hash(ep->qpn, cq->slot_cap); cq->slots[i].qpn;
+	     i = (i + 1) & mask) {
+		if (cq->slots[i].qpn == ep->qpn && !cq->slots[i].dead) {
+			cq->slots[i].dead = true;
+			cq->slots[i].ep = NULL;
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&cq->poll_lock);
+}
+
+/* ------------------------------------------------------------ mapping */
+
+static enum rcc_wc_status map_status(enum ibv_wc_status s)
+{
+	switch (s) {
+	case IBV_WC_SUCCESS:
+		return RCC_WC_SUCCESS;
+	case IBV_WC_LOC_LEN_ERR:
+		return RCC_WC_LOC_LEN_ERR;
+	case IBV_WC_LOC_QP_OP_ERR:
+		return RCC_WC_LOC_QP_OP_ERR;
+	case IBV_WC_LOC_PROT_ERR:
+		return RCC_WC_LOC_PROT_ERR;
+	case IBV_WC_WR_FLUSH_ERR:
+		return RCC_WC_WR_FLUSH_ERR;
+	case IBV_WC_BAD_RESP_ERR:
+		return RCC_WC_BAD_RESP_ERR;
+	case IBV_WC_LOC_ACCESS_ERR:
+		return RCC_WC_LOC_ACCESS_ERR;
+	case IBV_WC_REM_INV_REQ_ERR:
+		return RCC_WC_REM_INV_REQ_ERR;
+	case IBV_WC_REM_ACCESS_ERR:
+		return RCC_WC_REM_ACCESS_ERR;
+	case IBV_WC_REM_OP_ERR:
+		return RCC_WC_REM_OP_ERR;
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RESP_TIMEOUT_ERR:
+		return RCC_WC_RETRY_EXC_ERR;
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return RCC_WC_RNR_RETRY_EXC_ERR;
+	case IBV_WC_REM_ABORT_ERR:
+		return RCC_WC_REM_ABORT_ERR;
+	case IBV_WC_FATAL_ERR:
+		return RCC_WC_FATAL_ERR;
+	default:
+		return RCC_WC_GENERAL_ERR;
+	}
+}
+
+static enum rcc_wc_opcode map_opcode(enum ibv_wc_opcode op)
+{
+	switch (op) {
+	case IBV_WC_RDMA_WRITE:
+		return RCC_WC_WRITE;
+	case IBV_WC_RDMA_READ:
+		return RCC_WC_READ;
+	case IBV_WC_COMP_SWAP:
+		return RCC_WC_CAS;
+	case IBV_WC_FETCH_ADD:
+		return RCC_WC_FADD;
+	case IBV_WC_RECV:
+		return RCC_WC_RECV;
+	case IBV_WC_RECV_RDMA_WITH_IMM:
+		return RCC_WC_RECV_WRITE_IMM;
+	default:
+		return RCC_WC_SEND;
+	}
+}
+
+/* false: not for the user (a disconnect marker, or a QP no longer known). */
+static bool map_wc(struct verbs_cq *cq, const struct ibv_wc *w, struct rcc_wc *out)
+{
+	struct verbs_ep *ep = slot_find(cq, w->qp_num);
+
+	if (__builtin_expect(!ep, 0)) {
+		log_debug("verbs: completion for unknown QP %u dropped", w->qp_num);
+		return false;
+	}
+	if (__builtin_expect(w->wr_id == (uintptr_t)&ep->mark_send ||
+				     w->wr_id == (uintptr_t)&ep->mark_recv,
+			     0) &&
+	    atomic_load(&ep->draining)) {
+		atomic_fetch_or(&ep->markers,
+				w->wr_id == (uintptr_t)&ep->mark_send ? MARK_SEND : MARK_RECV);
+		return false;
+	}
+	out->wr_id = w->wr_id;
+	out->ep = &ep->base;
+	out->status = map_status(w->status);
+	out->opcode = map_opcode(w->opcode);
+	out->byte_len = w->byte_len;
+	out->vendor_err = w->vendor_err;
+	if (w->wc_flags & IBV_WC_WITH_IMM) {
+		out->wc_flags = RCC_WC_WITH_IMM;
+		out->imm_data = ntohl(w->imm_data);
+	} else {
+		out->wc_flags = 0;
+		out->imm_data = 0;
+	}
+	if (__builtin_expect(w->status != IBV_WC_SUCCESS, 0)) {
+		if (w->status != IBV_WC_WR_FLUSH_ERR)
+			rcci_ep_error_seen(ep);
+	}
+	return true;
+}
+
+/* --------------------------------------------------------------- backlog */
+
+/* Caller holds bl_lock. */
+static void bl_push(struct verbs_cq *cq, const struct rcc_wc *wc)
+{
+	if (cq->bl_n == cq->bl_cap) {
+		uint32_t cap = cq->bl_cap ? cq->bl_cap * 2 : 64;
+		struct rcc_wc *n = malloc(cap * sizeof(*n));
+		if (!n) {
+			log_error("verbs: out of memory: completion of wr_id %llu lost",
+				  (unsigned long long)wc->wr_id);
+			return;
+		}
+		for (uint32_t i = 0; i < cq->bl_n; i++)
+			n[i] = cq->bl[(cq->bl_head + i) % cq->bl_cap];
+		free(cq->bl);
+		cq->bl = n;
+		cq->bl_cap = cap;
+		cq->bl_head = 0;
+	}
+	cq->bl[(cq->bl_head + cq->bl_n) % cq->bl_cap] = *wc;
+	cq->bl_n++;
+	atomic_store_explicit(&cq->bl_count, cq->bl_n, memory_order_release);
+}
+
+static int bl_pop(struct verbs_cq *cq, struct rcc_wc *wc, int max)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&cq->bl_lock);
+	n = cq->bl_n < (uint32_t)max ? cq->bl_n : (uint32_t)max;
+	for (uint32_t i = 0; i < n; i++)
+		wc[i] = cq->bl[(cq->bl_head + i) % cq->bl_cap];
+	if (n) {
+		cq->bl_head = (cq->bl_head + n) % cq->bl_cap;
+		cq->bl_n -= n;
+		atomic_store_explicit(&cq->bl_count, cq->bl_n, memory_order_release);
+	}
+	pthread_mutex_unlock(&cq->bl_lock);
+	return (int)n;
+}
+
+void rcci_vcq_forget(struct verbs_cq *cq, struct verbs_ep *ep)
+{
+	uint32_t kept = 0;
+
+	pthread_mutex_lock(&cq->bl_lock);
+	for (uint32_t i = 0; i < cq->bl_n; i++) {
+		const struct rcc_wc *w = &cq->bl[(cq->bl_head + i) % cq->bl_cap];
+		if (w->ep != &ep->base)
+			cq->bl[(cq->bl_head + kept++) % cq->bl_cap] = *w;
+	}
+	cq->bl_n = kept;
+	atomic_store_explicit(&cq->bl_count, kept, memory_order_release);
+	pthread_mutex_unlock(&cq->bl_lock);
+}
+
+void rcci_vcq_drain_locked(struct verbs_cq *cq)
+{
+	struct ibv_wc w[POLL_BATCH];
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq->cq, POLL_BATCH, w);
+		for (int i = 0; i < n; i++) {
+			struct rcc_wc wc;
+			if (!map_wc(cq, &w[i], &wc))
+				continue;
+			pthread_mutex_lock(&cq->bl_lock);
+			bl_push(cq, &wc);
+			pthread_mutex_unlock(&cq->bl_lock);
+		}
+	} while (n == POLL_BATCH);
+}
+
+/* -------------------------------------------------------------- polling */
+
+static int hw_poll(struct verbs_cq *cq, struct rcc_wc *out, int max)
+{
+	struct ibv_wc w[POLL_BATCH];
+	int got = 0;
+
+	pthread_rwlock_rdlock(&cq->poll_lock);
+	while (got < max) {
+		int want = max - got < POLL_BATCH ? max - got : POLL_BATCH;
+		int n = ibv_poll_cq(cq->cq, want, w);
+		if (n <= 0) {
+			if (n < 0)
+				log_error("verbs: ibv_poll_cq failed (%d)", n);
+			break;
+		}
+		for (int i = 0; i < n; i++)
+			got += map_wc(cq, &w[i], &out[got]);
+		if (n < want)
+			break;
+	}
+	pthread_rwlock_unlock(&cq->poll_lock);
+	return got;
+}
+
+/*
+ * Backlog first (older), then the device. The backlog is looked at again
+ * after an empty device poll: a concurrent drain may have moved what we were
+ * about to find there.
+ */
+static inline int poll_once(struct verbs_cq *cq, struct rcc_wc *wc, int max)
+{
+	int n = 0;
+
+	if (atomic_load_explicit(&cq->bl_count, memory_order_acquire)) {
+		n = bl_pop(cq, wc, max);
+		if (n == max)
+			return n;
+	}
+	n += hw_poll(cq, wc + n, max - n);
+	if (n == 0 && atomic_load_explicit(&cq->bl_count, memory_order_acquire))
+		n = bl_pop(cq, wc, max);
+	return n;
+}
+
+/* Empty poll of a channel CQ: consume events, re-arm, poll again. */
+static int rearm_and_poll(struct verbs_cq *cq, struct rcc_wc *wc, int max)
+{
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	bool rearmed = false;
+
+	pthread_mutex_lock(&cq->ch_lock);
+	while (ibv_get_cq_event(cq->ch, &ev_cq, &ev_ctx) == 0) {
+		cq->unacked++;
+		cq->armed = false;
+	}
+	if (cq->unacked >= ACK_BATCH) {
+		ibv_ack_cq_events(cq->cq, cq->unacked);
+		cq->unacked = 0;
+	}
+	if (!cq->armed) {
+		if (ibv_req_notify_cq(cq->cq, 0) == 0) {
+			cq->armed = true;
+			rearmed = true;
+		} else {
+			log_error("verbs: ibv_req_notify_cq failed");
+		}
+	}
+	pthread_mutex_unlock(&cq->ch_lock);
+	return rearmed ? poll_once(cq, wc, max) : 0;
+}
+
+int rcci_vcq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
+{
+	struct verbs_cq *cq = vcq(base);
+	int n = poll_once(cq, wc, max);
+
+	if (n == 0 && cq->ch)
+		n = rearm_and_poll(cq, wc, max);
+	return n;
+}
+
+int rcci_vcq_wait(struct rcc_cq *base, struct rcc_wc *wc, int max, int timeout_ms)
+{
+	struct verbs_cq *cq = vcq(base);
+	uint64_t deadline = rcci_verbs_deadline(timeout_ms);
+
+	for (;;) {
+		int n = rcci_vcq_poll(base, wc, max);
+		if (n)
+			return n;
+		int ms = rcci_verbs_ms_left(deadline);
+		if (ms == 0)
+			return -ETIMEDOUT;
+		if (!cq->ch)
+			continue; /* RCC_CQ_POLL: spin */
+		struct pollfd p = { .fd = cq->ch->fd, .events = POLLIN };
+		if (poll(&p, 1, ms) < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+int rcci_vcq_fd(struct rcc_cq *base)
+{
+	struct verbs_cq *cq = vcq(base);
+	return cq->ch ? cq->ch->fd : -EINVAL;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+int rcci_vcq_create(struct rcc_cq *base)
+{
+	struct verbs_cq *cq = vcq(base);
+	struct verbs_ctx *ctx = vctx(base->ctx);
+	int depth = (int)base->depth + CQ_SLACK, rc;
+
+	if (depth > ctx->dev_attr.max_cqe)
+		depth = ctx->dev_attr.max_cqe;
+	if ((int)base->depth > depth) {
+		log_error("verbs: CQ depth %u exceeds the device's %d", base->depth,
+			  ctx->dev_attr.max_cqe);
+		return -EINVAL;
+	}
+	cq->slot_cap = 16;
+	cq->slots = calloc(cq->slot_cap, sizeof(*cq->slots));
+	if (!cq->slots)
+		return -ENOMEM;
+	if (base->mode != RCC_CQ_POLL) {
+		cq->ch = ibv_create_comp_channel(ctx->verbs);
+		if (!cq->ch) {
+			rc = -errno ? -errno : -ENOMEM;
+			goto err_slots;
+		}
+		rc = rcci_verbs_set_nonblock(cq->ch->fd);
+		if (rc)
+			goto err_ch;
+	}
+	cq->cq = ibv_create_cq(ctx->verbs, depth, cq, cq->ch, 0);
+	if (!cq->cq) {
+		rc = -errno ? -errno : -ENOMEM;
+		log_error("verbs: ibv_create_cq(%d): %s", depth, rcc_strerror(rc));
+		goto err_ch;
+	}
+	if (cq->ch) {
+		if (ibv_req_notify_cq(cq->cq, 0)) {
+			rc = -EIO;
+			goto err_cq;
+		}
+		cq->armed = true;
+	}
+	pthread_rwlock_init(&cq->poll_lock, NULL);
+	pthread_mutex_init(&cq->bl_lock, NULL);
+	pthread_mutex_init(&cq->ch_lock, NULL);
+	atomic_init(&cq->bl_count, 0);
+	return 0;
+
+err_cq:
+	ibv_destroy_cq(cq->cq);
+err_ch:
+	if (cq->ch)
+		ibv_destroy_comp_channel(cq->ch);
+err_slots:
+	free(cq->slots);
+	return rc;
+}
+
+void rcci_vcq_destroy(struct rcc_cq *base)
+{
+	struct verbs_cq *cq = vcq(base);
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (cq->ch) {
+		while (ibv_get_cq_event(cq->ch, &ev_cq, &ev_ctx) == 0)
+			cq->unacked++;
+		if (cq->unacked)
+			ibv_ack_cq_events(cq->cq, cq->unacked);
+	}
+	if (ibv_destroy_cq(cq->cq))
+		log_warn("verbs: ibv_destroy_cq failed");
+	if (cq->ch && ibv_destroy_comp_channel(cq->ch))
+		log_warn("verbs: ibv_destroy_comp_channel failed");
+	pthread_mutex_destroy(&cq->ch_lock);
+	pthread_mutex_destroy(&cq->bl_lock);
+	pthread_rwlock_destroy(&cq->poll_lock);
+	free(cq->bl);
+	free(cq->slots);
+}

@@ -1,0 +1,309 @@
+/*
+ * The context's background thread: it notices that an endpoint must leave
+ * service when nobody is calling the library -- the peer disconnected (cm
+ * DISCONNECTED, EOF on the manual socket), the device reported a QP error,
+ * or the poll path saw an error completion -- and then moves the QP to ERR
+ * and tells the peer. One epoll set: an eventfd to wake it, the device's
+ * async event fd, and per endpoint its cm event channel or manual socket.
+ *
+ * Async events come from the device context librdmacm shares process-wide; an
+ * event for a QP of another context is not ours to act on and is dropped
+ * (error completions and cm events still reach its owner).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "verbs.h"
+
+#define KEY_WAKE 0
+#define KEY_ASYNC 1
+#define FIRST_SERIAL 16
+
+void rcci_events_wake(struct verbs_ctx *ctx)
+{
+	uint64_t one = 1;
+	ssize_t r = write(ctx->wakefd, &one, sizeof(one));
+	(void)r; /* a full counter already wakes the thread */
+}
+
+/* Caller holds eps_lock. */
+static struct verbs_ep *find_serial(struct verbs_ctx *ctx, uint64_t serial)
+{
+	for (struct verbs_ep *ep = ctx->eps; ep; ep = ep->next)
+		if (ep->serial == serial)
+			return ep;
+	return NULL;
+}
+
+static void cm_events(struct verbs_ep *ep)
+{
+	struct rdma_cm_event *ev;
+
+	while (rdma_get_cm_event(ep->ch, &ev) == 0) {
+		enum rdma_cm_event_type type = ev->event;
+		int status = ev->status;
+		rdma_ack_cm_event(ev);
+		switch (type) {
+		case RDMA_CM_EVENT_DISCONNECTED:
+			rcci_ep_leave_locked(ep, RCC_EP_DISCONNECTED, "the peer disconnected");
+			break;
+		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			rcci_ep_leave_locked(ep, RCC_EP_ERROR, "the device was removed");
+			break;
+		case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		case RDMA_CM_EVENT_ESTABLISHED:
+			break;
+		default:
+			log_debug("verbs: %s: cm event %s (status %d)", ep->base.peer,
+				  rdma_event_str(type), status);
+			break;
+		}
+	}
+}
+
+static void sock_events(struct verbs_ctx *ctx, struct verbs_ep *ep)
+{
+	char buf[64];
+
+	for (;;) {
+		ssize_t r = recv(ep->sock, buf, sizeof(buf), MSG_DONTWAIT);
+		if (r > 0)
+			continue; /* nothing is expected after bring-up; ignore it */
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		/* EOF or a broken connection: the peer is gone. Stop watching a
+		 * socket that stays readable forever now. */
+		epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, ep->sock, NULL);
+		rcci_ep_leave_locked(ep, RCC_EP_DISCONNECTED,
+				     r == 0 ? "the peer closed the connection"
+					    : "the bring-up connection broke");
+		return;
+	}
+}
+
+static void ep_event(struct verbs_ctx *ctx, uint64_t serial)
+{
+	pthread_mutex_lock(&ctx->eps_lock);
+	struct verbs_ep *ep = find_serial(ctx, serial);
+	if (ep) {
+		pthread_mutex_lock(&ep->lock);
+		if (ep->kind == VEP_CM)
+			cm_events(ep);
+		else
+			sock_events(ctx, ep);
+		pthread_mutex_unlock(&ep->lock);
+	}
+	pthread_mutex_unlock(&ctx->eps_lock);
+}
+
+static void failures(struct verbs_ctx *ctx)
+{
+	pthread_mutex_lock(&ctx->eps_lock);
+	for (struct verbs_ep *ep = ctx->eps; ep; ep = ep->next) {
+		if (!atomic_exchange(&ep->fail_pending, false))
+			continue;
+		pthread_mutex_lock(&ep->lock);
+		rcci_ep_leave_locked(ep, RCC_EP_ERROR, "a work request completed in error");
+		pthread_mutex_unlock(&ep->lock);
+	}
+	pthread_mutex_unlock(&ctx->eps_lock);
+}
+
+static void async_events(struct verbs_ctx *ctx)
+{
+	struct ibv_async_event ev;
+
+	while (ibv_get_async_event(ctx->verbs, &ev) == 0) {
+		enum ibv_event_type t = ev.event_type;
+		switch (t) {
+		case IBV_EVENT_QP_FATAL:
+		case IBV_EVENT_QP_REQ_ERR:
+		case IBV_EVENT_QP_ACCESS_ERR: {
+			pthread_mutex_lock(&ctx->eps_lock);
+			struct verbs_ep *ep = ctx->eps;
+			while (ep && ep->qp != ev.element.qp)
+				ep = ep->next;
+			if (ep) {
+				pthread_mutex_lock(&ep->lock);
+				rcci_ep_leave_locked(ep, RCC_EP_ERROR, ibv_event_type_str(t));
+				pthread_mutex_unlock(&ep->lock);
+			} else {
+				log_debug("verbs: async %s for a QP of another context",
+					  ibv_event_type_str(t));
+			}
+			pthread_mutex_unlock(&ctx->eps_lock);
+			break;
+		}
+		case IBV_EVENT_DEVICE_FATAL:
+			log_error("verbs: device fatal error: every endpoint fails");
+			pthread_mutex_lock(&ctx->eps_lock);
+			for (struct verbs_ep *ep = ctx->eps; ep; ep = ep->next) {
+				pthread_mutex_lock(&ep->lock);
+				rcci_ep_leave_locked(ep, RCC_EP_ERROR, "device fatal error");
+				pthread_mutex_unlock(&ep->lock);
+			}
+			pthread_mutex_unlock(&ctx->eps_lock);
+			break;
+		case IBV_EVENT_PORT_ERR:
+			log_warn("verbs: port %d is down", ev.element.port_num);
+			break;
+		default:
+			log_debug("verbs: async event %s", ibv_event_type_str(t));
+			break;
+		}
+		ibv_ack_async_event(&ev);
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	struct verbs_ctx *ctx = arg;
+	struct epoll_event evs[16];
+
+	while (!atomic_load(&ctx->stop)) {
+		int n = epoll_wait(ctx->epfd, evs, 16, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_error("verbs: epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t key = evs[i].data.u64;
+			if (key == KEY_WAKE) {
+				uint64_t v;
+				ssize_t r = read(ctx->wakefd, &v, sizeof(v));
+				(void)r;
+			} else if (key == KEY_ASYNC) {
+				async_events(ctx);
+			} else {
+				ep_event(ctx, key);
+			}
+		}
+		if (atomic_exchange(&ctx->fail_pending, false))
+			failures(ctx);
+	}
+	return NULL;
+}
+
+int rcci_events_start(struct verbs_ctx *ctx)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t all, old;
+	int rc;
+
+	pthread_mutex_init(&ctx->eps_lock, NULL);
+	atomic_init(&ctx->stop, false);
+	atomic_init(&ctx->fail_pending, false);
+	ctx->next_serial = FIRST_SERIAL;
+	ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (ctx->epfd < 0) {
+		rc = -errno;
+		goto err_lock;
+	}
+	ctx->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (ctx->wakefd < 0) {
+		rc = -errno;
+		goto err_ep;
+	}
+	ev.data.u64 = KEY_WAKE;
+	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->wakefd, &ev)) {
+		rc = -errno;
+		goto err_wake;
+	}
+	/* The async fd is shared with anyone else using this device context;
+	 * non-blocking so a reader that lost the race does not hang. */
+	if (rcci_verbs_set_nonblock(ctx->verbs->async_fd) == 0) {
+		ev.data.u64 = KEY_ASYNC;
+		if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->verbs->async_fd, &ev))
+			log_debug("verbs: not watching async events: %s", strerror(errno));
+	}
+	/* Signals are the application's business, never this thread's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&ctx->thread, NULL, thread_main, ctx);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		goto err_wake;
+	ctx->thread_started = true;
+	return 0;
+
+err_wake:
+	close(ctx->wakefd);
+err_ep:
+	close(ctx->epfd);
+err_lock:
+	pthread_mutex_destroy(&ctx->eps_lock);
+	return rc;
+}
+
+void rcci_events_stop(struct verbs_ctx *ctx)
+{
+	if (ctx->thread_started) {
+		atomic_store(&ctx->stop, true);
+		rcci_events_wake(ctx);
+		pthread_join(ctx->thread, NULL);
+		ctx->thread_started = false;
+	}
+	close(ctx->wakefd);
+	close(ctx->epfd);
+	pthread_mutex_destroy(&ctx->eps_lock);
+}
+
+int rcci_events_add(struct verbs_ctx *ctx, struct verbs_ep *ep)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd = ep->kind == VEP_CM ? ep->ch->fd : ep->sock;
+	int rc = 0;
+
+	if (ep->kind == VEP_MANUAL)
+		ev.events |= EPOLLRDHUP;
+	pthread_mutex_lock(&ctx->eps_lock);
+	ep->serial = ctx->next_serial++;
+	ev.data.u64 = ep->serial;
+	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		rc = -errno;
+		log_error("verbs: cannot watch endpoint %s: %s", ep->base.peer, strerror(errno));
+		goto out;
+	}
+	ep->next = ctx->eps;
+	ep->prev = NULL;
+	if (ctx->eps)
+		ctx->eps->prev = ep;
+	ctx->eps = ep;
+	ep->listed = true;
+	/* An error completion polled before we were listed. */
+	if (atomic_load(&ep->fail_pending)) {
+		atomic_store(&ctx->fail_pending, true);
+		rcci_events_wake(ctx);
+	}
+out:
+	pthread_mutex_unlock(&ctx->eps_lock);
+	return rc;
+}
+
+void rcci_events_remove(struct verbs_ctx *ctx, struct verbs_ep *ep)
+{
+	pthread_mutex_lock(&ctx->eps_lock);
+	if (ep->listed) {
+		int fd = ep->kind == VEP_CM ? ep->ch->fd : ep->sock;
+		epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, fd, NULL);
+		if (ep->prev)
+			ep->prev->next = ep->next;
+		else
+			ctx->eps = ep->next;
+		if (ep->next)
+			ep->next->prev = ep->prev;
+		ep->listed = false;
+	}
+	pthread_mutex_unlock(&ctx->eps_lock);
+}

@@ -1,0 +1,484 @@
+/*
+ * Manual bring-up (RCC_BRINGUP_MANUAL), as ibv_rc_pingpong does it: the two
+ * sides describe their QPs over a TCP connection and each moves its own QP
+ * RESET -> INIT -> RTR -> RTS with ibv_modify_qp. The TCP connection stays
+ * open afterwards as the liveness channel: EOF means the peer is gone, and
+ * closing it is how this side tells the peer it left.
+ *
+ * Wire format: every message is a 40-byte header, all integers little-endian,
+ * followed by pdata_len bytes of private data.
+ *    0  4  magic "RCCM"
+ *    4  1  version (1)
+ *    5  1  kind: 1 HELLO (client), 2 ACCEPT, 3 REJECT (server), 4 READY (client)
+ *    6  2  pdata_len (HELLO <= 48, ACCEPT <= 192, REJECT <= 144, READY 0)
+ *    8  4  QP number
+ *   12  4  first packet sequence number (24 bits)
+ *   16  2  LID (0 on RoCE)
+ *   18  1  active path MTU of the sender's port (enum ibv_mtu, 1..5)
+ *   19  1  READ/atomic requests the sender accepts as responder
+ *   20 16  GID, as stored in the GID table (network order)
+ *   36  4  reserved, 0
+ * Exchange: HELLO ->, <- ACCEPT (server QP at RTS) or REJECT, READY -> once the
+ * client QP is at RTS, so the server's accept returns only when both sides
+ * can receive. Path MTU is the smaller of the two; each side uses its
+ * context's GID index as source GID.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/addr.h"
+#include "core/log.h"
+#include "core/wire_le.h"
+#include "verbs.h"
+
+#define MSG_HDR 40
+#define MSG_VERSION 1
+
+enum msg_kind { MSG_HELLO = 1, MSG_ACCEPT, MSG_REJECT, MSG_READY };
+
+struct msg {
+	uint8_t kind;
+	uint16_t pdata_len;
+	uint32_t qpn, psn;
+	uint16_t lid;
+	uint8_t mtu, rd_atomic;
+	uint8_t gid[16];
+	uint8_t pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
+};
+
+static size_t msg_max_pdata(uint8_t kind)
+{
+	switch (kind) {
+	case MSG_HELLO:
+		return RCC_CONNECT_PRIVATE_DATA_MAX;
+	case MSG_ACCEPT:
+		return RCC_ACCEPT_PRIVATE_DATA_MAX;
+	case MSG_REJECT:
+		return RCC_REJECT_PRIVATE_DATA_MAX;
+	default:
+		return 0;
+	}
+}
+
+static void msg_encode(const struct msg *m, uint8_t *out)
+{
+	memcpy(out, "RCCM", 4);
+	out[4] = MSG_VERSION;
+	out[5] = m->kind;
+	put_le16(out + 6, m->pdata_len);
+	put_le32(out + 8, m->qpn);
+	put_le32(out + 12, m->psn);
+	put_le16(out + 16, m->lid);
+	out[18] = m->mtu;
+	out[19] = m->rd_atomic;
+	memcpy(out + 20, m->gid, 16);
+	memset(out + 36, 0, 4);
+	memcpy(out + MSG_HDR, m->pdata, m->pdata_len);
+}
+
+static int msg_decode_hdr(const uint8_t *in, struct msg *m)
+{
+	if (memcmp(in, "RCCM", 4) || in[4] != MSG_VERSION)
+		return -EPROTO;
+	m->kind = in[5];
+	m->pdata_len = get_le16(in + 6);
+	m->qpn = get_le32(in + 8) & 0xffffff;
+	m->psn = get_le32(in + 12) & 0xffffff;
+	m->lid = get_le16(in + 16);
+	m->mtu = in[18];
+	m->rd_atomic = in[19];
+	memcpy(m->gid, in + 20, 16);
+	if (m->kind < MSG_HELLO || m->kind > MSG_READY || m->pdata_len > msg_max_pdata(m->kind))
+		return -EPROTO;
+	if (m->kind != MSG_READY && m->kind != MSG_REJECT &&
+	    (m->mtu < IBV_MTU_256 || m->mtu > IBV_MTU_4096 || m->qpn == 0))
+		return -EPROTO;
+	return 0;
+}
+
+static int send_all(int fd, const void *buf, size_t len, uint64_t deadline)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t r = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r > 0) {
+			p += r;
+			len -= (size_t)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		int rc = rcci_verbs_wait_fd(fd, POLLOUT, deadline);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int recv_all(int fd, void *buf, size_t len, uint64_t deadline)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t r = recv(fd, p, len, MSG_DONTWAIT);
+		if (r > 0) {
+			p += r;
+			len -= (size_t)r;
+			continue;
+		}
+		if (r == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		int rc = rcci_verbs_wait_fd(fd, POLLIN, deadline);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int msg_send(int fd, const struct msg *m, uint64_t deadline)
+{
+	uint8_t buf[MSG_HDR + RCC_ACCEPT_PRIVATE_DATA_MAX];
+	msg_encode(m, buf);
+	return send_all(fd, buf, MSG_HDR + m->pdata_len, deadline);
+}
+
+static int msg_recv(int fd, struct msg *m, uint64_t deadline)
+{
+	uint8_t hdr[MSG_HDR];
+	int rc = recv_all(fd, hdr, sizeof(hdr), deadline);
+
+	if (rc)
+		return rc;
+	rc = msg_decode_hdr(hdr, m);
+	if (rc)
+		return rc;
+	return recv_all(fd, m->pdata, m->pdata_len, deadline);
+}
+
+static uint32_t random_psn(void)
+{
+	uint32_t v = 0;
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
+		v = (uint32_t)rcci_verbs_now_ms() * 2654435761u;
+	return v & 0xffffff;
+}
+
+/* Our side of the description. */
+static void describe(struct verbs_ep *ep, uint8_t kind, uint32_t psn, struct msg *m)
+{
+	m->kind = kind;
+	m->qpn = ep->qpn;
+	m->psn = psn;
+	m->lid = ep->ctx->lid;
+	m->mtu = (uint8_t)ep->ctx->mtu;
+	m->rd_atomic = rcci_rd_atomic_responder(ep);
+	memcpy(m->gid, ep->ctx->gid.raw, 16);
+	m->pdata_len = (uint16_t)ep->base.own_pdata_len;
+	memcpy(m->pdata, ep->base.own_pdata, ep->base.own_pdata_len);
+}
+
+static int qp_init(struct verbs_ep *ep)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = ep->ctx->port,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	return rcci_qp_modify(ep, &a,
+			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,
+			      "INIT");
+}
+
+static int qp_rtr_rts(struct verbs_ep *ep, const struct msg *peer, uint32_t our_psn)
+{
+	static const uint8_t zero[16];
+	struct verbs_ctx *ctx = ep->ctx;
+	struct ibv_qp_attr a;
+	int mask, rc;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = peer->mtu < (uint8_t)ctx->mtu ? (enum ibv_mtu)peer->mtu : ctx->mtu;
+	a.dest_qp_num = peer->qpn;
+	a.rq_psn = peer->psn;
+	a.ah_attr.dlid = peer->lid;
+	a.ah_attr.port_num = ctx->port;
+	if (ctx->eth || memcmp(peer->gid, zero, 16)) {
+		a.ah_attr.is_global = 1;
+		memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
+		a.ah_attr.grh.sgid_index = (uint8_t)ctx->gid_index;
+		a.ah_attr.grh.hop_limit = 64;
+	}
+	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	rcci_qp_rtr_overrides(ep, &a, &mask, rcci_rd_atomic_responder(ep));
+	rc = rcci_qp_modify(ep, &a, mask, "RTR");
+	if (rc)
+		return rc;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = our_psn;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	uint8_t rd = rcci_rd_atomic_initiator(ep);
+	rcci_qp_rts_overrides(ep, &a, &mask, peer->rd_atomic < rd ? peer->rd_atomic : rd);
+	return rcci_qp_modify(ep, &a, mask, "RTS");
+}
+
+/* QP created, attached, INIT, initial receives posted. */
+static int setup_qp(struct verbs_ep *ep)
+{
+	int rc = rcci_qp_create(ep);
+	if (rc)
+		return rc;
+	rc = rcci_ep_attach(ep);
+	if (rc)
+		return rc;
+	rc = qp_init(ep);
+	if (rc)
+		return rc;
+	return rcci_qp_post_initial(ep);
+}
+
+static void sock_opts(int fd)
+{
+	int one = 1, idle = 10, intvl = 2, cnt = 3;
+	/* The socket is how a vanished peer is noticed: keepalive bounds that. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+}
+
+/* ---------------------------------------------------------------- active */
+
+int rcci_man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
+		     int timeout_ms)
+{
+	struct verbs_ep *ep = vep(base);
+	uint64_t deadline = rcci_verbs_deadline(timeout_ms);
+	uint32_t psn = random_psn();
+	struct msg m, peer;
+	int err = 0, rc;
+	socklen_t el = sizeof(err);
+
+	rcci_ep_init(ep);
+	ep->kind = VEP_MANUAL;
+	ep->sock = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (ep->sock < 0) {
+		rc = -errno;
+		goto err;
+	}
+	if (connect(ep->sock, sa, salen) && errno != EINPROGRESS) {
+		rc = -errno;
+		goto err;
+	}
+	rc = rcci_verbs_wait_fd(ep->sock, POLLOUT, deadline);
+	if (rc)
+		goto err;
+	if (getsockopt(ep->sock, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
+		rc = -(err ? err : errno);
+		goto err;
+	}
+	sock_opts(ep->sock);
+	rc = setup_qp(ep);
+	if (rc)
+		goto err;
+	describe(ep, MSG_HELLO, psn, &m);
+	rc = msg_send(ep->sock, &m, deadline);
+	if (rc)
+		goto err;
+	rc = msg_recv(ep->sock, &peer, deadline);
+	if (rc == -ECONNRESET)
+		rc = -ECONNREFUSED; /* dropped before an answer */
+	if (rc)
+		goto err;
+	if (peer.kind == MSG_REJECT) {
+		log_info("verbs: connection to %s rejected by the server", base->peer);
+		rc = -ECONNABORTED;
+		goto err;
+	}
+	if (peer.kind != MSG_ACCEPT) {
+		rc = -EPROTO;
+		goto err;
+	}
+	memcpy(base->peer_pdata, peer.pdata, peer.pdata_len);
+	base->peer_pdata_len = peer.pdata_len;
+	rc = qp_rtr_rts(ep, &peer, psn);
+	if (rc)
+		goto err;
+	memset(&m, 0, sizeof(m));
+	m.kind = MSG_READY;
+	rc = msg_send(ep->sock, &m, deadline);
+	if (rc)
+		goto err;
+	rc = rcci_ep_start(ep);
+	if (rc)
+		goto err;
+	log_debug("verbs: connected to %s (manual, QP %u -> %u)", base->peer, ep->qpn, peer.qpn);
+	return 0;
+
+err:
+	rcci_ep_release(ep);
+	return rc;
+}
+
+/* --------------------------------------------------------------- passive */
+
+int rcci_man_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen,
+		    int backlog)
+{
+	struct verbs_listener *lst = (struct verbs_listener *)base;
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	int one = 1, rc;
+
+	lst->fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (lst->fd < 0)
+		return -errno;
+	setsockopt(lst->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lst->fd, sa, salen) || listen(lst->fd, backlog) ||
+	    getsockname(lst->fd, (struct sockaddr *)&bound, &blen)) {
+		rc = -errno;
+		close(lst->fd);
+		return rc;
+	}
+	base->port = rcci_addr_port((struct sockaddr *)&bound);
+	return 0;
+}
+
+void rcci_man_listener_close(struct rcc_listener *base)
+{
+	close(((struct verbs_listener *)base)->fd);
+}
+
+int rcci_man_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_req *rbase)
+{
+	struct verbs_listener *lst = (struct verbs_listener *)base;
+	struct verbs_req *req = (struct verbs_req *)rbase;
+	uint64_t deadline = rcci_verbs_deadline(timeout_ms);
+
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct msg m;
+		int rc = rcci_verbs_wait_fd(lst->fd, POLLIN, deadline);
+		if (rc)
+			return rc;
+		int fd = accept4(lst->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return -errno;
+		}
+		rcci_addr_format((struct sockaddr *)&ss, rbase->peer, sizeof(rbase->peer));
+		/* A silent client must not hold the listener longer than a handshake. */
+		uint64_t hs = rcci_verbs_deadline(VERBS_HANDSHAKE_MS);
+		rc = msg_recv(fd, &m, hs < deadline ? hs : deadline);
+		if (rc || m.kind != MSG_HELLO) {
+			log_warn("verbs: dropped a connection from %s: %s", rbase->peer,
+				 rc ? rcc_strerror(rc) : "unexpected bring-up message");
+			close(fd);
+			continue;
+		}
+		sock_opts(fd);
+		req->fd = fd;
+		req->peer_qpn = m.qpn;
+		req->peer_psn = m.psn;
+		req->peer_lid = m.lid;
+		req->peer_mtu = m.mtu;
+		req->peer_rd_atomic = m.rd_atomic;
+		memcpy(req->peer_gid, m.gid, 16);
+		rbase->pdata_len = m.pdata_len;
+		memcpy(rbase->pdata, m.pdata, m.pdata_len);
+		log_debug("verbs: manual connection request from %s (QP %u)", rbase->peer, m.qpn);
+		return 0;
+	}
+}
+
+int rcci_man_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
+{
+	struct verbs_req *req = (struct verbs_req *)rbase;
+	struct verbs_ep *ep = vep(base);
+	uint64_t deadline = rcci_verbs_deadline(VERBS_HANDSHAKE_MS);
+	uint32_t psn = random_psn();
+	struct msg m, peer;
+	int rc;
+
+	rcci_ep_init(ep);
+	ep->kind = VEP_MANUAL;
+	ep->sock = req->fd;
+	req->fd = -1;
+	memcpy(base->peer_pdata, rbase->pdata, rbase->pdata_len);
+	base->peer_pdata_len = rbase->pdata_len;
+	memset(&peer, 0, sizeof(peer));
+	peer.qpn = req->peer_qpn;
+	peer.psn = req->peer_psn;
+	peer.lid = req->peer_lid;
+	peer.mtu = req->peer_mtu;
+	peer.rd_atomic = req->peer_rd_atomic;
+	memcpy(peer.gid, req->peer_gid, 16);
+
+	rc = setup_qp(ep);
+	if (rc == 0)
+		rc = qp_rtr_rts(ep, &peer, psn);
+	if (rc) {
+		memset(&m, 0, sizeof(m));
+		m.kind = MSG_REJECT;
+		msg_send(ep->sock, &m, deadline);
+		goto err;
+	}
+	describe(ep, MSG_ACCEPT, psn, &m);
+	rc = msg_send(ep->sock, &m, deadline);
+	if (rc)
+		goto err;
+	rc = msg_recv(ep->sock, &m, deadline);
+	if (rc == 0 && m.kind != MSG_READY)
+		rc = -EPROTO;
+	if (rc) {
+		log_info("verbs: %s did not complete the bring-up: %s", base->peer,
+			 rcc_strerror(rc));
+		rc = rc == -ECONNRESET ? -ECONNABORTED : rc;
+		goto err;
+	}
+	rc = rcci_ep_start(ep);
+	if (rc)
+		goto err;
+	log_debug("verbs: accepted %s (manual, QP %u -> %u)", base->peer, ep->qpn, peer.qpn);
+	return 0;
+
+err:
+	rcci_ep_release(ep);
+	return rc;
+}
+
+int rcci_man_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
+{
+	struct verbs_req *req = (struct verbs_req *)rbase;
+	struct msg m;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = MSG_REJECT;
+	m.pdata_len = (uint16_t)len;
+	if (len)
+		memcpy(m.pdata, pdata, len);
+	rc = msg_send(req->fd, &m, rcci_verbs_deadline(VERBS_HANDSHAKE_MS));
+	close(req->fd);
+	return rc;
+}

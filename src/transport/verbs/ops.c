@@ -1,0 +1,217 @@
+/* The verbs transport's ops table, its context and memory registration. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/log.h"
+#include "verbs.h"
+
+uint64_t rcci_verbs_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t rcci_verbs_deadline(int timeout_ms)
+{
+	return timeout_ms < 0 ? UINT64_MAX : rcci_verbs_now_ms() + (uint64_t)timeout_ms;
+}
+
+int rcci_verbs_ms_left(uint64_t deadline)
+{
+	if (deadline == UINT64_MAX)
+		return -1;
+	uint64_t now = rcci_verbs_now_ms();
+	if (now >= deadline)
+		return 0;
+	uint64_t left = deadline - now;
+	return left > 86400000u ? 86400000 : (int)left;
+}
+
+int rcci_verbs_wait_fd(int fd, short events, uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		int ms = rcci_verbs_ms_left(deadline);
+		if (ms == 0)
+			return -ETIMEDOUT;
+		int r = poll(&p, 1, ms);
+		if (r > 0)
+			return 0;
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+int rcci_verbs_set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+static int verbs_ctx_open(struct rcc_ctx *base)
+{
+	struct verbs_ctx *ctx = vctx(base);
+	int rc;
+
+	rc = rcci_verbs_select(ctx);
+	if (rc)
+		return rc;
+	ctx->pd = ibv_alloc_pd(ctx->verbs);
+	if (!ctx->pd) {
+		rc = -errno ? -errno : -ENOMEM;
+		log_error("verbs: ibv_alloc_pd: %s", rcc_strerror(rc));
+		goto err_devs;
+	}
+	rc = rcci_events_start(ctx);
+	if (rc)
+		goto err_pd;
+	return 0;
+
+err_pd:
+	ibv_dealloc_pd(ctx->pd);
+err_devs:
+	rdma_free_devices(ctx->devs);
+	return rc;
+}
+
+static void verbs_ctx_close(struct rcc_ctx *base)
+{
+	struct verbs_ctx *ctx = vctx(base);
+
+	rcci_events_stop(ctx);
+	if (ibv_dealloc_pd(ctx->pd))
+		log_warn("verbs: ibv_dealloc_pd: %s", strerror(errno));
+	rdma_free_devices(ctx->devs);
+}
+
+/* rcc access bits have ibv's values, but say so in code rather than rely on it. */
+static int access_flags(unsigned a)
+{
+	int f = 0;
+	if (a & RCC_ACCESS_LOCAL_WRITE)
+		f |= IBV_ACCESS_LOCAL_WRITE;
+	if (a & RCC_ACCESS_REMOTE_WRITE)
+		f |= IBV_ACCESS_REMOTE_WRITE;
+	if (a & RCC_ACCESS_REMOTE_READ)
+		f |= IBV_ACCESS_REMOTE_READ;
+	if (a & RCC_ACCESS_REMOTE_ATOMIC)
+		f |= IBV_ACCESS_REMOTE_ATOMIC;
+	return f;
+}
+
+static int verbs_mr_reg(struct rcc_mr *base)
+{
+	struct verbs_mr *mr = (struct verbs_mr *)base;
+	struct verbs_ctx *ctx = vctx(base->ctx);
+
+	mr->mr = ibv_reg_mr(ctx->pd, base->addr, base->length, access_flags(base->access));
+	if (!mr->mr) {
+		int rc = -errno ? -errno : -ENOMEM;
+		log_debug("verbs: ibv_reg_mr(%zu bytes): %s", base->length, rcc_strerror(rc));
+		return rc;
+	}
+	base->lkey = mr->mr->lkey;
+	base->rkey = mr->mr->rkey;
+	return 0;
+}
+
+static int verbs_mr_dereg(struct rcc_mr *base)
+{
+	struct verbs_mr *mr = (struct verbs_mr *)base;
+	int rc = ibv_dereg_mr(mr->mr);
+
+	if (rc) {
+		rc = rc > 0 ? -rc : (-errno ? -errno : -EIO);
+		log_warn("verbs: ibv_dereg_mr: %s", rcc_strerror(rc));
+	}
+	return rc;
+}
+
+static bool manual(const struct rcc_ctx *ctx)
+{
+	return ctx->bringup == RCC_BRINGUP_MANUAL;
+}
+
+static int verbs_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
+			int backlog)
+{
+	return manual(lst->ctx) ? rcci_man_listen(lst, sa, salen, backlog)
+				: rcci_cm_listen(lst, sa, salen, backlog);
+}
+
+static void verbs_listener_close(struct rcc_listener *lst)
+{
+	if (manual(lst->ctx))
+		rcci_man_listener_close(lst);
+	else
+		rcci_cm_listener_close(lst);
+}
+
+static int verbs_listener_fd(const struct rcc_listener *base)
+{
+	const struct verbs_listener *lst = (const struct verbs_listener *)base;
+	return manual(base->ctx) ? lst->fd : lst->ch->fd;
+}
+
+static int verbs_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req)
+{
+	return manual(lst->ctx) ? rcci_man_get_request(lst, timeout_ms, req)
+				: rcci_cm_get_request(lst, timeout_ms, req);
+}
+
+static int verbs_accept(struct rcc_conn_req *req, struct rcc_ep *ep)
+{
+	return manual(ep->ctx) ? rcci_man_accept(req, ep) : rcci_cm_accept(req, ep);
+}
+
+static int verbs_reject(struct rcc_conn_req *req, const void *pdata, size_t len)
+{
+	return manual(req->lst->ctx) ? rcci_man_reject(req, pdata, len)
+				     : rcci_cm_reject(req, pdata, len);
+}
+
+static int verbs_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
+			 int timeout_ms)
+{
+	return manual(ep->ctx) ? rcci_man_connect(ep, sa, salen, timeout_ms)
+			       : rcci_cm_connect(ep, sa, salen, timeout_ms);
+}
+
+const struct rcc_transport_ops rcci_verbs_ops = {
+	.name = "verbs",
+	.ctx_size = sizeof(struct verbs_ctx),
+	.mr_size = sizeof(struct verbs_mr),
+	.cq_size = sizeof(struct verbs_cq),
+	.ep_size = sizeof(struct verbs_ep),
+	.listener_size = sizeof(struct verbs_listener),
+	.req_size = sizeof(struct verbs_req),
+	.ctx_open = verbs_ctx_open,
+	.ctx_close = verbs_ctx_close,
+	.mr_reg = verbs_mr_reg,
+	.mr_dereg = verbs_mr_dereg,
+	.cq_create = rcci_vcq_create,
+	.cq_destroy = rcci_vcq_destroy,
+	.cq_poll = rcci_vcq_poll,
+	.cq_wait = rcci_vcq_wait,
+	.cq_fd = rcci_vcq_fd,
+	.listen = verbs_listen,
+	.listener_close = verbs_listener_close,
+	.listener_fd = verbs_listener_fd,
+	.get_request = verbs_get_request,
+	.accept = verbs_accept,
+	.reject = verbs_reject,
+	.connect = verbs_connect,
+	.post_send = rcci_verbs_post_send,
+	.post_recv = rcci_verbs_post_recv,
+	.ep_disconnect = rcci_verbs_ep_disconnect,
+	.ep_destroy = rcci_verbs_ep_destroy,
+};

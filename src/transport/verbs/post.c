@@ -1,0 +1,149 @@
+/*
+ * Posting: rcc work requests become chained ibv work requests on the stack,
+ * a chunk at a time (no allocation), and go to the device in one call each.
+ */
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+
+#include "verbs.h"
+
+/* An rcc_sge list is handed to the device as it is. */
+static_assert(sizeof(struct rcc_sge) == sizeof(struct ibv_sge), "rcc_sge layout");
+static_assert(offsetof(struct rcc_sge, addr) == offsetof(struct ibv_sge, addr), "sge.addr");
+static_assert(offsetof(struct rcc_sge, length) == offsetof(struct ibv_sge, length), "sge.length");
+static_assert(offsetof(struct rcc_sge, lkey) == offsetof(struct ibv_sge, lkey), "sge.lkey");
+
+#define CHUNK 16
+
+static inline enum ibv_wr_opcode wr_opcode(enum rcc_wr_opcode op)
+{
+	switch (op) {
+	case RCC_WR_SEND_IMM:
+		return IBV_WR_SEND_WITH_IMM;
+	case RCC_WR_WRITE:
+		return IBV_WR_RDMA_WRITE;
+	case RCC_WR_WRITE_IMM:
+		return IBV_WR_RDMA_WRITE_WITH_IMM;
+	case RCC_WR_READ:
+		return IBV_WR_RDMA_READ;
+	case RCC_WR_CAS:
+		return IBV_WR_ATOMIC_CMP_AND_SWP;
+	case RCC_WR_FADD:
+		return IBV_WR_ATOMIC_FETCH_AND_ADD;
+	case RCC_WR_SEND:
+		break;
+	}
+	return IBV_WR_SEND;
+}
+
+static inline unsigned send_flags(unsigned f)
+{
+	unsigned out = 0;
+	if (f & RCC_SEND_SIGNALED)
+		out |= IBV_SEND_SIGNALED;
+	if (f & RCC_SEND_INLINE)
+		out |= IBV_SEND_INLINE;
+	if (f & RCC_SEND_FENCE)
+		out |= IBV_SEND_FENCE;
+	if (f & RCC_SEND_SOLICITED)
+		out |= IBV_SEND_SOLICITED;
+	return out;
+}
+
+/* ibv_post_* return an errno value; some providers return -1 and set errno. */
+static inline int post_err(int rc)
+{
+	if (rc > 0)
+		return -rc;
+	return errno > 0 ? -errno : -EINVAL;
+}
+
+static inline void fill_send(struct ibv_send_wr *w, const struct rcc_send_wr *r)
+{
+	w->wr_id = r->wr_id;
+	w->sg_list = (struct ibv_sge *)(uintptr_t)r->sg_list;
+	w->num_sge = r->num_sge;
+	w->opcode = wr_opcode(r->opcode);
+	w->send_flags = send_flags(r->flags);
+	w->imm_data = 0;
+	switch (r->opcode) {
+	case RCC_WR_SEND:
+		break;
+	case RCC_WR_SEND_IMM:
+		w->imm_data = htonl(r->imm_data);
+		break;
+	case RCC_WR_WRITE_IMM:
+		w->imm_data = htonl(r->imm_data);
+		/* fall through */
+	case RCC_WR_WRITE:
+	case RCC_WR_READ:
+		w->wr.rdma.remote_addr = r->remote_addr;
+		w->wr.rdma.rkey = r->rkey;
+		break;
+	case RCC_WR_CAS:
+	case RCC_WR_FADD:
+		w->wr.atomic.remote_addr = r->remote_addr;
+		w->wr.atomic.rkey = r->rkey;
+		w->wr.atomic.compare_add = r->compare_add;
+		w->wr.atomic.swap = r->swap;
+		break;
+	}
+}
+
+int rcci_verbs_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
+{
+	struct verbs_ep *ep = vep(base);
+	struct ibv_send_wr w[CHUNK], *bad;
+	int done = 0;
+
+	while (done < n) {
+		int k = n - done < CHUNK ? n - done : CHUNK;
+		for (int i = 0; i < k; i++) {
+			fill_send(&w[i], &wr[done + i]);
+			w[i].next = i + 1 < k ? &w[i + 1] : NULL;
+		}
+		bad = NULL;
+		int rc = ibv_post_send(ep->qp, w, &bad);
+		if (__builtin_expect(rc != 0, 0)) {
+			rc = post_err(rc);
+			if (posted)
+				*posted = done + (bad ? (int)(bad - w) : 0);
+			return rc;
+		}
+		done += k;
+	}
+	if (posted)
+		*posted = n;
+	return 0;
+}
+
+int rcci_verbs_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int *posted)
+{
+	struct verbs_ep *ep = vep(base);
+	struct ibv_recv_wr w[CHUNK], *bad;
+	int done = 0;
+
+	while (done < n) {
+		int k = n - done < CHUNK ? n - done : CHUNK;
+		for (int i = 0; i < k; i++) {
+			w[i].wr_id = wr[done + i].wr_id;
+			w[i].sg_list = (struct ibv_sge *)(uintptr_t)wr[done + i].sg_list;
+			w[i].num_sge = wr[done + i].num_sge;
+			w[i].next = i + 1 < k ? &w[i + 1] : NULL;
+		}
+		bad = NULL;
+		int rc = ibv_post_recv(ep->qp, w, &bad);
+		if (__builtin_expect(rc != 0, 0)) {
+			rc = post_err(rc);
+			if (posted)
+				*posted = done + (bad ? (int)(bad - w) : 0);
+			return rc;
+		}
+		done += k;
+	}
+	if (posted)
+		*posted = n;
+	return 0;
+}

@@ -1,0 +1,277 @@
+/*
+ * The verbs transport: rcc over libibverbs + librdmacm (a NIC or Soft-RoCE).
+ *
+ * Objects. A context owns one device context (the one rdma_cm uses, so cm_ids
+ * and our PD/CQs/MRs are compatible), one PD and one background thread. Every
+ * endpoint is one RC QP that rcc creates and moves through its states itself,
+ * also with rdma_cm (the cm_id has no QP attached: rdma_init_qp_attr supplies
+ * the path, rcc overrides timeout, retry counts and the RNR timer so that the
+ * endpoint's own attributes hold on both sides, exactly as with manual
+ * bring-up).
+ *
+ * Completions. A CQ maps each ibv_wc to an rcc_wc; the endpoint comes from a
+ * per-CQ qp_num -> endpoint table. Disconnect and close need to pull
+ * completions out of the hardware CQ before the user polls them; those wait
+ * in the CQ's software backlog, which poll returns first.
+ *
+ * Leaving service. The first error completion of an endpoint (or an async QP
+ * error, a cm DISCONNECTED event, EOF on the manual bring-up socket) takes the
+ * endpoint out of RCC_EP_CONNECTED; the background thread then moves the QP
+ * to ERR (flushing what is outstanding) and tells the peer (rdma_disconnect /
+ * closing the socket), so both sides leave service as on the tcp transport.
+ *
+ * Locks, in this order: ctx->eps_lock -> vep->lock -> cq->poll_lock (write)
+ * -> cq->bl_lock. The poll path takes cq->poll_lock for reading, then bl_lock;
+ * it never takes the others (an error completion only sets flags and wakes
+ * the thread).
+ */
+#ifndef RCC_VERBS_H
+#define RCC_VERBS_H
+
+#include <infiniband/verbs.h>
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport/transport.h"
+
+/* Waits inside the library that have no caller-given bound. */
+#define VERBS_HANDSHAKE_MS 5000
+#define VERBS_DRAIN_MS 2000
+/* Inline size asked for when the caller leaves it to us; lowered if refused. */
+#define VERBS_DEFAULT_INLINE 256u
+
+struct verbs_ep;
+
+/* ----------------------------------------------------------------- context */
+
+struct verbs_ctx {
+	struct rcc_ctx base;
+	struct ibv_context **devs; /* rdma_get_devices(); verbs points into it */
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;
+	struct ibv_device_attr dev_attr;
+	uint8_t port;
+	int gid_index;          /* resolved index (>= 0) */
+	union ibv_gid gid;
+	uint16_t lid;
+	enum ibv_mtu mtu;       /* the port's active MTU */
+	bool eth;               /* link layer Ethernet (RoCE): GRH required */
+
+	/* The background thread: cm events, manual sockets, async events. */
+	pthread_t thread;
+	bool thread_started;
+	int epfd;
+	int wakefd;
+	atomic_bool stop;
+	atomic_bool fail_pending; /* some endpoint saw an error completion */
+	pthread_mutex_t eps_lock;
+	struct verbs_ep *eps;     /* endpoints in service (doubly linked) */
+	uint64_t next_serial;
+};
+
+static inline struct verbs_ctx *vctx(struct rcc_ctx *c) { return (struct verbs_ctx *)c; }
+
+/* device.c */
+/* Pick device, port and GID for ctx (the rcc_ctx_attr choices are in base). */
+int rcci_verbs_select(struct verbs_ctx *ctx);
+/* 256..4096 for IBV_MTU_*, 0 otherwise. */
+int rcci_verbs_mtu_bytes(enum ibv_mtu mtu);
+
+/* ---------------------------------------------------------------------- MR */
+
+struct verbs_mr {
+	struct rcc_mr base;
+	struct ibv_mr *mr;
+};
+
+/* ---------------------------------------------------------------------- CQ */
+
+/* One qp_num -> endpoint slot; qpn 0 is never an RC QP, so it marks a free slot. */
+struct qp_slot {
+	uint32_t qpn;
+	bool dead;      /* removed (tombstone) */
+	struct verbs_ep *ep;
+};
+
+struct verbs_cq {
+	struct rcc_cq base;
+	struct ibv_cq *cq;
+	struct ibv_comp_channel *ch; /* WAIT/FD */
+
+	/* Readers: pollers. Writers: endpoint attach/detach, disconnect and
+	 * close draining the hardware CQ, so a completion taken from the device
+	 * is either returned to a poller or parked in the backlog, never lost
+	 * between the two. */
+	pthread_rwlock_t poll_lock;
+	struct qp_slot *slots;
+	uint32_t slot_cap, slot_used;
+
+	pthread_mutex_t bl_lock;
+	struct rcc_wc *bl;
+	uint32_t bl_cap, bl_head, bl_n;
+	atomic_uint bl_count; /* == bl_n, read without the lock */
+
+	pthread_mutex_t ch_lock; /* completion channel: events, acks, arming */
+	unsigned unacked;
+	bool armed;
+};
+
+static inline struct verbs_cq *vcq(struct rcc_cq *c) { return (struct verbs_cq *)c; }
+
+int rcci_vcq_create(struct rcc_cq *cq);
+void rcci_vcq_destroy(struct rcc_cq *cq);
+int rcci_vcq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
+int rcci_vcq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms);
+int rcci_vcq_fd(struct rcc_cq *cq);
+int rcci_vcq_attach(struct verbs_cq *cq, struct verbs_ep *ep);
+void rcci_vcq_detach(struct verbs_cq *cq, struct verbs_ep *ep);
+/* Move everything in the hardware CQ into the backlog (markers are noted,
+ * not kept). Caller holds poll_lock for writing. */
+void rcci_vcq_drain_locked(struct verbs_cq *cq);
+/* Drop backlog entries that name ep. */
+void rcci_vcq_forget(struct verbs_cq *cq, struct verbs_ep *ep);
+
+/* ---------------------------------------------------------------- endpoint */
+
+enum verbs_bringup_kind { VEP_CM = 0, VEP_MANUAL };
+
+/* What the background thread watches; data.u64 in epoll is the ep serial. */
+struct verbs_ep {
+	struct rcc_ep base;
+	struct verbs_ctx *ctx;
+	enum verbs_bringup_kind kind;
+	struct ibv_qp *qp;
+	uint32_t qpn;
+	uint64_t serial;          /* epoll key (never reused within a context) */
+
+	struct rdma_cm_id *id;    /* cm */
+	struct rdma_event_channel *ch;
+	int sock;                 /* manual: the bring-up socket, kept as liveness */
+
+	pthread_mutex_t lock;     /* leaving service, disconnect, destroy */
+	bool listed;              /* on ctx->eps and in the epoll set (eps_lock) */
+	bool attached;            /* in its CQs' qp tables */
+	bool left;                /* QP in ERR, peer told */
+	bool drained;             /* markers seen (disconnect completed) */
+
+	atomic_bool draining;     /* markers are posted: recognise them */
+	atomic_int markers;       /* MARK_SEND | MARK_RECV seen */
+	atomic_bool fail_pending; /* error completion seen: thread must act */
+	uint8_t mark_send, mark_recv; /* their addresses are the marker wr_ids */
+
+	struct verbs_ep *next, *prev;
+};
+
+#define MARK_SEND 1
+#define MARK_RECV 2
+
+static inline struct verbs_ep *vep(struct rcc_ep *e) { return (struct verbs_ep *)e; }
+
+/* qp.c */
+/* Create the RC QP for ep (capabilities from ep->base.attr); sets max_inline. */
+int rcci_qp_create(struct verbs_ep *ep);
+void rcci_qp_destroy(struct verbs_ep *ep);
+/* Post attr.initial_recv, if any. */
+int rcci_qp_post_initial(struct verbs_ep *ep);
+/* Modify with attr/mask; logs and returns a negative errno on failure. */
+int rcci_qp_modify(struct verbs_ep *ep, struct ibv_qp_attr *attr, int mask, const char *what);
+/* RTR/RTS fields rcc controls, applied on top of whatever the bring-up filled. */
+void rcci_qp_rtr_overrides(struct verbs_ep *ep, struct ibv_qp_attr *a, int *mask,
+			   uint8_t max_dest_rd_atomic);
+void rcci_qp_rts_overrides(struct verbs_ep *ep, struct ibv_qp_attr *a, int *mask,
+			   uint8_t max_rd_atomic);
+/* Clamp our outstanding READ/atomic depth to the device's limits. */
+uint8_t rcci_rd_atomic_responder(struct verbs_ep *ep);
+uint8_t rcci_rd_atomic_initiator(struct verbs_ep *ep);
+
+/* post.c */
+int rcci_verbs_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
+int rcci_verbs_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
+
+/* ep.c */
+/* Fields every bring-up starts from (lock, sockets, flags). */
+void rcci_ep_init(struct verbs_ep *ep);
+/* Attach to CQs (qp table) after the QP exists. */
+int rcci_ep_attach(struct verbs_ep *ep);
+void rcci_ep_detach(struct verbs_ep *ep);
+/* The connection is up: hand the endpoint to the background thread. */
+int rcci_ep_start(struct verbs_ep *ep);
+/* Leave service: state (if still connected), QP -> ERR, tell the peer.
+ * The _locked form expects ep->lock held. */
+void rcci_ep_leave(struct verbs_ep *ep, enum rcc_ep_state st, const char *why);
+void rcci_ep_leave_locked(struct verbs_ep *ep, enum rcc_ep_state st, const char *why);
+/* Release QP, CQ attachment and bring-up resources (an endpoint that never
+ * started, or the last step of destroy). */
+void rcci_ep_release(struct verbs_ep *ep);
+int rcci_verbs_ep_disconnect(struct rcc_ep *ep);
+void rcci_verbs_ep_destroy(struct rcc_ep *ep);
+/* From the poll path: the first error completion of ep. */
+void rcci_ep_error_seen(struct verbs_ep *ep);
+
+/* events.c */
+int rcci_events_start(struct verbs_ctx *ctx);
+void rcci_events_stop(struct verbs_ctx *ctx);
+/* Watch ep (cm channel or manual socket) and list it. */
+int rcci_events_add(struct verbs_ctx *ctx, struct verbs_ep *ep);
+/* Unlist ep; when this returns the thread no longer touches it. */
+void rcci_events_remove(struct verbs_ctx *ctx, struct verbs_ep *ep);
+void rcci_events_wake(struct verbs_ctx *ctx);
+
+/* ------------------------------------------------------- connection setup */
+
+struct verbs_listener {
+	struct rcc_listener base;
+	/* cm */
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+	/* manual */
+	int fd;
+};
+
+struct verbs_req {
+	struct rcc_conn_req base;
+	/* cm: the request's id, already moved to its own channel */
+	struct rdma_cm_id *id;
+	struct rdma_event_channel *ch;
+	uint8_t peer_responder, peer_initiator;
+	/* manual: the socket and the client's QP description */
+	int fd;
+	uint32_t peer_qpn, peer_psn;
+	uint16_t peer_lid;
+	uint8_t peer_mtu, peer_rd_atomic;
+	uint8_t peer_gid[16];
+};
+
+/* cm.c */
+int rcci_cm_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
+		   int backlog);
+void rcci_cm_listener_close(struct rcc_listener *lst);
+int rcci_cm_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
+int rcci_cm_accept(struct rcc_conn_req *req, struct rcc_ep *ep);
+int rcci_cm_reject(struct rcc_conn_req *req, const void *pdata, size_t len);
+int rcci_cm_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
+		    int timeout_ms);
+
+/* manual.c */
+int rcci_man_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
+		    int backlog);
+void rcci_man_listener_close(struct rcc_listener *lst);
+int rcci_man_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
+int rcci_man_accept(struct rcc_conn_req *req, struct rcc_ep *ep);
+int rcci_man_reject(struct rcc_conn_req *req, const void *pdata, size_t len);
+int rcci_man_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
+		     int timeout_ms);
+
+/* util (ops.c) */
+uint64_t rcci_verbs_now_ms(void);
+/* Milliseconds left to deadline (UINT64_MAX: none -> -1), 0 when passed. */
+int rcci_verbs_ms_left(uint64_t deadline);
+uint64_t rcci_verbs_deadline(int timeout_ms);
+/* poll(2) one fd for events until deadline: 0, -ETIMEDOUT or -errno. */
+int rcci_verbs_wait_fd(int fd, short events, uint64_t deadline);
+int rcci_verbs_set_nonblock(int fd);
+
+#endif
