@@ -105,7 +105,7 @@ int rcc_listen(struct rcc_ctx *ctx, const char *addr, int backlog, struct rcc_li
 		return -EINVAL;
 	rc = rcci_addr_resolve(addr, true, &ss, &len);
 	if (rc) {
-		log_error("listen: cannot resolve '%s': %s", addr, rcc_strerror(rc));
+		log_info("listen: cannot resolve '%s': %s", addr, rcc_strerror(rc));
 		return rc;
 	}
 	lst = calloc(1, ctx->ops->listener_size);
@@ -114,7 +114,7 @@ int rcc_listen(struct rcc_ctx *ctx, const char *addr, int backlog, struct rcc_li
 	lst->ctx = ctx;
 	rc = ctx->ops->listen(lst, (struct sockaddr *)&ss, len, backlog ? backlog : 128);
 	if (rc) {
-		log_error("listen on '%s' failed: %s", addr, rcc_strerror(rc));
+		log_info("listen on '%s' failed: %s", addr, rcc_strerror(rc));
 		free(lst);
 		return rc;
 	}
@@ -201,7 +201,7 @@ int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, str
 	memcpy(ep->peer, req->peer, sizeof(ep->peer));
 	rc = ctx->ops->accept(req, ep);
 	if (rc) {
-		log_error("accept from %s failed: %s", req->peer, rcc_strerror(rc));
+		log_info("accept from %s failed: %s", req->peer, rcc_strerror(rc));
 		free(ep);
 		goto out_free_req;
 	}
@@ -262,7 +262,7 @@ int rcc_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr 
 		return rc;
 	rc = rcci_addr_resolve(addr, false, &ss, &len);
 	if (rc) {
-		log_error("connect: cannot resolve '%s': %s", addr, rcc_strerror(rc));
+		log_info("connect: cannot resolve '%s': %s", addr, rcc_strerror(rc));
 		return rc;
 	}
 	ep = ep_alloc(ctx, &ra);

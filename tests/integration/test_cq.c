@@ -1,0 +1,284 @@
+/* Completion queues: the three modes, epoll over many CQs, one CQ shared by
+ * 64 endpoints. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "pair.h"
+
+/* One message each way in the given mode, waiting the way the mode means. */
+static void round_trip_in_mode(enum rcc_cq_mode mode)
+{
+	struct pair p;
+	struct pair_opts o = { .mode = mode };
+	struct tbuf a = { 0 }, b = { 0 };
+	struct rcc_wc wc[2];
+
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_EQ(rcc_cq_get_mode(p.cq_a), mode);
+	CHECK_OK(tbuf_alloc(&a, p.ctx, 256, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&b, p.ctx, 256, RCC_ACCESS_LOCAL_WRITE));
+	/* nothing there yet: a bounded wait times out, a poll returns 0 */
+	CHECK_EQ(rcc_cq_poll(p.cq_b, wc, 2), 0);
+	uint64_t t0 = now_ms();
+	CHECK_EQ(rcc_cq_wait(p.cq_b, wc, 2, 50), -ETIMEDOUT);
+	CHECK(now_ms() - t0 >= 45);
+
+	struct rcc_sge rb = tbuf_sge(&b, 0, 128), sa = tbuf_sge(&a, 0, 128);
+	fill_pattern(a.p, 128, (uint64_t)mode);
+	CHECK_OK(rcc_post_recv(p.b, &rb, 1, 1));
+	CHECK_OK(rcc_post_send(p.a, &sa, 1, 2, RCC_SEND_SIGNALED));
+	if (mode == RCC_CQ_FD) {
+		/* the descriptor becomes readable; then poll until empty */
+		int efd = epoll_create1(0);
+		struct epoll_event ev = { .events = EPOLLIN };
+		CHECK(efd >= 0);
+		CHECK(epoll_ctl(efd, EPOLL_CTL_ADD, rcc_cq_fd(p.cq_b), &ev) == 0);
+		int got = 0;
+		uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+		while (!got && now_ms() < end) {
+			if (epoll_wait(efd, &ev, 1, 100) <= 0)
+				continue;
+			got = rcc_cq_poll(p.cq_b, wc, 2);
+		}
+		CHECK_EQ(got, 1);
+		CHECK_EQ(rcc_cq_poll(p.cq_b, wc + 1, 1), 0);
+		/* drained: not readable any more */
+		CHECK_EQ(epoll_wait(efd, &ev, 1, 20), 0);
+		close(efd);
+	} else {
+		CHECK_OK(wait_one(p.cq_b, wc, TEST_TIMEOUT_MS));
+	}
+	CHECK_WC(wc[0], RCC_WC_SUCCESS);
+	CHECK_EQ(wc[0].wr_id, 1);
+	CHECK_EQ(check_pattern(b.p, 128, (uint64_t)mode), -1);
+	CHECK_OK(wait_one(p.cq_a, wc, TEST_TIMEOUT_MS));
+	CHECK_WC(wc[0], RCC_WC_SUCCESS);
+	CHECK_EQ(wc[0].wr_id, 2);
+	tbuf_free(&a);
+	tbuf_free(&b);
+	pair_close(&p);
+}
+
+static void mode_poll(void) { round_trip_in_mode(RCC_CQ_POLL); }
+static void mode_wait(void) { round_trip_in_mode(RCC_CQ_WAIT); }
+static void mode_fd(void) { round_trip_in_mode(RCC_CQ_FD); }
+
+/* A blocked rcc_cq_wait wakes up for a completion made by another thread. */
+struct later_send {
+	struct rcc_ep *ep;
+	struct rcc_sge sge;
+	int rc;
+};
+
+static void *send_later(void *arg)
+{
+	struct later_send *l = arg;
+	l->rc = rcc_post_send(l->ep, &l->sge, 1, 5, RCC_SEND_SIGNALED);
+	return NULL;
+}
+
+static void wait_wakes_up(void)
+{
+	struct pair p;
+	struct pair_opts o = { .mode = RCC_CQ_WAIT };
+	struct tbuf a = { 0 }, b = { 0 };
+	struct rcc_wc wc;
+	pthread_t th;
+
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&a, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&b, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge rb = tbuf_sge(&b, 0, 64);
+	CHECK_OK(rcc_post_recv(p.b, &rb, 1, 1));
+	struct later_send l = { .ep = p.a, .sge = tbuf_sge(&a, 0, 64) };
+	CHECK(pthread_create(&th, NULL, send_later, &l) == 0);
+	int rc = wait_one(p.cq_b, &wc, TEST_TIMEOUT_MS);
+	pthread_join(th, NULL);
+	CHECK_OK(l.rc);
+	CHECK_OK(rc);
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+	CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+	tbuf_free(&a);
+	tbuf_free(&b);
+	pair_close(&p);
+}
+
+/* One epoll set over 8 CQs: it names exactly the CQs that have completions,
+ * and times out when none has. */
+static void epoll_over_8_cqs(void)
+{
+	enum { N = 8 };
+	struct pair p[N];
+	struct pair_opts o = { .mode = RCC_CQ_FD };
+	struct tbuf buf[N];
+	struct epoll_event ev[N];
+	struct rcc_wc wc;
+
+	memset(p, 0, sizeof(p));
+	memset(buf, 0, sizeof(buf));
+	int efd = epoll_create1(0);
+	CHECK(efd >= 0);
+	for (int i = 0; i < N; i++) {
+		CHECK_OK(pair_open(&p[i], &o));
+		CHECK_OK(tbuf_alloc(&buf[i], p[i].ctx, 128, RCC_ACCESS_LOCAL_WRITE));
+		struct epoll_event e = { .events = EPOLLIN, .data.u32 = (uint32_t)i };
+		CHECK(epoll_ctl(efd, EPOLL_CTL_ADD, rcc_cq_fd(p[i].cq_b), &e) == 0);
+		struct rcc_sge r = tbuf_sge(&buf[i], 64, 64);
+		CHECK_OK(rcc_post_recv(p[i].b, &r, 1, (uint64_t)i));
+	}
+	uint64_t t0 = now_ms();
+	CHECK_EQ(epoll_wait(efd, ev, N, 50), 0);
+	CHECK(now_ms() - t0 >= 45);
+
+	/* messages to CQs 1, 4 and 6 only */
+	const int pick[3] = { 1, 4, 6 };
+	for (int k = 0; k < 3; k++) {
+		int i = pick[k];
+		struct rcc_sge s = tbuf_sge(&buf[i], 0, 64);
+		CHECK_OK(rcc_post_send(p[i].a, &s, 1, 0, 0));
+	}
+	bool seen[N] = { false };
+	int nseen = 0;
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (nseen < 3 && now_ms() < end) {
+		int n = epoll_wait(efd, ev, N, 100);
+		for (int k = 0; k < n; k++) {
+			int i = (int)ev[k].data.u32;
+			while (rcc_cq_poll(p[i].cq_b, &wc, 1) == 1) {
+				CHECK_WC(wc, RCC_WC_SUCCESS);
+				CHECK_EQ(wc.wr_id, (uint64_t)i);
+				CHECK(wc.ep == p[i].b);
+				CHECK(!seen[i]);
+				seen[i] = true;
+				nseen++;
+			}
+		}
+	}
+	CHECK_EQ(nseen, 3);
+	for (int k = 0; k < 3; k++)
+		CHECK(seen[pick[k]]);
+	CHECK_EQ(epoll_wait(efd, ev, N, 20), 0);
+	close(efd);
+	for (int i = 0; i < N; i++) {
+		tbuf_free(&buf[i]);
+		pair_close(&p[i]);
+	}
+}
+
+/* Connects n clients one after another; client i sends its index as private data. */
+struct connector {
+	struct rcc_ctx *ctx;
+	const char *addr;
+	struct rcc_ep_attr attr;
+	struct rcc_ep **eps;
+	int n;
+	int rc;
+};
+
+static void *connect_n(void *arg)
+{
+	struct connector *c = arg;
+	for (int i = 0; i < c->n; i++) {
+		uint8_t idx = (uint8_t)i;
+		struct rcc_ep_attr a = c->attr;
+		a.private_data = &idx;
+		a.private_data_len = 1;
+		c->rc = rcc_connect(c->ctx, c->addr, &a, TEST_TIMEOUT_MS, &c->eps[i]);
+		if (c->rc)
+			break;
+	}
+	return NULL;
+}
+
+/* 64 endpoints on one shared CQ: every completion names its endpoint. */
+static void shared_cq_64_endpoints(void)
+{
+	enum { N = 64, SZ = 256 };
+	struct rcc_ctx *ctx;
+	struct rcc_cq *shared, *ccq;
+	struct rcc_listener *lst;
+	struct rcc_ep *srv[N], *cli[N];
+	struct tbuf r = { 0 }, s = { 0 };
+	char addr[128];
+
+	CHECK_OK(test_ctx_open(&ctx));
+	CHECK_OK(rcc_cq_create(ctx, &(struct rcc_cq_attr){ .depth = 4 * N }, &shared));
+	CHECK_OK(rcc_cq_create(ctx, &(struct rcc_cq_attr){ .depth = 4 * N }, &ccq));
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	CHECK_OK(rcc_listen(ctx, addr, N, &lst));
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	CHECK_OK(tbuf_alloc(&r, ctx, N * SZ, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&s, ctx, N * SZ, RCC_ACCESS_LOCAL_WRITE));
+
+	/* each server endpoint gets its receive before its client can send */
+	struct rcc_sge rs[N];
+	struct rcc_recv_wr rw[N];
+	for (int i = 0; i < N; i++) {
+		rs[i] = tbuf_sge(&r, (size_t)i * SZ, SZ);
+		rw[i] = (struct rcc_recv_wr){ .wr_id = 1000 + (uint64_t)i, .sg_list = &rs[i],
+					      .num_sge = 1 };
+	}
+	/* connects happen on their own thread while this one accepts */
+	struct connector c = {
+		.ctx = ctx, .addr = addr, .eps = cli, .n = N,
+		.attr = { .send_cq = ccq, .sq_depth = 4, .rq_depth = 4 },
+	};
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, connect_n, &c) == 0);
+	int accepted = 0;
+	for (int i = 0; i < N; i++) {
+		struct rcc_conn_req *req;
+		int rc = rcc_get_request(lst, TEST_TIMEOUT_MS, &req);
+		if (rc)
+			break;
+		/* the client's index travels as private data */
+		size_t len;
+		const uint8_t *pd = rcc_conn_req_private_data(req, &len);
+		int idx = len == 1 ? pd[0] : -1;
+		if (idx < 0 || idx >= N) {
+			rcc_reject_req(req, NULL, 0);
+			break;
+		}
+		struct rcc_ep_attr sa = { .send_cq = shared, .sq_depth = 4, .rq_depth = 4,
+					  .initial_recv = &rw[idx], .num_initial_recv = 1 };
+		if (rcc_accept_req(req, &sa, &srv[idx]))
+			break;
+		accepted++;
+	}
+	pthread_join(th, NULL);
+	CHECK_OK(c.rc);
+	CHECK_EQ(accepted, N);
+
+	for (int i = 0; i < N; i++) {
+		fill_pattern(s.p + (size_t)i * SZ, SZ, 7000 + (uint64_t)i);
+		struct rcc_sge ss = tbuf_sge(&s, (size_t)i * SZ, SZ);
+		CHECK_OK(rcc_post_send(cli[i], &ss, 1, (uint64_t)i, 0));
+	}
+	struct rcc_wc wc[N];
+	CHECK_EQ(wait_n(shared, wc, N, TEST_TIMEOUT_MS), N);
+	bool seen[N] = { false };
+	for (int k = 0; k < N; k++) {
+		CHECK_WC(wc[k], RCC_WC_SUCCESS);
+		int i = (int)(wc[k].wr_id - 1000);
+		CHECK(i >= 0 && i < N && !seen[i]);
+		seen[i] = true;
+		CHECK(wc[k].ep == srv[i]);
+		CHECK_EQ(check_pattern(r.p + (size_t)i * SZ, SZ, 7000 + (uint64_t)i), -1);
+	}
+	CHECK_EQ(rcc_cq_destroy(shared), -EBUSY);
+	for (int i = 0; i < N; i++) {
+		rcc_ep_close(cli[i]);
+		rcc_ep_close(srv[i]);
+	}
+	tbuf_free(&r);
+	tbuf_free(&s);
+	rcc_listener_close(lst);
+	CHECK_OK(rcc_cq_destroy(shared));
+	CHECK_OK(rcc_cq_destroy(ccq));
+	CHECK_OK(rcc_ctx_close(ctx));
+}
+
+TEST_MAIN(TEST(mode_poll), TEST(mode_wait), TEST(mode_fd), TEST(wait_wakes_up),
+	  TEST(epoll_over_8_cqs), TEST(shared_cq_64_endpoints))
