@@ -1,0 +1,183 @@
+/*
+ * Driver threads run the outgoing connections: one per connection in per-ep
+ * mode, --threads of them sharing all in shared mode. A driver busy-polls its
+ * CQs (poll mode) or sleeps in epoll on their descriptors and on an eventfd
+ * that wakes it when the phase changes; it never sleeps past a deadline of
+ * its connections, nor longer than CHECK_MS, so a connection that ends
+ * without a completion is noticed.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "mesh.h"
+
+#define CHECK_MS 100
+#define SPINS_PER_CHECK 256
+
+struct driver {
+	struct mesh *m;
+	pthread_t thread;
+	bool started;
+	atomic_bool stop;
+	struct out_conn **conns;
+	int n;
+	int wakefd, epfd;
+};
+
+static int sleep_ms(const struct driver *d, uint64_t now, bool *all_finished)
+{
+	uint64_t next = 0;
+	*all_finished = true;
+	for (int i = 0; i < d->n; i++) {
+		uint64_t dl = out_deadline(d->conns[i]);
+		if (dl && (!next || dl < next))
+			next = dl;
+		*all_finished &= out_finished(d->conns[i]);
+	}
+	if (!next)
+		return CHECK_MS;
+	if (next <= now)
+		return 0;
+	uint64_t ms = (next - now) / 1000000 + 1;
+	return ms < CHECK_MS ? (int)ms : CHECK_MS;
+}
+
+static void *driver_main(void *arg)
+{
+	struct driver *d = arg;
+	bool spin = d->m->o->cq_mode == RCC_CQ_POLL;
+	unsigned idle = 0;
+
+	while (!atomic_load_explicit(&d->stop, memory_order_acquire)) {
+		uint64_t now = mono_ns();
+		int work = 0;
+		for (int i = 0; i < d->n; i++)
+			work += out_step(d->conns[i], now);
+		if (work) {
+			idle = 0;
+			continue;
+		}
+		bool all_finished;
+		int ms = sleep_ms(d, now, &all_finished);
+		if (spin && !all_finished) {
+			if (++idle % SPINS_PER_CHECK)
+				continue;
+			ms = 0; /* only look at the wake-up descriptor */
+		}
+		struct epoll_event ev[8];
+		int k = epoll_wait(d->epfd, ev, 8, ms);
+		for (int i = 0; i < k; i++) {
+			uint64_t v;
+			if (ev[i].data.fd == d->wakefd && read(d->wakefd, &v, sizeof(v)) < 0)
+				continue; /* nothing to drain */
+		}
+	}
+	return NULL;
+}
+
+static void driver_free(struct driver *d)
+{
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->wakefd >= 0)
+		close(d->wakefd);
+	free(d->conns);
+}
+
+static int driver_init(struct mesh *m, struct driver *d, int nconns)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	d->m = m;
+	atomic_init(&d->stop, false);
+	d->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	d->conns = calloc((size_t)nconns, sizeof(*d->conns));
+	if (d->wakefd < 0 || d->epfd < 0 || !d->conns)
+		return -errno ? -errno : -ENOMEM;
+	ev.data.fd = d->wakefd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->wakefd, &ev))
+		return -errno;
+	return 0;
+}
+
+static int driver_add(struct driver *d, struct out_conn *c)
+{
+	d->conns[d->n++] = c;
+	if (d->m->o->cq_mode == RCC_CQ_POLL)
+		return 0;
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = rcc_cq_fd(out_cq(c)) };
+	if (ev.data.fd < 0)
+		return ev.data.fd;
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) ? -errno : 0;
+}
+
+int drivers_start(struct mesh *m)
+{
+	int peers = m->n - 1;
+	int nd = m->o->thread_mode == RCC_THREAD_PER_EP ? peers
+		 : m->o->threads < peers		 ? m->o->threads
+							 : peers;
+	int per = (peers + nd - 1) / nd, rc = 0, k = 0;
+	sigset_t all, old;
+
+	m->drivers = calloc((size_t)nd, sizeof(*m->drivers));
+	if (!m->drivers)
+		return -ENOMEM;
+	m->ndrivers = nd;
+	for (int i = 0; i < nd; i++)
+		m->drivers[i].wakefd = m->drivers[i].epfd = -1;
+	for (int i = 0; i < nd && !rc; i++)
+		rc = driver_init(m, &m->drivers[i], per);
+	/* round robin, so the threads share the peers evenly */
+	for (int r = 0; r < m->n && !rc; r++)
+		if (r != m->rank)
+			rc = driver_add(&m->drivers[k++ % nd], m->peers[r].out);
+	if (rc) {
+		complain(m, "cannot set up the driver threads: %s", rcc_strerror(rc));
+		drivers_stop(m);
+		return rc;
+	}
+	/* Signals are the main thread's business. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (int i = 0; i < nd && !rc; i++) {
+		rc = -pthread_create(&m->drivers[i].thread, NULL, driver_main, &m->drivers[i]);
+		m->drivers[i].started = !rc;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		complain(m, "cannot start a driver thread: %s", rcc_strerror(rc));
+		drivers_stop(m);
+	}
+	return rc;
+}
+
+void drivers_wake(struct mesh *m)
+{
+	uint64_t one = 1;
+	for (int i = 0; i < m->ndrivers; i++)
+		if (m->drivers[i].wakefd >= 0 &&
+		    write(m->drivers[i].wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+			complain(m, "cannot wake a driver thread: %s", rcc_strerror(-errno));
+}
+
+void drivers_stop(struct mesh *m)
+{
+	for (int i = 0; i < m->ndrivers; i++)
+		atomic_store_explicit(&m->drivers[i].stop, true, memory_order_release);
+	drivers_wake(m);
+	for (int i = 0; i < m->ndrivers; i++) {
+		if (m->drivers[i].started)
+			pthread_join(m->drivers[i].thread, NULL);
+		driver_free(&m->drivers[i]);
+	}
+	free(m->drivers);
+	m->drivers = NULL;
+	m->ndrivers = 0;
+}

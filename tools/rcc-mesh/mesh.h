@@ -1,0 +1,217 @@
+/*
+ * rcc-mesh: N processes, each with one rcc_server (incoming connections) and
+ * N-1 rcc_clients (outgoing), all moving verified data at once.
+ *
+ * Data from rank A to rank B flows on A's outgoing connection to B: A is the
+ * sender (WRITE with immediate into B's slots, and SEND into B's receives), B
+ * checks every message and returns credits. The same connection carries the
+ * control messages of the run (wire.h): WELCOME, CREDIT, READY, FIN, and the
+ * figures each rank sends to the collector (rank 0 by default) at the end.
+ *
+ * Threads: the main thread runs the phases (run.c) and the watchdog
+ * (faults.c); driver threads run the outgoing side (driver.c, outgoing.c); the
+ * session server's agents run the incoming side (incoming.c). Per-connection
+ * state belongs to the one thread that drives it; what others need is
+ * published into struct peer under mesh.lock.
+ */
+#ifndef RCC_MESH_H
+#define RCC_MESH_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "histogram.h"
+#include "rcc/rcc.h"
+#include "rcc/session.h"
+#include "stats.h"
+#include "wire.h"
+
+#define MESH_MAX_NODES 256 /* one bit each in ctrl_done.failed */
+#define SRV_CTRL_SENDS 4   /* WELCOME/CREDIT buffers per incoming connection */
+#define SRV_CTRL_RECVS 8   /* receives beyond the data window, for control */
+#define CLI_CTRL_RECVS 16  /* WELCOME/CREDIT receives per outgoing connection */
+#define CLI_CTRL_SENDS 8
+#define MAX_ERRORS_SHOWN 10 /* per connection; the counts stay exact */
+
+enum mesh_ops { OPS_WRITE = 1, OPS_SEND = 2 };
+enum { STREAM_WRITE = 0, STREAM_SEND = 1 };
+enum inject_kind { INJECT_NONE = 0, INJECT_CORRUPT, INJECT_SKIP, INJECT_DUP };
+/* The injected fault hits this message index of the first stream toward rank+1. */
+#define INJECT_AT 5
+
+/* Exit statuses (documented in --help). */
+enum {
+	MESH_EXIT_OK = 0,
+	MESH_EXIT_FAIL = 1,  /* setup or runtime failure, timeout, interrupted */
+	MESH_EXIT_USAGE = 2,
+	MESH_EXIT_DATA = 3,  /* a message was corrupt, lost or duplicated */
+	MESH_EXIT_PEER = 4,  /* a rank died or stopped responding */
+};
+
+struct node {
+	char host[256];
+	int port;
+	char addr[300]; /* "host:port" or "[v6]:port", as rcc_connect takes it */
+};
+
+struct mesh_opts {
+	struct node *nodes;
+	int nnodes;
+	int rank;
+	const char *bind;       /* listen address; NULL: our own entry */
+	uint32_t size;
+	uint32_t depth;
+	unsigned ops;           /* enum mesh_ops */
+	double duration_s;
+	uint64_t bytes;         /* per directed pair; 0: run for duration_s */
+	enum rcc_thread_mode thread_mode;
+	int threads;            /* shared mode: progress threads per side */
+	enum rcc_cq_mode cq_mode;
+	struct rcc_ctx_attr ctx;
+	int connect_timeout_ms; /* bound on setup: every connection and the barrier */
+	int timeout_ms;         /* bound on silence from a peer, and on each end phase */
+	int collector;
+	bool json;
+	bool quiet;
+	bool brief;             /* collector: aggregate only, no per-pair rows */
+	enum inject_kind inject;
+};
+
+enum phase { PH_SETUP = 0, PH_READY, PH_GO, PH_REPORT, PH_EXIT };
+
+struct mesh;
+struct out_conn;
+
+struct peer {
+	int rank;
+	struct mesh *m;
+	const struct node *node;
+	struct out_conn *out;
+	/* under mesh.lock */
+	bool in_claimed, in_up, ready_rx, fin_rx, done_rx;
+	bool out_up, fin_tx, done_tx;
+	char why[256];
+	struct pair_rx rx; /* published by the incoming side */
+	struct pair_tx tx; /* published by the outgoing side */
+	/* read anywhere */
+	atomic_bool failed;
+	atomic_bool out_busy;              /* the outgoing side waits for completions */
+	atomic_uint_fast64_t in_seen_ns;   /* last message from this peer */
+	atomic_uint_fast64_t out_seen_ns;  /* last completion toward it */
+};
+
+/* What the collector learns about each directed pair and each rank. */
+struct gathered_pair {
+	bool have_tx, have_rx;
+	struct pair_tx tx;
+	struct pair_rx rx;
+};
+
+struct gathered_rank {
+	bool reported;
+	struct ctrl_done done;
+};
+
+struct driver;
+
+struct mesh {
+	const struct mesh_opts *o;
+	int n, rank;
+	struct rcc_ctx *ctx;
+	struct rcc_pool *src_pool;    /* outgoing: message sources */
+	struct rcc_pool *target_pool; /* incoming: one region of write slots per sender */
+	struct rcc_pool *recv_pool;   /* incoming: receives (data SENDs and control) */
+	struct rcc_pool *ctrl_pool;   /* control buffers of both sides */
+	struct rcc_server *srv;
+	struct peer *peers;           /* n entries; ours is unused */
+	struct driver *drivers;
+	int ndrivers;
+
+	uint32_t q[2];                /* window per stream; 0: stream not used */
+	uint32_t stride;              /* write slot stride */
+	uint32_t recv_piece, nrecv;   /* incoming receives: size and count per connection */
+	uint32_t list_hash;
+	uint8_t accept_pd[ACCEPT_LEN];
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	atomic_int phase;             /* enum phase; t_go/t_stop are set before PH_GO */
+	uint64_t t_go, t_stop;
+	atomic_bool data_error;       /* some message we received was wrong */
+
+	/* report: our own rows, set before PH_REPORT and read by a driver after it */
+	struct ctrl_row *my_rows;
+	int my_nrows;
+	struct ctrl_done my_done;
+	uint64_t rss_base_kb, rss_end_kb;
+	/* collector only, under lock */
+	struct gathered_pair *pairs;  /* n * n, [src * n + dst] */
+	struct gathered_rank *ranks;
+};
+
+/* Work request ids: what completed, a small detail, and an index. */
+enum wr_kind { WR_DATA = 1, WR_CSEND, WR_CRECV, WR_RECV };
+#define WR_ID(kind, aux, idx) ((uint64_t)(kind) << 56 | (uint64_t)(aux) << 48 | (uint64_t)(idx))
+#define WR_KIND(id) ((unsigned)((id) >> 56))
+#define WR_AUX(id) ((unsigned)((id) >> 48) & 0xffu)
+#define WR_IDX(id) ((id) & 0xffffffffffffull)
+
+static inline bool is_collector(const struct mesh *m) { return m->rank == m->o->collector; }
+
+/* options.c, hostfile.c */
+int mesh_parse(int argc, char **argv, struct mesh_opts *o);
+void mesh_opts_free(struct mesh_opts *o);
+int node_parse(const char *s, struct node *nd, char *err, size_t errlen);
+int nodes_from_list(const char *list, struct node **nodes, int *n, char *err, size_t errlen);
+int nodes_from_file(const char *path, struct node **nodes, int *n, char *err, size_t errlen);
+
+/* setup.c */
+int mesh_open(struct mesh *m, const struct mesh_opts *o);
+int mesh_listen(struct mesh *m);
+int mesh_connect_all(struct mesh *m, uint64_t deadline_ns);
+void mesh_close(struct mesh *m);
+
+/* incoming.c: the receiving side, run by the server's agents */
+extern const struct rcc_server_ops incoming_ops;
+
+/* outgoing.c: the sending side of one connection, run by one driver */
+int out_create(struct mesh *m, struct peer *p, uint64_t deadline_ns, struct out_conn **out);
+void out_destroy(struct out_conn *c);
+struct rcc_cq *out_cq(const struct out_conn *c);
+/* Take completions and post what the phase allows. Returns the work done (0: idle). */
+int out_step(struct out_conn *c, uint64_t now);
+/* Nothing more will happen on this connection (done or failed). */
+bool out_finished(const struct out_conn *c);
+/* The soonest time this connection needs attention without a completion (0: none). */
+uint64_t out_deadline(const struct out_conn *c);
+
+/* driver.c */
+int drivers_start(struct mesh *m);
+void drivers_wake(struct mesh *m);
+void drivers_stop(struct mesh *m);
+
+/* faults.c */
+void peer_fail(struct peer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+bool peer_failed(const struct peer *p);
+/* Declare peers that have gone silent for longer than the timeout as failed. */
+void watchdog(struct mesh *m, uint64_t now);
+void failed_ranks(struct mesh *m, char *buf, size_t len);
+
+/* run.c */
+int mesh_run(struct mesh *m);
+void mesh_set_phase(struct mesh *m, enum phase ph);
+
+/* report.c */
+uint64_t rss_kb(void);
+void report_build(struct mesh *m, int status);
+int report_print(struct mesh *m, int local_status);
+void collector_store_row(struct mesh *m, const struct ctrl_row *r, bool tx);
+void collector_store_done(struct mesh *m, int from, const struct ctrl_done *d);
+
+/* Messages: "rcc-mesh: rank K: ..." on stderr (errors) or stdout (progress). */
+void say(const struct mesh *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void complain(const struct mesh *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

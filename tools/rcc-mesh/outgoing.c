@@ -1,0 +1,583 @@
+/*
+ * The sending side of one outgoing connection, run by one driver thread.
+ *
+ * Life of a connection: wait for the peer's WELCOME (where its write slots
+ * are), send READY once our mesh is complete, then at GO keep both streams'
+ * windows full -- WRITE with immediate into slot (index mod depth), SEND into
+ * its receives -- as far as credits from the peer allow. At the end send FIN
+ * with what we sent, and, toward the collector, our figures and DONE.
+ * Credits count messages the peer has checked, so a write slot is never
+ * overwritten before it was verified and a SEND never meets an empty queue.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mesh.h"
+#include "pattern.h"
+
+#define POST_BATCH 32
+#define POLL_BATCH 32
+
+enum out_state {
+	OUT_WAIT_WELCOME = 0,
+	OUT_WELCOMED,   /* knows the peer's slots; READY goes out once our mesh is up */
+	OUT_READY_SENT, /* waiting for GO */
+	OUT_TRAFFIC,
+	OUT_FINISHING,  /* no more data; FIN goes out when a control buffer is free */
+	OUT_FIN_SENT,
+	OUT_FIN_DONE,   /* toward the collector: waiting until our figures are ready */
+	OUT_REPORTING,
+	OUT_DONE,       /* nothing more to do: a disconnect now is orderly */
+	OUT_FAILED,
+};
+
+static const char *const state_name[] = {
+	"while waiting for its welcome", "during setup", "at the barrier", "during traffic",
+	"while finishing", "while finishing", "after traffic", "while reporting", "after the end",
+	"after failing",
+};
+
+struct out_conn {
+	struct mesh *m;
+	struct peer *p;
+	struct rcc_client *cli;
+	struct rcc_ep *ep;
+	struct rcc_cq *cq;
+	enum out_state st;
+	struct rcc_remote_mr target;
+	uint32_t rstride, rslots;
+	void **src[2];       /* depth source pieces per stream */
+	uint64_t *t_post[2]; /* when each source's message was posted */
+	uint64_t posted[2], completed[2], credit[2];
+	int64_t shift[2];    /* label minus index: non-zero only after an injected fault */
+	int inject_stream;   /* -1: no fault toward this peer */
+	uint64_t bytes, t_last;
+	void *crecv[CLI_CTRL_RECVS];
+	struct rcc_sge rsge[CLI_CTRL_RECVS];
+	struct rcc_recv_wr rwr[CLI_CTRL_RECVS];
+	void *csend[CLI_CTRL_SENDS];
+	uint32_t csend_busy; /* one bit per control buffer */
+	int rows_sent;
+	bool done_posted;
+	struct histogram lat;
+};
+
+struct rcc_cq *out_cq(const struct out_conn *c) { return c->cq; }
+bool out_finished(const struct out_conn *c) { return c->st == OUT_DONE || c->st == OUT_FAILED; }
+
+uint64_t out_deadline(const struct out_conn *c)
+{
+	return c->st == OUT_TRAFFIC && !c->m->o->bytes ? c->m->t_stop : 0;
+}
+
+static void fail(struct out_conn *c, const char *what, const char *detail)
+{
+	if (c->st == OUT_FAILED)
+		return;
+	peer_fail(c->p, "%s %s (%s)", what, state_name[c->st], detail);
+	c->st = OUT_FAILED;
+	atomic_store(&c->p->out_busy, false);
+	rcc_ep_disconnect(c->ep);
+}
+
+/* ------------------------------------------------------------ control */
+
+static int post_ctrl(struct out_conn *c, struct ctrl_msg *msg)
+{
+	int i = 0;
+	while (i < CLI_CTRL_SENDS && (c->csend_busy & (1u << i)))
+		i++;
+	if (i == CLI_CTRL_SENDS)
+		return -EAGAIN; /* all in flight; a completion will free one */
+	msg->from = (uint16_t)c->m->rank;
+	uint32_t len = ctrl_encode(msg, c->csend[i]);
+	struct rcc_sge sge = rcc_pool_sge(c->m->ctrl_pool, c->csend[i], len);
+	struct rcc_send_wr wr = {
+		.wr_id = WR_ID(WR_CSEND, msg->type, i),
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = RCC_WR_SEND_IMM,
+		.flags = RCC_SEND_SIGNALED,
+		.imm_data = MESH_CTRL_IMM,
+	};
+	int rc = rcc_post_send_list(c->ep, &wr, 1, NULL);
+	if (rc) {
+		fail(c, "cannot send to it", rcc_strerror(rc));
+		return rc;
+	}
+	c->csend_busy |= 1u << i;
+	return 0;
+}
+
+static void publish_up(struct out_conn *c)
+{
+	pthread_mutex_lock(&c->m->lock);
+	c->p->out_up = true;
+	pthread_cond_broadcast(&c->m->cond);
+	pthread_mutex_unlock(&c->m->lock);
+}
+
+static void on_ctrl(struct out_conn *c, void *buf, uint32_t len)
+{
+	struct mesh *m = c->m;
+	struct ctrl_msg msg;
+	char why[96];
+
+	if (ctrl_decode(buf, len, &msg) || msg.from != c->p->rank) {
+		fail(c, "sent a malformed control message", "protocol error");
+		return;
+	}
+	switch (msg.type) {
+	case CTRL_WELCOME: {
+		const struct ctrl_welcome *w = &msg.u.welcome;
+		if (c->st != OUT_WAIT_WELCOME || w->slots != m->q[STREAM_WRITE] ||
+		    (m->q[STREAM_WRITE] && (w->stride < m->o->size ||
+					     w->target.length < (uint64_t)w->slots * w->stride))) {
+			fail(c, "sent a welcome that does not fit our options", "protocol error");
+			return;
+		}
+		c->target = w->target;
+		c->rstride = w->stride;
+		c->rslots = w->slots;
+		c->st = OUT_WELCOMED;
+		publish_up(c);
+		break;
+	}
+	case CTRL_CREDIT:
+		for (int s = 0; s < 2; s++) {
+			if (msg.u.credit.verified[s] > c->posted[s]) {
+				snprintf(why, sizeof(why), "credit for %llu messages, %llu sent",
+					 (unsigned long long)msg.u.credit.verified[s],
+					 (unsigned long long)c->posted[s]);
+				fail(c, "sent an impossible credit", why);
+				return;
+			}
+			if (msg.u.credit.verified[s] > c->credit[s])
+				c->credit[s] = msg.u.credit.verified[s];
+		}
+		break;
+	default:
+		snprintf(why, sizeof(why), "unexpected %s", ctrl_type_name(msg.type));
+		fail(c, "sent a control message meant for the other side", why);
+	}
+}
+
+/* Our FIN has been delivered: every data message before it has completed too. */
+static void fin_delivered(struct out_conn *c)
+{
+	struct mesh *m = c->m;
+	struct pair_tx tx = {
+		.msgs = { c->completed[0], c->completed[1] },
+		.bytes = c->bytes,
+		.ns = c->t_last > m->t_go ? c->t_last - m->t_go : 0,
+		.lat_p50 = hist_percentile(&c->lat, 50),
+		.lat_p99 = hist_percentile(&c->lat, 99),
+		.lat_p999 = hist_percentile(&c->lat, 99.9),
+		.lat_max = c->lat.max,
+	};
+	bool to_collector = c->p->rank == m->o->collector;
+
+	c->st = to_collector ? OUT_FIN_DONE : OUT_DONE;
+	atomic_store(&c->p->out_busy, false);
+	pthread_mutex_lock(&m->lock);
+	c->p->tx = tx;
+	c->p->fin_tx = true;
+	c->p->done_tx = !to_collector;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void report_delivered(struct out_conn *c)
+{
+	c->st = OUT_DONE;
+	atomic_store(&c->p->out_busy, false);
+	pthread_mutex_lock(&c->m->lock);
+	c->p->done_tx = true;
+	pthread_cond_broadcast(&c->m->cond);
+	pthread_mutex_unlock(&c->m->lock);
+}
+
+/* --------------------------------------------------------------- data */
+
+static bool may_post(const struct out_conn *c, int s)
+{
+	uint32_t q = c->m->q[s];
+	if (!q || c->posted[s] - c->credit[s] >= q || c->posted[s] - c->completed[s] >= q)
+		return false;
+	return !c->m->o->bytes ||
+	       (c->posted[0] + c->posted[1]) * c->m->o->size < c->m->o->bytes;
+}
+
+static bool traffic_over(const struct out_conn *c, uint64_t now)
+{
+	const struct mesh_opts *o = c->m->o;
+	if (o->bytes)
+		return (c->posted[0] + c->posted[1]) * o->size >= o->bytes;
+	return now >= c->m->t_stop;
+}
+
+static void prepare(struct out_conn *c, int s, uint64_t now, struct rcc_send_wr *wr,
+		    struct rcc_sge *sge)
+{
+	struct mesh *m = c->m;
+	uint64_t i = c->posted[s];
+	uint32_t slot = (uint32_t)(i % m->q[s]);
+	uint8_t *buf = c->src[s][slot];
+	bool inject = s == c->inject_stream && i == INJECT_AT;
+
+	if (inject && m->o->inject == INJECT_SKIP)
+		c->shift[s]++;
+	else if (inject && m->o->inject == INJECT_DUP)
+		c->shift[s]--;
+	struct pat_id id = {
+		.src = (uint16_t)m->rank,
+		.dst = (uint16_t)c->p->rank,
+		.stream = (uint8_t)s,
+		.label = i + (uint64_t)c->shift[s],
+	};
+	pattern_fill(buf, m->o->size, &id);
+	if (inject && m->o->inject == INJECT_CORRUPT)
+		buf[m->o->size / 2] ^= 0xff;
+	c->t_post[s][slot] = now;
+	*sge = rcc_pool_sge(m->src_pool, buf, m->o->size);
+	*wr = (struct rcc_send_wr){
+		.wr_id = WR_ID(WR_DATA, s, i),
+		.sg_list = sge,
+		.num_sge = 1,
+		.opcode = s == STREAM_WRITE ? RCC_WR_WRITE_IMM : RCC_WR_SEND,
+		.flags = RCC_SEND_SIGNALED,
+		.imm_data = (uint32_t)id.label,
+	};
+	if (s == STREAM_WRITE) {
+		wr->remote_addr = c->target.addr + (i % c->rslots) * c->rstride;
+		wr->rkey = c->target.rkey;
+	}
+	c->posted[s]++;
+}
+
+static int post_data(struct out_conn *c, uint64_t now)
+{
+	struct rcc_send_wr wr[POST_BATCH];
+	struct rcc_sge sge[POST_BATCH];
+	int k = 0;
+
+	for (bool more = true; more && k < POST_BATCH;) {
+		more = false;
+		/* alternate the streams so both stay busy */
+		for (int s = 0; s < 2 && k < POST_BATCH; s++) {
+			if (!may_post(c, s))
+				continue;
+			prepare(c, s, now, &wr[k], &sge[k]);
+			k++;
+			more = true;
+		}
+	}
+	if (k) {
+		int rc = rcc_post_send_list(c->ep, wr, k, NULL);
+		if (rc)
+			fail(c, "cannot send to it", rcc_strerror(rc));
+	}
+	return k;
+}
+
+/* ---------------------------------------------------------- completions */
+
+static void on_wc(struct out_conn *c, const struct rcc_wc *wc, uint64_t now)
+{
+	unsigned kind = WR_KIND(wc->wr_id), aux = WR_AUX(wc->wr_id);
+	uint64_t idx = WR_IDX(wc->wr_id);
+
+	if (c->st == OUT_FAILED)
+		return;
+	if (wc->status != RCC_WC_SUCCESS) {
+		/* once done, the peer may leave: our receives are flushed then */
+		if (c->st == OUT_DONE && wc->status == RCC_WC_WR_FLUSH_ERR)
+			return;
+		char detail[96];
+		snprintf(detail, sizeof(detail), "%s: %s",
+			 kind == WR_DATA  ? (aux == STREAM_WRITE ? "WRITE" : "SEND")
+			 : kind == WR_CRECV ? "control receive"
+					    : ctrl_type_name((enum ctrl_type)aux),
+			 rcc_wc_status_str(wc->status));
+		fail(c, "our connection to it broke", detail);
+		return;
+	}
+	atomic_store_explicit(&c->p->out_seen_ns, now, memory_order_relaxed);
+	switch (kind) {
+	case WR_DATA:
+		hist_add(&c->lat, now - c->t_post[aux][idx % c->m->q[aux]]);
+		c->completed[aux]++;
+		c->bytes += c->m->o->size;
+		c->t_last = now;
+		break;
+	case WR_CSEND:
+		c->csend_busy &= ~(1u << idx);
+		if (aux == CTRL_FIN)
+			fin_delivered(c);
+		else if (aux == CTRL_DONE)
+			report_delivered(c);
+		break;
+	case WR_CRECV:
+		on_ctrl(c, c->crecv[idx], wc->byte_len);
+		if (c->st != OUT_FAILED && c->st != OUT_DONE) {
+			int rc = rcc_post_recv_list(c->ep, &c->rwr[idx], 1, NULL);
+			if (rc)
+				fail(c, "cannot receive from it", rcc_strerror(rc));
+		}
+		break;
+	default:
+		fail(c, "gave a completion we never asked for", "internal error");
+	}
+}
+
+static int drain(struct out_conn *c, uint64_t now)
+{
+	struct rcc_wc wc[POLL_BATCH];
+	int n, work = 0;
+
+	while (c->st != OUT_FAILED && (n = rcc_cq_poll(c->cq, wc, POLL_BATCH)) > 0) {
+		for (int i = 0; i < n; i++)
+			on_wc(c, &wc[i], now);
+		work += n;
+	}
+	return work;
+}
+
+/* Post what the phase allows. */
+static int advance(struct out_conn *c, uint64_t now)
+{
+	struct mesh *m = c->m;
+	int ph = atomic_load_explicit(&m->phase, memory_order_acquire);
+	int work = 0;
+
+	if (ph == PH_EXIT)
+		return 0;
+	switch (c->st) {
+	case OUT_WELCOMED:
+		if (ph < PH_READY || post_ctrl(c, &(struct ctrl_msg){ .type = CTRL_READY }))
+			return 0;
+		c->st = OUT_READY_SENT;
+		return 1;
+	case OUT_READY_SENT:
+		if (ph < PH_GO)
+			return 0;
+		c->st = OUT_TRAFFIC;
+		atomic_store(&c->p->out_seen_ns, now);
+		atomic_store(&c->p->out_busy, true);
+		/* fall through */
+	case OUT_TRAFFIC:
+		if (!traffic_over(c, now))
+			return post_data(c, now);
+		c->st = OUT_FINISHING;
+		/* fall through */
+	case OUT_FINISHING: {
+		struct ctrl_msg fin = { .type = CTRL_FIN };
+		for (int s = 0; s < 2; s++) {
+			fin.u.fin.sent[s] = c->posted[s];
+			fin.u.fin.next_label[s] = c->posted[s] + (uint64_t)c->shift[s];
+		}
+		if (post_ctrl(c, &fin))
+			return 0;
+		c->st = OUT_FIN_SENT;
+		return 1;
+	}
+	case OUT_FIN_DONE:
+		if (ph < PH_REPORT)
+			return 0;
+		c->st = OUT_REPORTING;
+		atomic_store(&c->p->out_seen_ns, now); /* its silence counts from now */
+		atomic_store(&c->p->out_busy, true);
+		/* fall through */
+	case OUT_REPORTING:
+		while (c->rows_sent < m->my_nrows) {
+			struct ctrl_msg row = { .u.row = m->my_rows[c->rows_sent] };
+			row.type = c->rows_sent % 2 ? CTRL_ROW_RX : CTRL_ROW_TX;
+			if (post_ctrl(c, &row))
+				return work;
+			c->rows_sent++;
+			work++;
+		}
+		if (!c->done_posted) {
+			struct ctrl_msg done = { .type = CTRL_DONE, .u.done = m->my_done };
+			if (post_ctrl(c, &done))
+				return work;
+			c->done_posted = true;
+			work++;
+		}
+		return work;
+	default:
+		return 0;
+	}
+}
+
+int out_step(struct out_conn *c, uint64_t now)
+{
+	if (out_finished(c))
+		return 0;
+	if (atomic_load_explicit(&c->p->failed, memory_order_relaxed)) {
+		/* declared dead elsewhere (its incoming side, the watchdog): stop talking to it */
+		c->st = OUT_FAILED;
+		atomic_store(&c->p->out_busy, false);
+		rcc_ep_disconnect(c->ep);
+		return 1;
+	}
+	int work = drain(c, now);
+	if (c->st == OUT_FAILED)
+		return work;
+	work += advance(c, now);
+	if (c->st == OUT_FAILED || c->st == OUT_DONE)
+		return work;
+	if (rcc_ep_state(c->ep) != RCC_EP_CONNECTED) {
+		/* completions queued before the state changed come first: they may end us orderly */
+		work += drain(c, now);
+		if (c->st != OUT_DONE)
+			fail(c, "our connection to it closed", rcc_ep_state_str(rcc_ep_state(c->ep)));
+	}
+	return work;
+}
+
+/* ---------------------------------------------------------- lifecycle */
+
+static int take(struct rcc_pool *pool, void **piece, struct out_conn *c)
+{
+	int rc = rcc_pool_get(pool, piece);
+	if (rc)
+		complain(c->m, "buffer pool exhausted for rank %d: %s", c->p->rank, rcc_strerror(rc));
+	return rc;
+}
+
+static void give_back(struct out_conn *c)
+{
+	struct mesh *m = c->m;
+	for (int s = 0; s < 2; s++) {
+		for (uint32_t i = 0; c->src[s] && i < m->q[s]; i++)
+			if (c->src[s][i])
+				rcc_pool_put(m->src_pool, c->src[s][i]);
+		free(c->src[s]);
+		free(c->t_post[s]);
+	}
+	for (int i = 0; i < CLI_CTRL_RECVS; i++)
+		if (c->crecv[i])
+			rcc_pool_put(m->ctrl_pool, c->crecv[i]);
+	for (int i = 0; i < CLI_CTRL_SENDS; i++)
+		if (c->csend[i])
+			rcc_pool_put(m->ctrl_pool, c->csend[i]);
+	free(c);
+}
+
+static int check_server(struct out_conn *c)
+{
+	size_t len;
+	const void *pd = rcc_ep_private_data(c->ep, &len);
+	uint16_t rank, nodes;
+
+	if (accept_decode(pd, len, &rank, &nodes)) {
+		peer_fail(c->p, "the server at %s is not an rcc-mesh node", c->p->node->addr);
+		return -EPROTO;
+	}
+	if (rank != c->p->rank || nodes != c->m->n) {
+		peer_fail(c->p, "the server at %s is rank %u of %u, not rank %d of %d: "
+			  "the node lists differ", c->p->node->addr, rank, nodes, c->p->rank, c->m->n);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int out_create(struct mesh *m, struct peer *p, uint64_t deadline_ns, struct out_conn **out)
+{
+	struct out_conn *c = calloc(1, sizeof(*c));
+	uint8_t hello[HELLO_LEN];
+	int rc = -ENOMEM;
+
+	if (!c) {
+		complain(m, "out of memory");
+		return rc;
+	}
+	c->m = m;
+	c->p = p;
+	hist_init(&c->lat);
+	c->inject_stream = -1;
+	if (m->o->inject && p->rank == (m->rank + 1) % m->n)
+		c->inject_stream = m->q[STREAM_WRITE] ? STREAM_WRITE : STREAM_SEND;
+	for (int s = 0; s < 2; s++) {
+		if (!m->q[s])
+			continue;
+		c->src[s] = calloc(m->q[s], sizeof(*c->src[s]));
+		c->t_post[s] = calloc(m->q[s], sizeof(*c->t_post[s]));
+		if (!c->src[s] || !c->t_post[s]) {
+			complain(m, "out of memory");
+			goto err;
+		}
+		for (uint32_t i = 0; i < m->q[s]; i++)
+			if ((rc = take(m->src_pool, &c->src[s][i], c)))
+				goto err;
+	}
+	for (int i = 0; i < CLI_CTRL_RECVS; i++) {
+		if ((rc = take(m->ctrl_pool, &c->crecv[i], c)))
+			goto err;
+		c->rsge[i] = rcc_pool_sge(m->ctrl_pool, c->crecv[i], CTRL_SIZE);
+		c->rwr[i] = (struct rcc_recv_wr){ .wr_id = WR_ID(WR_CRECV, 0, i),
+						  .sg_list = &c->rsge[i], .num_sge = 1 };
+	}
+	for (int i = 0; i < CLI_CTRL_SENDS; i++)
+		if ((rc = take(m->ctrl_pool, &c->csend[i], c)))
+			goto err;
+
+	struct mesh_hello h = {
+		.src = (uint16_t)m->rank,
+		.dst = (uint16_t)p->rank,
+		.nodes = (uint16_t)m->n,
+		.ops = (uint8_t)m->o->ops,
+		.size = m->o->size,
+		.depth = m->o->depth,
+		.list_hash = m->list_hash,
+	};
+	hello_encode(&h, hello);
+	uint64_t now = mono_ns();
+	int left_ms = deadline_ns > now ? (int)((deadline_ns - now) / 1000000) : 0;
+	struct rcc_client_attr ca = {
+		/* sleeping modes use the CQ's fd so a driver can watch many and be woken */
+		.cq_mode = m->o->cq_mode == RCC_CQ_POLL ? RCC_CQ_POLL : RCC_CQ_FD,
+		.ep_attr = {
+			.sq_depth = m->q[0] + m->q[1] + CLI_CTRL_SENDS + 2,
+			.rq_depth = CLI_CTRL_RECVS,
+			.private_data = hello,
+			.private_data_len = sizeof(hello),
+			.initial_recv = c->rwr,
+			.num_initial_recv = CLI_CTRL_RECVS,
+		},
+		.connect_timeout_ms = left_ms < 5000 ? (left_ms > 0 ? left_ms : 1) : 5000,
+		.retry_for_ms = left_ms,
+	};
+	rc = rcc_client_connect(m->ctx, p->node->addr, &ca, &c->cli);
+	if (rc == -ECONNABORTED) {
+		peer_fail(p, "it refused our connection (its messages say why: node lists or "
+			  "options differ?)");
+		goto err;
+	}
+	if (rc) {
+		peer_fail(p, "cannot connect to it within %d ms: %s", left_ms, rcc_strerror(rc));
+		goto err;
+	}
+	c->ep = rcc_client_ep(c->cli);
+	c->cq = rcc_client_cq(c->cli);
+	if ((rc = check_server(c)))
+		goto err_cli;
+	*out = c;
+	return 0;
+
+err_cli:
+	rcc_client_close(c->cli);
+err:
+	give_back(c);
+	return rc;
+}
+
+void out_destroy(struct out_conn *c)
+{
+	if (c->cli)
+		rcc_client_close(c->cli); /* no posted buffer is referenced after this */
+	give_back(c);
+}

@@ -1,0 +1,115 @@
+/*
+ * rcc-mesh wire formats: the hello a client sends with its connect request,
+ * the server's accept data, and the control messages both sides exchange.
+ * Every field is encoded explicitly little-endian (never a raw struct), and
+ * every decoder checks length, magic and version: the bytes come from a peer.
+ */
+#ifndef RCC_MESH_WIRE_H
+#define RCC_MESH_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rcc/rcc.h"
+
+#define MESH_MAGIC 0x4853454du /* "MESH" */
+#define MESH_VERSION 1
+/* Immediate of every control message; data SENDs carry no immediate. */
+#define MESH_CTRL_IMM 0x4d534843u
+/* Largest control message, and the size of every control buffer. */
+#define CTRL_SIZE 128
+
+/* What a client tells the server it connects to; both sides must agree. */
+struct mesh_hello {
+	uint16_t src, dst;  /* ranks: the client's, and the one it thinks it reaches */
+	uint16_t nodes;
+	uint8_t ops;        /* enum mesh_ops */
+	uint32_t size;      /* message size */
+	uint32_t depth;     /* queue depth per stream */
+	uint32_t list_hash; /* hash of the node list: every rank must use the same */
+};
+#define HELLO_LEN 24
+void hello_encode(const struct mesh_hello *h, uint8_t out[HELLO_LEN]);
+int hello_decode(const void *in, size_t len, struct mesh_hello *h);
+
+/* The server's accept private data: who answered. */
+#define ACCEPT_LEN 10
+void accept_encode(uint16_t rank, uint16_t nodes, uint8_t out[ACCEPT_LEN]);
+int accept_decode(const void *in, size_t len, uint16_t *rank, uint16_t *nodes);
+
+enum ctrl_type {
+	CTRL_WELCOME = 1, /* server -> client: where WRITEs go */
+	CTRL_CREDIT,      /* server -> client: messages verified so far (cumulative) */
+	CTRL_READY,       /* client -> server: the sender's rank has its whole mesh up */
+	CTRL_FIN,         /* client -> server: the sender is done; what it sent */
+	CTRL_ROW_TX,      /* client -> collector: one pair's sender figures */
+	CTRL_ROW_RX,      /* client -> collector: one pair's receiver figures */
+	CTRL_DONE,        /* client -> collector: the last of its figures */
+};
+
+struct ctrl_welcome {
+	struct rcc_remote_mr target; /* the write slots: one region */
+	uint32_t stride;             /* bytes from one slot to the next */
+	uint32_t slots;
+};
+
+struct ctrl_credit {
+	uint64_t verified[2]; /* per stream */
+};
+
+struct ctrl_fin {
+	uint64_t sent[2];       /* messages per stream */
+	uint64_t next_label[2]; /* the label the next message would have carried */
+};
+
+/* One directed pair's figures, as one side saw them. */
+struct pair_tx {
+	uint64_t msgs[2];
+	uint64_t bytes;
+	uint64_t ns; /* from the start of traffic to the last completion */
+	uint64_t lat_p50, lat_p99, lat_p999, lat_max; /* completion latency, ns */
+};
+
+struct pair_rx {
+	uint64_t msgs[2];
+	uint64_t bytes;
+	uint64_t bad, lost, dup;
+	uint8_t fin; /* the sender's end-of-stream announcement arrived and matched */
+};
+
+struct ctrl_row {
+	uint16_t src, dst;
+	struct pair_tx tx; /* CTRL_ROW_TX */
+	struct pair_rx rx; /* CTRL_ROW_RX */
+};
+
+#define FAILED_MAP_LEN 32 /* one bit per rank, MESH_MAX_NODES ranks */
+struct ctrl_done {
+	uint16_t rows;
+	uint64_t rss_base_kb, rss_end_kb;
+	uint8_t failed[FAILED_MAP_LEN]; /* ranks this reporter lost */
+	uint8_t status;                 /* its own exit status */
+};
+
+struct ctrl_msg {
+	enum ctrl_type type;
+	uint16_t from; /* sender's rank */
+	union {
+		struct ctrl_welcome welcome;
+		struct ctrl_credit credit;
+		struct ctrl_fin fin;
+		struct ctrl_row row;
+		struct ctrl_done done;
+	} u;
+};
+
+/* Encode into a CTRL_SIZE buffer; returns the length used. */
+uint32_t ctrl_encode(const struct ctrl_msg *m, uint8_t out[CTRL_SIZE]);
+/* 0, or -EPROTO when the bytes are not a valid control message. */
+int ctrl_decode(const void *in, size_t len, struct ctrl_msg *m);
+const char *ctrl_type_name(enum ctrl_type t);
+
+/* FNV-1a over the node addresses in rank order. */
+uint32_t list_hash(const char *const *addrs, int n);
+
+#endif
