@@ -1,0 +1,267 @@
+/*
+ * A hostile or broken peer on the tcp transport: garbage in the handshake,
+ * malformed or out-of-order frames, a frame cut short. The endpoint leaves
+ * service with its work flushed; the listener carries on; nothing crashes.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "pair.h"
+#include "transport/tcp/wire.h"
+
+struct env {
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_listener *lst;
+	int port;
+	struct tbuf buf;
+};
+
+static int env_open(struct env *e)
+{
+	memset(e, 0, sizeof(*e));
+	int rc = test_ctx_open(&e->ctx);
+	if (!rc)
+		rc = rcc_cq_create(e->ctx, NULL, &e->cq);
+	if (!rc)
+		rc = rcc_listen(e->ctx, "127.0.0.1:0", 0, &e->lst);
+	if (!rc)
+		rc = tbuf_alloc(&e->buf, e->ctx, 4096, RCC_ACCESS_LOCAL_WRITE |
+				RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ);
+	if (!rc)
+		e->port = rcc_listener_port(e->lst);
+	return rc;
+}
+
+static void env_close(struct env *e)
+{
+	tbuf_free(&e->buf);
+	if (e->lst)
+		rcc_listener_close(e->lst);
+	if (e->cq)
+		rcc_cq_destroy(e->cq);
+	if (e->ctx)
+		rcc_ctx_close(e->ctx);
+}
+
+static int raw_connect(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static bool send_all(int fd, const void *p, size_t n)
+{
+	return send(fd, p, n, MSG_NOSIGNAL) == (ssize_t)n;
+}
+
+/* A raw client that completes the handshake; returns its socket. */
+struct raw_hello {
+	int port;
+	int fd;
+	bool accepted;
+};
+
+static void *raw_hello_thread(void *arg)
+{
+	struct raw_hello *r = arg;
+	uint8_t h[WIRE_HS_HDR_LEN];
+	struct wire_hs hs = { .version = WIRE_VERSION, .kind = WIRE_HS_HELLO, .max_rd_atomic = 16 };
+	r->fd = raw_connect(r->port);
+	if (r->fd < 0)
+		return NULL;
+	wire_hs_encode(&hs, h);
+	if (!send_all(r->fd, h, sizeof(h)))
+		return NULL;
+	struct pollfd p = { .fd = r->fd, .events = POLLIN };
+	if (poll(&p, 1, TEST_TIMEOUT_MS) == 1 && recv(r->fd, h, sizeof(h), MSG_WAITALL) == sizeof(h) &&
+	    wire_hs_decode(h, &hs) == 0 && hs.kind == WIRE_HS_ACCEPT)
+		r->accepted = true;
+	return NULL;
+}
+
+/* Accept a raw client; ep gets one posted receive (wr_id 7). */
+static int accept_raw(struct env *e, struct raw_hello *r, struct rcc_ep **ep)
+{
+	pthread_t th;
+	r->port = e->port;
+	r->fd = -1;
+	if (pthread_create(&th, NULL, raw_hello_thread, r))
+		return -EAGAIN;
+	struct rcc_ep_attr a = { .send_cq = e->cq };
+	int rc = rcc_accept(e->lst, &a, TEST_TIMEOUT_MS, ep);
+	pthread_join(th, NULL);
+	if (!rc && !r->accepted)
+		rc = -EPROTO;
+	if (!rc) {
+		struct rcc_sge s = tbuf_sge(&e->buf, 0, 256);
+		rc = rcc_post_recv(*ep, &s, 1, 7);
+	}
+	return rc;
+}
+
+/* The endpoint leaves service with want and its receive is flushed. */
+static int expect_out_of_service(struct env *e, struct rcc_ep *ep, enum rcc_ep_state want)
+{
+	struct rcc_wc wc;
+	int rc = wait_one(e->cq, &wc, TEST_TIMEOUT_MS);
+	if (rc)
+		return rc;
+	if (wc.wr_id != 7 || wc.status != RCC_WC_WR_FLUSH_ERR)
+		return -EIO;
+	return rcc_ep_state(ep) == want ? 0 : -EIO;
+}
+
+/* Garbage instead of a hello is dropped; the next real client gets in. */
+static void handshake_garbage(void)
+{
+	struct env e;
+	struct rcc_conn_req *req;
+
+	CHECK_OK(env_open(&e));
+	int fd = raw_connect(e.port);
+	CHECK(fd >= 0);
+	CHECK(send_all(fd, "GET / HTTP/1.1\r\n\r\n", 18));
+	/* the listener drops it and keeps waiting */
+	CHECK_EQ(rcc_get_request(e.lst, 200, &req), -ETIMEDOUT);
+	char x;
+	CHECK(recv(fd, &x, 1, 0) <= 0); /* closed on us (a reset if bytes were left unread) */
+	close(fd);
+	struct raw_hello r;
+	struct rcc_ep *ep;
+	CHECK_OK(accept_raw(&e, &r, &ep));
+	close(r.fd);
+	rcc_ep_close(ep);
+	env_close(&e);
+}
+
+static void frame_garbage(void)
+{
+	struct env e;
+	struct raw_hello r;
+	struct rcc_ep *ep;
+	uint8_t junk[WIRE_HDR_LEN];
+
+	CHECK_OK(env_open(&e));
+	CHECK_OK(accept_raw(&e, &r, &ep));
+	fill_pattern(junk, sizeof(junk), 99);
+	junk[0] = 0xee; /* no such frame type */
+	CHECK(send_all(r.fd, junk, sizeof(junk)));
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	close(r.fd);
+	rcc_ep_close(ep);
+	env_close(&e);
+}
+
+/* A well-formed SEND with the wrong message number. */
+static void frame_out_of_order(void)
+{
+	struct env e;
+	struct raw_hello r;
+	struct rcc_ep *ep;
+	uint8_t f[WIRE_HDR_LEN + 4];
+
+	CHECK_OK(env_open(&e));
+	CHECK_OK(accept_raw(&e, &r, &ep));
+	struct wire_hdr h = { .type = WIRE_SEND, .flags = WIRE_F_FIRST | WIRE_F_LAST, .len = 4,
+			      .total = 4, .msn = 5 /* 0 expected */ };
+	wire_hdr_encode(&h, f);
+	memcpy(f + WIRE_HDR_LEN, "abcd", 4);
+	CHECK(send_all(r.fd, f, sizeof(f)));
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	close(r.fd);
+	rcc_ep_close(ep);
+	env_close(&e);
+}
+
+/* A response to a request we never made, and an ack for one we never sent. */
+static void unsolicited_response_and_ack(void)
+{
+	for (int variant = 0; variant < 2; variant++) {
+		struct env e;
+		struct raw_hello r;
+		struct rcc_ep *ep;
+		uint8_t f[WIRE_HDR_LEN + WIRE_ATOMIC_RESP_LEN] = { 0 };
+
+		CHECK_OK(env_open(&e));
+		CHECK_OK(accept_raw(&e, &r, &ep));
+		struct wire_hdr h = { .type = WIRE_ATOMIC_RESP, .len = WIRE_ATOMIC_RESP_LEN };
+		if (variant) {
+			h = (struct wire_hdr){ .type = WIRE_ACK, .ack = 3 };
+		}
+		wire_hdr_encode(&h, f);
+		CHECK(send_all(r.fd, f, WIRE_HDR_LEN + h.len));
+		CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+		close(r.fd);
+		rcc_ep_close(ep);
+		env_close(&e);
+	}
+}
+
+/* A frame cut short by the peer's exit: disconnected, flushed, no hang. */
+static void frame_cut_short(void)
+{
+	struct env e;
+	struct raw_hello r;
+	struct rcc_ep *ep;
+	uint8_t f[WIRE_HDR_LEN + 10];
+
+	CHECK_OK(env_open(&e));
+	CHECK_OK(accept_raw(&e, &r, &ep));
+	struct wire_hdr h = { .type = WIRE_SEND, .flags = WIRE_F_FIRST | WIRE_F_LAST, .len = 200,
+			      .total = 200 };
+	wire_hdr_encode(&h, f);
+	memset(f + WIRE_HDR_LEN, 1, 10);
+	CHECK(send_all(r.fd, f, sizeof(f)));
+	close(r.fd);
+	/* the half-filled receive is flushed with the rest */
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_DISCONNECTED));
+	rcc_ep_close(ep);
+	env_close(&e);
+}
+
+/* A remote WRITE aimed at memory that was never registered. */
+static void write_to_unregistered_memory(void)
+{
+	struct env e;
+	struct raw_hello r;
+	struct rcc_ep *ep;
+	uint8_t f[WIRE_HDR_LEN + 8];
+	static uint64_t secret = 0x1122334455667788ull;
+
+	CHECK_OK(env_open(&e));
+	CHECK_OK(accept_raw(&e, &r, &ep));
+	struct wire_hdr h = { .type = WIRE_WRITE, .flags = WIRE_F_FIRST | WIRE_F_LAST, .len = 8,
+			      .total = 8, .raddr = (uintptr_t)&secret,
+			      .rkey = rcc_mr_rkey(e.buf.mr) };
+	wire_hdr_encode(&h, f);
+	memset(f + WIRE_HDR_LEN, 0, 8);
+	CHECK(send_all(r.fd, f, sizeof(f)));
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	CHECK_EQ(secret, 0x1122334455667788ull);
+	/* the peer was told why: a NAK for request 0 */
+	uint8_t resp[WIRE_HDR_LEN];
+	struct wire_hdr got;
+	bool nak = false;
+	while (!nak && recv(r.fd, resp, sizeof(resp), MSG_WAITALL) == sizeof(resp) &&
+	       wire_hdr_decode(resp, &got) == 0)
+		nak = got.type == WIRE_NAK && got.status == WIRE_NAK_REM_ACCESS && got.msn == 0;
+	CHECK(nak);
+	close(r.fd);
+	rcc_ep_close(ep);
+	env_close(&e);
+}
+
+TEST_MAIN(TEST(handshake_garbage), TEST(frame_garbage), TEST(frame_out_of_order),
+	  TEST(unsolicited_response_and_ack), TEST(frame_cut_short),
+	  TEST(write_to_unregistered_memory))
