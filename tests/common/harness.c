@@ -73,6 +73,12 @@ bool test_on_verbs(void)
 	return test_transport() == RCC_TRANSPORT_VERBS;
 }
 
+bool test_quick(void)
+{
+	const char *s = getenv("RCC_TEST_QUICK");
+	return s && *s && strcmp(s, "0");
+}
+
 enum rcc_bringup test_bringup(void)
 {
 	const char *s = getenv("RCC_TEST_BRINGUP");

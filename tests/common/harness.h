@@ -91,6 +91,8 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 enum rcc_transport test_transport(void);
 const char *test_addr(void); /* host part only */
 bool test_on_verbs(void);
+/* RCC_TEST_QUICK=1 (set under valgrind): large sizes and counts are scaled down. */
+bool test_quick(void);
 /* RCC_TEST_BRINGUP=cm|manual (verbs connection bring-up; default cm). */
 enum rcc_bringup test_bringup(void);
 

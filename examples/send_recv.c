@@ -1,0 +1,73 @@
+/* Two-sided messaging: the server posts a receive, the client sends. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rcc/rcc.h>
+
+static struct rcc_ctx *ctx;
+static struct rcc_listener *lst;
+
+static void *server(void *arg)
+{
+	char buf[64] = "";
+	struct rcc_cq *cq;
+	struct rcc_mr *mr;
+	struct rcc_ep *ep;
+	struct rcc_wc wc;
+
+	(void)arg;
+	rcc_cq_create(ctx, NULL, &cq);
+	rcc_mr_reg(ctx, buf, sizeof(buf), RCC_ACCESS_LOCAL_WRITE, &mr);
+	struct rcc_sge sge = rcc_mr_sge(mr, buf, sizeof(buf));
+	struct rcc_recv_wr recv = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
+	/* the receive is posted before the client may send */
+	struct rcc_ep_attr attr = { .send_cq = cq, .initial_recv = &recv, .num_initial_recv = 1 };
+	if (rcc_accept(lst, &attr, 5000, &ep) == 0) {
+		if (rcc_cq_wait(cq, &wc, 1, 5000) == 1 && wc.status == RCC_WC_SUCCESS)
+			printf("server got %u bytes: %s\n", wc.byte_len, buf);
+		rcc_ep_close(ep);
+	}
+	rcc_mr_dereg(mr);
+	rcc_cq_destroy(cq);
+	return NULL;
+}
+
+int main(void)
+{
+	char msg[] = "hello over rcc", addr[64];
+	struct rcc_cq *cq;
+	struct rcc_mr *mr;
+	struct rcc_ep *ep;
+	struct rcc_wc wc;
+	pthread_t th;
+	int rc;
+
+	if ((rc = rcc_ctx_open(NULL, &ctx)) || (rc = rcc_listen(ctx, "127.0.0.1:0", 0, &lst))) {
+		fprintf(stderr, "setup: %s\n", rcc_strerror(rc));
+		return 1;
+	}
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", rcc_listener_port(lst));
+	pthread_create(&th, NULL, server, NULL);
+
+	rcc_cq_create(ctx, NULL, &cq);
+	rcc_mr_reg(ctx, msg, sizeof(msg), RCC_ACCESS_LOCAL_WRITE, &mr);
+	struct rcc_ep_attr attr = { .send_cq = cq };
+	rc = rcc_connect(ctx, addr, &attr, 5000, &ep);
+	if (rc == 0) {
+		struct rcc_sge sge = rcc_mr_sge(mr, msg, sizeof(msg));
+		rcc_post_send(ep, &sge, 1, 1, RCC_SEND_SIGNALED);
+		if (rcc_cq_wait(cq, &wc, 1, 5000) != 1 || wc.status != RCC_WC_SUCCESS)
+			rc = -1;
+	} else {
+		fprintf(stderr, "connect: %s\n", rcc_strerror(rc));
+	}
+	pthread_join(th, NULL);
+	if (ep)
+		rcc_ep_close(ep);
+	rcc_mr_dereg(mr);
+	rcc_cq_destroy(cq);
+	rcc_listener_close(lst);
+	rcc_ctx_close(ctx);
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,62 @@
+# Shared by demo.sh and test.sh: package installation and timed steps.
+# shellcheck shell=bash
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Debian packages each part needs.
+PKGS_BUILD="gcc g++ make cmake ninja-build pkg-config libibverbs-dev librdmacm-dev libssl-dev"
+PKGS_TEST="clang libclang-rt-dev valgrind iproute2 procps util-linux gnuplot-nox"
+PKGS_VM="qemu-system-x86 busybox-static rdma-core ibverbs-providers libibverbs1 librdmacm1 \
+ibverbs-utils rdmacm-utils perftest cpio kmod gzip xz-utils"
+
+say() { printf '\n==> %s\n' "$*"; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Install whichever of the named packages are missing (apt-get, as root or via sudo).
+need_packages() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed ||
+			missing+=("$p")
+	done
+	((${#missing[@]})) || return 0
+	local sudo=
+	[ "$(id -u)" = 0 ] || sudo=sudo
+	say "installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	# a fresh machine may have no package lists yet
+	$sudo apt-get install -y --no-install-recommends "${missing[@]}" ||
+		{ $sudo apt-get update && $sudo apt-get install -y --no-install-recommends "${missing[@]}"; } ||
+		die "could not install: ${missing[*]}"
+}
+
+# configure DIR [cmake args...]: a Ninja build tree
+configure() {
+	local dir=$1
+	shift
+	cmake -S "$REPO" -B "$REPO/$dir" -G Ninja "$@" >/dev/null ||
+		die "cmake configure of $dir failed"
+}
+
+build() {
+	ninja -C "$REPO/$1" ${NINJA_FLAGS:-} >/dev/null || { ninja -C "$REPO/$1"; die "build of $1 failed"; }
+}
+
+STEP_LOG=()
+# step NAME CMD...: run, time, remember the outcome; stop at the first failure.
+step() {
+	local name=$1 t0=$SECONDS rc=0
+	shift
+	say "$name"
+	"$@" || rc=$?
+	STEP_LOG+=("$(printf '%-44s %5ss  %s' "$name" $((SECONDS - t0)) "$([ $rc = 0 ] && echo ok || echo "FAILED ($rc)")")")
+	if [ $rc != 0 ]; then
+		summary
+		exit "$rc"
+	fi
+}
+
+summary() {
+	say "summary"
+	printf '%s\n' "${STEP_LOG[@]}"
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Build and run every test: unit, integration (tcp) and tool tests with gcc;
+# a clang build; the ASan+UBSan build; the TSan build of the threaded tests;
+# valgrind; the fuzzers for a short while; the install check; and the verbs
+# suite in a Soft-RoCE VM. Installs what it needs (Debian). Stops at the first
+# failure and prints a timed summary.
+#
+# Environment:
+#   RCC_SKIP_RXE=1     skip the Soft-RoCE VM suite (say so explicitly; never implied)
+#   RCC_FUZZ_SECONDS   seconds per fuzz target (default 20; 0 skips fuzzing)
+#   RCC_TEST_JOBS      ctest parallelism (default 2)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$REPO"
+
+JOBS=${RCC_TEST_JOBS:-2}
+FUZZ_SECONDS=${RCC_FUZZ_SECONDS:-20}
+T0=$SECONDS
+
+need_packages $PKGS_BUILD $PKGS_TEST
+[ "${RCC_SKIP_RXE:-0}" = 1 ] || need_packages $PKGS_VM
+
+ctest_in() { # DIR [ctest args...]
+	local dir=$1
+	shift
+	ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$JOBS" "$@"
+}
+
+# --- gcc: everything ----------------------------------------------------------------
+step "gcc build (build/)" eval 'configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo && build build'
+step "tests: unit, integration, tools (tcp)" ctest_in build
+
+# --- clang: the code must build warning-free with it too ------------------------------
+step "clang build (build-clang/)" eval 'CC=clang configure build-clang && build build-clang'
+step "tests: unit (clang)" ctest_in build-clang -L unit
+
+# --- sanitizers -----------------------------------------------------------------------
+step "ASan+UBSan build (build-asan/)" eval 'configure build-asan -DRCC_SANITIZE=address && build build-asan'
+step "tests under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest_in build-asan
+step "TSan build (build-tsan/)" eval 'configure build-tsan -DRCC_SANITIZE=thread && build build-tsan'
+step "threaded tests under TSan" env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	ctest_in build-tsan -L threaded
+
+# --- valgrind (memcheck), scaled-down sizes ---------------------------------------------
+run_valgrind() {
+	local t failed=0
+	for t in build/tests/unit/test_* build/tests/integration/test_ops \
+		build/tests/integration/test_errors build/tests/integration/test_conn \
+		build/tests/integration/test_session; do
+		[ -x "$t" ] || continue
+		printf '  %s\n' "$t"
+		RCC_TEST_QUICK=1 timeout 600 valgrind -q --error-exitcode=99 --leak-check=full \
+			--errors-for-leak-kinds=definite,indirect --track-fds=no "$t" >/dev/null ||
+			{ echo "  valgrind found problems in $t"; failed=1; }
+	done
+	return $failed
+}
+step "valgrind memcheck" run_valgrind
+
+# --- fuzzing ----------------------------------------------------------------------------
+run_fuzzers() {
+	local t corpus
+	for t in wire stream; do
+		corpus=$(mktemp -d)
+		cp tests/fuzz/corpus/$t/* "$corpus"/
+		printf '  fuzz_%s for %ss\n' "$t" "$FUZZ_SECONDS"
+		timeout $((FUZZ_SECONDS + 60)) build-fuzz/tests/fuzz/fuzz_$t -max_total_time="$FUZZ_SECONDS" \
+			-max_len=4096 -print_final_stats=1 "$corpus" 2>&1 | grep -E "^(stat::number_of_executed_units|Done)" ||
+			{ rm -rf "$corpus"; return 1; }
+		rm -rf "$corpus"
+	done
+}
+if [ "$FUZZ_SECONDS" != 0 ]; then
+	step "fuzz build (build-fuzz/, clang)" eval 'CC=clang configure build-fuzz -DRCC_FUZZ=ON \
+		-DRCC_BUILD_TOOLS=OFF -DRCC_BUILD_EXAMPLES=OFF && NINJA_FLAGS="fuzz_wire fuzz_stream" build build-fuzz'
+	step "fuzzers (${FUZZ_SECONDS}s each)" run_fuzzers
+fi
+
+# --- install: headers, libraries, pkg-config; an example built against them -------------
+install_check() {
+	local prefix
+	prefix=$(mktemp -d)
+	cmake --install build --prefix "$prefix" >/dev/null
+	local pc="$prefix/lib/pkgconfig"
+	[ -d "$pc" ] || pc=$(dirname "$(find "$prefix" -name rcc.pc | head -n1)")
+	PKG_CONFIG_PATH=$pc cc -std=c11 -Wall -Wextra -Werror -o "$prefix/send_recv" \
+		examples/send_recv.c $(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs rcc) -lpthread
+	LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$pc pkg-config --variable=libdir rcc) \
+		timeout 30 "$prefix/send_recv"
+	rm -rf "$prefix"
+}
+step "install + pkg-config + example" install_check
+
+# --- verbs on Soft-RoCE -------------------------------------------------------------------
+if [ "${RCC_SKIP_RXE:-0}" = 1 ]; then
+	say "Soft-RoCE VM suite SKIPPED (RCC_SKIP_RXE=1)"
+	STEP_LOG+=("$(printf '%-44s %5s   %s' "Soft-RoCE VM suite" - "SKIPPED by RCC_SKIP_RXE=1")")
+else
+	[ -x tests/rxe/run.sh ] || die "tests/rxe/run.sh is missing"
+	step "verbs suite in the Soft-RoCE VM" tests/rxe/run.sh build
+fi
+
+summary
+say "all tests passed in $((SECONDS - T0)) s"

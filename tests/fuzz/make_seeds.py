@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora: well-formed frames and handshakes that the
+fuzzers mutate from (the byte layouts are documented in
+src/transport/tcp/wire.h)."""
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SEND, WRITE, READ_REQ, ATOMIC_REQ, READ_RESP, ATOMIC_RESP, ACK, NAK, CLOSE = range(1, 10)
+FIRST, LAST, IMM, CAS = 1, 2, 4, 16
+
+
+def hdr(typ, flags=0, status=0, length=0, msn=0, ack=0, raddr=0, rkey=0, imm=0, total=0):
+    return struct.pack("<BBHIIIQIIII", typ, flags, status, length, msn, ack, raddr, rkey,
+                       imm, total, 0)
+
+
+def hs(kind, pdata=b"", rd=16):
+    return b"RCCt" + struct.pack("<HHHHI", 1, kind, len(pdata), 0, rd) + pdata
+
+
+streams = {
+    "send": hdr(SEND, FIRST | LAST, length=5, total=5) + b"hello",
+    "send_imm_two": hdr(SEND, FIRST | LAST | IMM, length=3, total=3, imm=7) + b"abc"
+    + hdr(SEND, FIRST | LAST, length=0, msn=1),
+    "send_chunks": hdr(SEND, FIRST, length=4, total=8) + b"1234"
+    + hdr(SEND, LAST, length=4, total=8) + b"5678",
+    "write": hdr(WRITE, FIRST | LAST, length=8, total=8, raddr=0x1000, rkey=0x1234) + b"x" * 8,
+    "read_req": hdr(READ_REQ, raddr=0x1000, rkey=0x1234, total=64),
+    "atomic": hdr(ATOMIC_REQ, CAS, length=16, raddr=0x1000, rkey=0x1234) + b"\0" * 16,
+    "ack_close": hdr(ACK) + hdr(CLOSE),
+    "nak_rnr": hdr(NAK, status=1, imm=12),
+    "too_long": hdr(SEND, FIRST | LAST, length=300, total=300) + b"y" * 300,
+    "empty": b"",
+}
+wires = {
+    "hdr_send": hdr(SEND, FIRST | LAST, length=5, total=5),
+    "hdr_pair": hdr(WRITE, FIRST, length=8, total=16, raddr=8) + hdr(READ_RESP, LAST, length=4),
+    "hs_hello": hs(1, b"pd"),
+    "hs_accept": hs(2, b"x" * 192),
+    "hs_reject": hs(3, b"no", 0),
+}
+for name, items in (("stream", streams), ("wire", wires)):
+    d = os.path.join(HERE, "corpus", name)
+    os.makedirs(d, exist_ok=True)
+    for key, blob in items.items():
+        with open(os.path.join(d, key), "wb") as f:
+            f.write(blob)
