@@ -1,0 +1,125 @@
+# Helpers for the rcc-mesh tests: start ranks, wait for lines and exits with a
+# bound, clean up whatever a test started. Sourced by the tests/mesh scripts
+# and by bench/mesh-scale.sh. Every wait polls with a deadline; none of them
+# sleeps for synchronisation.
+
+MESH_PIDS=()
+MESH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rcc-mesh-test.XXXXXX")
+MESH_CLEANUPS=()
+
+mesh_cleanup() {
+	local pid
+	for pid in "${MESH_PIDS[@]}"; do
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	for pid in "${MESH_PIDS[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	local c
+	for c in "${MESH_CLEANUPS[@]}"; do
+		eval "$c" || true
+	done
+	rm -rf "$MESH_TMP"
+}
+trap mesh_cleanup EXIT
+trap 'exit 130' INT TERM
+
+note() { printf '[mesh-test] %s\n' "$*" >&2; }
+fail() { note "FAIL: $*"; exit 1; }
+
+# free_ports N: N consecutive TCP ports nobody listens on, from a random base,
+# so parallel runs do not collide.
+free_ports() {
+	local n=$1 base tries p busy
+	for tries in $(seq 50); do
+		base=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		busy=0
+		for p in $(seq "$base" $((base + n - 1))); do
+			if ss -Htan "( sport = :$p )" 2>/dev/null | grep -q .; then
+				busy=1
+				break
+			fi
+		done
+		[ $busy = 0 ] && { echo "$base"; return 0; }
+	done
+	return 1
+}
+
+# loopback_nodes N BASE: the --nodes list of N ranks on 127.0.0.1
+loopback_nodes() {
+	local n=$1 base=$2 i list=
+	for i in $(seq 0 $((n - 1))); do
+		list+="${list:+,}127.0.0.1:$((base + i))"
+	done
+	echo "$list"
+}
+
+# start_rank K LOG CMD...: run CMD in the background with its output in LOG;
+# the PID is the command's own (prefixes such as 'ip netns exec' exec it).
+start_rank() {
+	local k=$1 log=$2
+	shift 2
+	"$@" >"$log" 2>&1 &
+	MESH_PIDS[$k]=$!
+}
+
+# wait_line FILE REGEX SECONDS: until FILE has a matching line, or fail.
+wait_line() {
+	local file=$1 re=$2 secs=$3
+	local end=$((SECONDS + secs))
+	until grep -qE "$re" "$file" 2>/dev/null; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.05 # polling interval, not a synchronisation
+	done
+}
+
+# wait_exit PID SECONDS: the process's exit status; 124 (after killing it)
+# when it outlives the bound.
+wait_exit() {
+	local pid=$1 secs=$2
+	local end=$((SECONDS + secs))
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ $SECONDS -ge $end ]; then
+			kill -9 "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 124
+		fi
+		sleep 0.05 # polling interval
+	done
+	wait "$pid"
+}
+
+# run_mesh_on NODES N SECONDS ARGS...: ranks 0..N-1 of NODES, each bounded by
+# SECONDS; exit statuses land in MESH_STATUS[k], logs in $MESH_TMP/rank.K.log.
+run_mesh_on() {
+	local nodes=$1 n=$2 secs=$3
+	shift 3
+	local k
+	for k in $(seq 0 $((n - 1))); do
+		start_rank "$k" "$MESH_TMP/rank.$k.log" "$MESH_BIN" --nodes "$nodes" --rank "$k" "$@"
+	done
+	MESH_STATUS=()
+	for k in $(seq 0 $((n - 1))); do
+		local rc=0
+		wait_exit "${MESH_PIDS[$k]}" "$secs" || rc=$?
+		MESH_STATUS[$k]=$rc
+	done
+}
+
+show_logs() {
+	local f
+	for f in "$MESH_TMP"/rank.*.log; do
+		echo "---- $f" >&2
+		cat "$f" >&2
+	done
+}
+
+expect_all() {
+	local want=$1 n=$2 what=$3 k
+	for k in $(seq 0 $((n - 1))); do
+		if [ "${MESH_STATUS[$k]}" != "$want" ]; then
+			show_logs
+			fail "$what: rank $k exited ${MESH_STATUS[$k]}, expected $want"
+		fi
+	done
+}
