@@ -14,6 +14,10 @@ set -euo pipefail
 cd "$REPO"
 
 JOBS=${RCC_TEST_JOBS:-2}
+# Read only by sanitizer runtimes: fail loudly, with stacks.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 FUZZ_SECONDS=${RCC_FUZZ_SECONDS:-20}
 T0=$SECONDS
 
@@ -36,11 +40,9 @@ step "tests: unit (clang)" ctest_in build-clang -L unit
 
 # --- sanitizers -----------------------------------------------------------------------
 step "ASan+UBSan build (build-asan/)" eval 'configure build-asan -DRCC_SANITIZE=address && build build-asan'
-step "tests under ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest_in build-asan
+step "tests under ASan+UBSan" ctest_in build-asan
 step "TSan build (build-tsan/)" eval 'configure build-tsan -DRCC_SANITIZE=thread && build build-tsan'
-step "threaded tests under TSan" env TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-	ctest_in build-tsan -L threaded
+step "threaded tests under TSan" ctest_in build-tsan -L threaded
 
 # --- valgrind (memcheck), scaled-down sizes ---------------------------------------------
 run_valgrind() {

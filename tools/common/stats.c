@@ -52,7 +52,10 @@ double percentile_sorted(const double *sorted, size_t n, double p)
 		return 0;
 	if (p <= 0)
 		return sorted[0];
-	size_t rank = (size_t)ceil(p / 100.0 * (double)n); /* 1-based */
+	/* p/100*n in binary floating point can land just above an integer
+	 * (99.9% of 1000 is 999.0000000000001): forgive that much rounding. */
+	double r = p / 100.0 * (double)n;
+	size_t rank = (size_t)ceil(r - r * 1e-12); /* 1-based */
 	if (rank < 1)
 		rank = 1;
 	if (rank > n)

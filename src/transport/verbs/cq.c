@@ -195,10 +195,11 @@ static bool map_wc(struct verbs_cq *cq, const struct ibv_wc *w, struct rcc_wc *o
 		out->wc_flags = 0;
 		out->imm_data = 0;
 	}
-	if (__builtin_expect(w->status != IBV_WC_SUCCESS, 0)) {
-		if (w->status != IBV_WC_WR_FLUSH_ERR)
-			rcci_ep_error_seen(ep);
-	}
+	/* A flush while we still think the endpoint is connected means the
+	 * device put the QP in error on its own (e.g. the responder side of a
+	 * remote access violation, before its async event is read). */
+	if (__builtin_expect(w->status != IBV_WC_SUCCESS, 0))
+		rcci_ep_error_seen(ep);
 	return true;
 }
 

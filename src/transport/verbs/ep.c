@@ -141,6 +141,11 @@ static void post_markers(struct verbs_ep *ep)
 		log_debug("verbs: QP %u: marker send not posted (%d)", ep->qpn, rc);
 		atomic_fetch_or(&ep->markers, MARK_SEND);
 	}
+	/* Posting a receive to a QP already in ERR may never reach the device
+	 * (rxe's receive queue lives in user memory and is flushed only when the
+	 * kernel looks at the QP); ERR -> ERR makes it look. */
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	ibv_modify_qp(ep->qp, &a, IBV_QP_STATE);
 }
 
 static void drain_cq(struct verbs_cq *cq)
