@@ -1,0 +1,366 @@
+/*
+ * Bringing a run up and down: the control connection carries the plan, then
+ * -q data connections each carry their owner's region; each side allocates
+ * and registers the same layout, computed from the plan.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "sess.h"
+
+#define ALL_ACCESS                                                                                 \
+	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ |               \
+	 RCC_ACCESS_REMOTE_ATOMIC)
+/* Both areas of all endpoints together stay near this, unless one message is bigger. */
+#define AREA_BUDGET (32u << 20)
+#define ACCEPT_SLICE_MS 1000
+
+size_t sess_area_bytes(const struct perf_params *p, uint32_t stride)
+{
+	uint32_t depth = p->tx_depth > p->rx_depth ? p->tx_depth : p->rx_depth;
+	size_t want = (size_t)stride * depth;
+	size_t budget = AREA_BUDGET / p->qps;
+
+	if (want > budget)
+		want = budget;
+	if (want < stride)
+		want = stride;
+	return (want + 4095) & ~(size_t)4095;
+}
+
+static void ep_attr_data(struct sess *s, struct rcc_ep_attr *a)
+{
+	const struct perf_params *p = &s->p;
+
+	memset(a, 0, sizeof(*a));
+	a->send_cq = s->cq;
+	a->sq_depth = p->tx_depth;
+	a->rq_depth = p->rx_depth;
+	a->max_send_sge = 1;
+	a->max_recv_sge = 1;
+	a->max_inline = p->inline_size == PERF_INLINE_AUTO ? 0 : p->inline_size;
+	a->max_rd_atomic = p->outs;
+}
+
+/* CQ, epoll set and the registered regions of every data endpoint. */
+static int data_alloc(struct sess *s)
+{
+	const struct perf_params *p = &s->p;
+	uint32_t depth = (uint32_t)p->qps * ((uint32_t)p->tx_depth + p->rx_depth) + 16;
+	struct rcc_cq_attr ca = { .depth = depth, .mode = p->cq_mode };
+	int rc;
+
+	s->max_size = plan_max_size(p);
+	s->stride = (s->max_size + 63) & ~63u;
+	rc = rcc_cq_create(s->ctx, &ca, &s->cq);
+	if (rc) {
+		perr("creating a CQ of depth %u: %s", depth, rcc_strerror(rc));
+		return rc;
+	}
+	if (p->cq_mode == RCC_CQ_FD) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		s->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (s->epfd < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, rcc_cq_fd(s->cq), &ev)) {
+			rc = -errno;
+			perr("epoll on the CQ: %s", rcc_strerror(rc));
+			return rc;
+		}
+	}
+	s->eps = calloc(p->qps, sizeof(*s->eps));
+	s->peer.seen = calloc(p->qps, sizeof(*s->peer.seen));
+	s->peer.count = calloc(p->qps, sizeof(*s->peer.count));
+	if (!s->eps || !s->peer.seen || !s->peer.count)
+		return -ENOMEM;
+	s->neps = p->qps;
+	for (int i = 0; i < s->neps; i++) {
+		struct pep *e = &s->eps[i];
+		void *mem;
+		e->index = i;
+		e->area = sess_area_bytes(p, s->stride);
+		e->rx_slots = (uint32_t)(e->area / s->stride);
+		if (posix_memalign(&mem, 4096, 2 * e->area)) {
+			perr("out of memory for %zu bytes of buffers", 2 * e->area);
+			return -ENOMEM;
+		}
+		e->buf = mem;
+		memset(e->buf, 0, 2 * e->area);
+		rc = rcc_mr_reg(s->ctx, e->buf, 2 * e->area, ALL_ACCESS, &e->mr);
+		if (rc) {
+			perr("registering %zu bytes: %s", 2 * e->area, rcc_strerror(rc));
+			return rc;
+		}
+		e->lkey = rcc_mr_lkey(e->mr);
+		uint32_t ring = 1;
+		while (ring < p->tx_depth)
+			ring <<= 1;
+		e->ring = calloc(ring, sizeof(*e->ring));
+		if (!e->ring)
+			return -ENOMEM;
+		e->ring_mask = ring - 1;
+	}
+	return 0;
+}
+
+/* The peer's region must have our layout: same plan, same sizes. */
+static int take_peer_hello(struct sess *s, struct pep *e, const void *pd, size_t len)
+{
+	uint32_t cookie;
+	uint16_t index;
+	struct rcc_remote_mr mr;
+
+	if (data_hello_decode(pd, len, &cookie, &index, &mr) || cookie != s->p.cookie ||
+	    index != e->index || mr.length < 2 * e->area) {
+		perr("data connection %d: the peer's hello does not match this run", e->index);
+		return -EPROTO;
+	}
+	e->remote = mr;
+	return 0;
+}
+
+/* Receives posted before the peer can send (initial_recv). */
+static int initial_recvs(struct sess *s, struct pep *e, struct rcc_ep_attr *a,
+			 struct rcc_recv_wr **wrs, struct rcc_sge **sges)
+{
+	uint32_t want = sess_rx_want(s);
+	int n;
+
+	*wrs = calloc(want ? want : 1, sizeof(**wrs));
+	*sges = calloc(want ? want : 1, sizeof(**sges));
+	if (!*wrs || !*sges)
+		return -ENOMEM;
+	n = pep_recv_wrs(s, e, (int)want, *wrs, *sges);
+	a->initial_recv = *wrs;
+	a->num_initial_recv = n;
+	return n;
+}
+
+static void note_inline(struct sess *s)
+{
+	uint32_t got = rcc_ep_max_inline(s->eps[0].ep);
+
+	if (s->p.inline_size == PERF_INLINE_AUTO)
+		s->max_inline = got;
+	else
+		s->max_inline = s->p.inline_size < got ? s->p.inline_size : got;
+}
+
+static const char *connect_error(int rc)
+{
+	switch (rc) {
+	case -ECONNREFUSED: return "connection refused (is an rcc-perf server running there?)";
+	case -ECONNABORTED: return "the server rejected the connection (see its output)";
+	case -ETIMEDOUT: return "no answer in time";
+	case -ENOENT: return "unknown host";
+	case -EINVAL: return "bad address";
+	default: return rcc_strerror(rc);
+	}
+}
+
+static void format_addr(char *buf, size_t len, const char *host, int port)
+{
+	if (strchr(host, ':') && host[0] != '[')
+		snprintf(buf, len, "[%s]:%d", host, port);
+	else
+		snprintf(buf, len, "%s:%d", host, port);
+}
+
+int sess_client_connect(struct sess *s)
+{
+	const struct perf_config *cfg = s->cfg;
+	uint8_t pd[PERF_PARAMS_WIRE_LEN];
+	struct rcc_ep_attr a;
+	char addr[300];
+	int rc;
+
+	s->epfd = -1;
+	s->timeout_ms = cfg->timeout_ms;
+	rc = rcc_ctx_open(&cfg->ctx, &s->ctx);
+	if (rc) {
+		perr("opening the %s transport: %s", rcc_transport_name(cfg->ctx.transport),
+		     rc == -ENODEV ? "no usable RDMA device" : rcc_strerror(rc));
+		return rc;
+	}
+	s->transport = rcc_transport_name(rcc_ctx_transport(s->ctx));
+	rc = ctrl_init(&s->ctrl, s->ctx);
+	if (rc) {
+		perr("control channel: %s", rcc_strerror(rc));
+		return rc;
+	}
+	format_addr(addr, sizeof(addr), cfg->host, cfg->port);
+	params_encode(&s->p, pd);
+	ctrl_fill_attr(&s->ctrl, &a);
+	a.private_data = pd;
+	a.private_data_len = sizeof(pd);
+	rc = rcc_connect(s->ctx, addr, &a, s->timeout_ms, &s->ctrl.ep);
+	if (rc) {
+		perr("connecting to %s: %s", addr, connect_error(rc));
+		return rc;
+	}
+	rc = data_alloc(s);
+	if (rc)
+		return rc;
+	for (int i = 0; i < s->neps; i++) {
+		struct pep *e = &s->eps[i];
+		struct rcc_recv_wr *wrs;
+		struct rcc_sge *sges;
+		uint8_t hello[PERF_DATA_HELLO_LEN];
+		struct rcc_remote_mr mine = rcc_mr_remote(e->mr);
+		const void *peer;
+		size_t len;
+
+		ep_attr_data(s, &a);
+		int n = initial_recvs(s, e, &a, &wrs, &sges);
+		data_hello_encode(s->p.cookie, (uint16_t)i, &mine, hello);
+		a.private_data = hello;
+		a.private_data_len = sizeof(hello);
+		a.context = e;
+		rc = n < 0 ? n : rcc_connect(s->ctx, addr, &a, s->timeout_ms, &e->ep);
+		free(wrs);
+		free(sges);
+		if (rc) {
+			perr("data connection %d to %s: %s", i, addr, connect_error(rc));
+			return rc;
+		}
+		e->rx_posted = (uint32_t)n;
+		e->rx_post_seq = (uint64_t)n;
+		peer = rcc_ep_private_data(e->ep, &len);
+		rc = take_peer_hello(s, e, peer, len);
+		if (rc)
+			return rc;
+	}
+	note_inline(s);
+	return 0;
+}
+
+/* Wait for a connection request in slices (forever if limit_s is 0). */
+static int next_request(struct rcc_listener *lst, int limit_s, struct rcc_conn_req **req)
+{
+	uint64_t end = mono_ns() + (uint64_t)limit_s * 1000000000ull;
+
+	for (;;) {
+		int rc = rcc_get_request(lst, ACCEPT_SLICE_MS, req);
+		if (rc != -ETIMEDOUT)
+			return rc;
+		if (limit_s && mono_ns() >= end)
+			return -ETIMEDOUT;
+	}
+}
+
+int sess_server_accept(struct sess *s, struct rcc_listener *lst)
+{
+	const struct perf_config *cfg = s->cfg;
+	struct rcc_conn_req *req;
+	struct rcc_ep_attr a;
+	const void *pd;
+	const char *why;
+	size_t len;
+	int rc;
+
+	s->epfd = -1;
+	s->timeout_ms = cfg->timeout_ms;
+	s->transport = rcc_transport_name(rcc_ctx_transport(s->ctx));
+	for (;;) {
+		rc = next_request(lst, cfg->accept_timeout_s, &req);
+		if (rc) {
+			if (rc == -ETIMEDOUT)
+				perr("no client within %d s", cfg->accept_timeout_s);
+			else
+				perr("waiting for a client: %s", rcc_strerror(rc));
+			return rc;
+		}
+		pd = rcc_conn_req_private_data(req, &len);
+		rc = params_decode(pd, len, &s->p);
+		why = rc == -EPROTONOSUPPORT ? "another rcc-perf version"
+		      : rc		     ? "not an rcc-perf client (or a stray data connection)"
+					     : plan_check(&s->p);
+		if (!why)
+			break;
+		perr("rejecting %s: %s", rcc_conn_req_peer(req), why);
+		rcc_reject_req(req, why, strlen(why));
+	}
+	if (!cfg->quiet)
+		printf(" Client %s connected\n", rcc_conn_req_peer(req));
+	rc = ctrl_init(&s->ctrl, s->ctx);
+	if (rc) {
+		rcc_reject_req(req, NULL, 0);
+		perr("control channel: %s", rcc_strerror(rc));
+		return rc;
+	}
+	ctrl_fill_attr(&s->ctrl, &a);
+	rc = rcc_accept_req(req, &a, &s->ctrl.ep);
+	if (rc) {
+		perr("accepting the client: %s", rcc_strerror(rc));
+		return rc;
+	}
+	rc = data_alloc(s);
+	if (rc)
+		return rc;
+	for (int i = 0; i < s->neps; i++) {
+		struct pep *e = &s->eps[i];
+		struct rcc_recv_wr *wrs;
+		struct rcc_sge *sges;
+		uint8_t hello[PERF_DATA_HELLO_LEN];
+		struct rcc_remote_mr mine = rcc_mr_remote(e->mr);
+
+		rc = rcc_get_request(lst, s->timeout_ms, &req);
+		if (rc) {
+			perr("waiting for data connection %d: %s", i, rcc_strerror(rc));
+			return rc;
+		}
+		pd = rcc_conn_req_private_data(req, &len);
+		rc = take_peer_hello(s, e, pd, len);
+		if (rc) {
+			rcc_reject_req(req, NULL, 0);
+			return rc;
+		}
+		ep_attr_data(s, &a);
+		int n = initial_recvs(s, e, &a, &wrs, &sges);
+		data_hello_encode(s->p.cookie, (uint16_t)i, &mine, hello);
+		a.private_data = hello;
+		a.private_data_len = sizeof(hello);
+		a.context = e;
+		rc = n < 0 ? n : rcc_accept_req(req, &a, &e->ep);
+		free(wrs);
+		free(sges);
+		if (rc) {
+			perr("accepting data connection %d: %s", i, rcc_strerror(rc));
+			return rc;
+		}
+		e->rx_posted = (uint32_t)n;
+		e->rx_post_seq = (uint64_t)n;
+	}
+	note_inline(s);
+	return 0;
+}
+
+void sess_close(struct sess *s)
+{
+	for (int i = 0; i < s->neps; i++) {
+		struct pep *e = &s->eps[i];
+		if (e->ep)
+			rcc_ep_close(e->ep);
+		if (e->mr)
+			rcc_mr_dereg(e->mr);
+		free(e->buf);
+		free(e->ring);
+	}
+	free(s->eps);
+	free(s->peer.seen);
+	free(s->peer.count);
+	s->eps = NULL;
+	s->peer.seen = NULL;
+	s->peer.count = NULL;
+	s->neps = 0;
+	if (s->epfd >= 0)
+		close(s->epfd);
+	s->epfd = -1;
+	if (s->cq)
+		rcc_cq_destroy(s->cq);
+	s->cq = NULL;
+	ctrl_fini(&s->ctrl);
+	results_free(&s->results);
+}
