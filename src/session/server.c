@@ -336,14 +336,15 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 	if ((int)atomic_load(&srv->active) >= srv->attr.max_connections) {
 		log_warn("server: %s turned away: %d connections already", peer,
 			 srv->attr.max_connections);
-		rcc_reject_req(req, NULL, 0);
+		/* counted before the answer leaves, so the client never sees stale stats */
 		atomic_fetch_add(&srv->rejected, 1);
+		rcc_reject_req(req, NULL, 0);
 		return;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		rcc_reject_req(req, NULL, 0);
 		atomic_fetch_add(&srv->rejected, 1);
+		rcc_reject_req(req, NULL, 0);
 		return;
 	}
 	if (srv->ops.on_request) {
@@ -351,8 +352,8 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 		if (rc < 0) {
 			log_info("server: %s rejected by the application: %s", peer,
 				 rcc_strerror(rc));
-			rcc_reject_req(req, NULL, 0);
 			atomic_fetch_add(&srv->rejected, 1);
+			rcc_reject_req(req, NULL, 0);
 			goto err_user;
 		}
 	}
@@ -371,14 +372,16 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 	ea.initial_recv = recv;
 	ea.num_initial_recv = nrecv;
 	ea.context = c;
+	atomic_fetch_add(&srv->active, 1);
+	atomic_fetch_add(&srv->accepted, 1);
 	rc = rcc_accept_req(req, &ea, &c->ep);
 	if (rc) {
+		atomic_fetch_sub(&srv->active, 1);
+		atomic_fetch_sub(&srv->accepted, 1);
 		log_warn("server: accepting %s failed: %s", peer, rcc_strerror(rc));
 		goto err_agent;
 	}
 	atomic_fetch_add(&ag->load, 1);
-	atomic_fetch_add(&srv->active, 1);
-	atomic_fetch_add(&srv->accepted, 1);
 	agent_handover(ag, c);
 	if (ag->per_ep) {
 		rc = agent_start(ag);

@@ -195,6 +195,19 @@ static void plan_sizes_and_iters(void)
 	CHECK_EQ(plan_rtt_factor(OP_READ), 1);
 	CHECK_EQ(plan_rtt_factor(OP_FADD), 1);
 
+	uint32_t mask = 0;
+	CHECK_OK(parse_size_list("8,4K,64k,1M", &mask));
+	CHECK_EQ(mask, 8u | 4096u | 65536u | (1u << 20));
+	CHECK(parse_size_list("8,12", &mask) == -EINVAL); /* not a power of two */
+	CHECK(parse_size_list("8,,16", &mask) == -EINVAL);
+	CHECK(parse_size_list("2G", &mask) == -EINVAL);
+	p.flags = PF_SIZE_LIST;
+	p.size = mask;
+	plan_sizes(&p, OP_READ, sizes, &n);
+	CHECK(n == 4 && sizes[0] == 8 && sizes[1] == 4096 && sizes[3] == 1u << 20);
+	CHECK_EQ(plan_max_size(&p), 1u << 20);
+	CHECK(plan_check(&p) == NULL);
+
 	uint8_t ops = 0, kinds = 0;
 	CHECK_OK(parse_ops("send,atomic", &ops));
 	CHECK_EQ(ops, 1u << OP_SEND | 1u << OP_CAS | 1u << OP_FADD);

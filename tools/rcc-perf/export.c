@@ -63,7 +63,10 @@ static void json_params(FILE *f, const struct perf_config *cfg, const struct per
 		p->kinds & (1u << KIND_LAT) ? "\"lat\"" : "", p->kinds == KINDS_ALL ? ", " : "",
 		p->kinds & (1u << KIND_BW) ? "\"bw\"" : "");
 	fprintf(f, "    \"all_sizes\": %s,\n", p->flags & PF_ALL_SIZES ? "true" : "false");
-	fprintf(f, "    \"size\": %u,\n", p->size);
+	if (p->flags & PF_SIZE_LIST)
+		fprintf(f, "    \"size_mask\": %u,\n", p->size);
+	else
+		fprintf(f, "    \"size\": %u,\n", p->size);
 	if (p->flags & PF_ITERS_SET)
 		fprintf(f, "    \"iters\": %u,\n", p->iters);
 	else

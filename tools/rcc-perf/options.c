@@ -24,6 +24,7 @@ static const char usage[] =
 	"      --lat, --bw          latency tests only / bandwidth tests only (both)\n"
 	"  -s, --size BYTES         message size, e.g. 64, 4K, 1M (2; atomics: 8)\n"
 	"  -a, --all                every power of two from 2 B to 8 MiB\n"
+	"      --sizes LIST         these sizes (powers of two), e.g. 8,4K,64K,1M\n"
 	"  -n, --iters N            timed iterations per size (lat 1000, bw 5000 per\n"
 	"                           endpoint; without -n, sizes above 64 KiB get fewer)\n"
 	"  -D, --duration SEC       run each size for SEC seconds instead of -n\n"
@@ -73,7 +74,7 @@ static const char usage[] =
 enum {
 	OPT_TEST = 256, OPT_LAT, OPT_BW, OPT_WARMUP, OPT_CQ_MODE, OPT_VALIDATE, OPT_TARGET_POLL,
 	OPT_BRINGUP, OPT_BIND, OPT_TIMEOUT, OPT_ACCEPT_TIMEOUT, OPT_PERSISTENT, OPT_GBITS,
-	OPT_JSON, OPT_CSV, OPT_PLOT, OPT_QUIET,
+	OPT_JSON, OPT_CSV, OPT_PLOT, OPT_QUIET, OPT_SIZES,
 };
 
 static const struct option longs[] = {
@@ -82,6 +83,7 @@ static const struct option longs[] = {
 	{ "bw", no_argument, NULL, OPT_BW },
 	{ "size", required_argument, NULL, 's' },
 	{ "all", no_argument, NULL, 'a' },
+	{ "sizes", required_argument, NULL, OPT_SIZES },
 	{ "iters", required_argument, NULL, 'n' },
 	{ "duration", required_argument, NULL, 'D' },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
@@ -175,6 +177,7 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 	uint8_t kinds = 0;
 	enum rcc_cq_mode mode;
 	uint64_t size;
+	uint32_t mask = 0;
 	long v;
 	int c;
 
@@ -200,6 +203,12 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 			break;
 		case 'a':
 			cfg->p.flags |= PF_ALL_SIZES;
+			break;
+		case OPT_SIZES:
+			if (parse_size_list(optarg, &mask))
+				usage_error(prog, "bad size list '%s' (powers of two up to 1G)",
+					    optarg);
+			cfg->p.flags |= PF_SIZE_LIST;
 			break;
 		case 'n':
 			cfg->p.iters = get_u32(prog, "iteration count", optarg, 2, 1000000000L);
@@ -336,8 +345,10 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 		cfg->p.kinds = kinds;
 	if (!cq_mod_set)
 		cfg->p.cq_mod = cfg->p.tx_depth < 100 ? cfg->p.tx_depth : 100;
-	if ((cfg->p.flags & PF_ALL_SIZES) && size_set)
-		usage_error(prog, "-a and -s exclude each other");
+	if (!!(cfg->p.flags & PF_ALL_SIZES) + !!(cfg->p.flags & PF_SIZE_LIST) + size_set > 1)
+		usage_error(prog, "-a, -s and --sizes exclude each other");
+	if (cfg->p.flags & PF_SIZE_LIST)
+		cfg->p.size = mask;
 	if ((cfg->p.flags & PF_DURATION) && (cfg->p.flags & PF_ITERS_SET))
 		usage_error(prog, "-D and -n exclude each other");
 	if (!cfg->p.iters)

@@ -54,6 +54,7 @@ enum {
 	PF_TARGET_POLL = 1 << 5, /* passive side busy-polls its data CQ */
 	PF_NO_PEAK = 1 << 6,    /* -N: skip the peak bandwidth search */
 	PF_WARMUP_SET = 1 << 7, /* --warmup given */
+	PF_SIZE_LIST = 1 << 8,  /* --sizes: `size` is a mask, bit k = 2^k bytes */
 };
 
 #define PERF_MIN_ALL_SIZE 2u
@@ -67,7 +68,7 @@ struct perf_params {
 	uint8_t ops;           /* bit per enum perf_op */
 	uint8_t kinds;         /* bit per enum perf_kind */
 	uint16_t flags;        /* PF_* */
-	uint32_t size;         /* -s; ignored with PF_ALL_SIZES */
+	uint32_t size;         /* -s; a mask with PF_SIZE_LIST; ignored with PF_ALL_SIZES */
 	uint32_t iters;        /* -n (per endpoint for bandwidth) */
 	uint32_t duration_ms;  /* -D */
 	uint32_t warmup;       /* untimed iterations first (with PF_WARMUP_SET) */
@@ -112,6 +113,8 @@ const char *op_title(enum perf_op op);      /* perftest's "Send", "RDMA_Write", 
 const char *kind_name(enum perf_kind kind); /* "lat", "bw" */
 /* "send,write,write_imm,read,cas,fadd", "atomic", "all" -> bitmask; 0 or -EINVAL. */
 int parse_ops(const char *s, uint8_t *ops);
+/* "8,4K,64K,1M" -> mask of powers of two (bit k: 2^k B, at most 1 GiB). */
+int parse_size_list(const char *s, uint32_t *mask);
 /* "lat", "bw", "lat,bw", "all" -> bitmask. */
 int parse_kinds(const char *s, uint8_t *kinds);
 /* Is this op/kind combination run under these parameters (and why not)? */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "opts.h"
 #include "perf.h"
 
 static const char *const op_names[OP_COUNT] = {
@@ -98,6 +99,32 @@ int parse_ops(const char *s, uint8_t *ops)
 	return parse_list(s, op_word, ops);
 }
 
+int parse_size_list(const char *s, uint32_t *mask)
+{
+	uint32_t m = 0;
+	char word[32];
+
+	if (!s || !*s)
+		return -EINVAL;
+	while (*s) {
+		const char *end = strchr(s, ',');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+		uint64_t v;
+		if (!len || len >= sizeof(word))
+			return -EINVAL;
+		memcpy(word, s, len);
+		word[len] = 0;
+		if (parse_size(word, &v) || !v || v > PERF_MAX_SIZE || (v & (v - 1)))
+			return -EINVAL;
+		m |= (uint32_t)v; /* a power of two is its own bit */
+		s += len;
+		if (*s)
+			s++;
+	}
+	*mask = m;
+	return 0;
+}
+
 int parse_kinds(const char *s, uint8_t *kinds)
 {
 	return parse_list(s, kind_word, kinds);
@@ -131,6 +158,10 @@ void plan_sizes(const struct perf_params *p, enum perf_op op, uint32_t *out, int
 
 	if (is_atomic(op)) {
 		out[k++] = PERF_ATOMIC_SIZE;
+	} else if (p->flags & PF_SIZE_LIST) {
+		for (int b = 0; b < 31; b++)
+			if (p->size & (1u << b))
+				out[k++] = 1u << b;
 	} else if (p->flags & PF_ALL_SIZES) {
 		for (uint32_t s = PERF_MIN_ALL_SIZE; s <= PERF_MAX_ALL_SIZE; s <<= 1)
 			out[k++] = s;
@@ -191,7 +222,9 @@ const char *plan_check(const struct perf_params *p)
 		return "no valid test selected";
 	if (!p->kinds || (p->kinds & ~KINDS_ALL))
 		return "neither latency nor bandwidth selected";
-	if (!(p->flags & PF_ALL_SIZES) && (p->size < 1 || p->size > PERF_MAX_SIZE))
+	if ((p->flags & PF_SIZE_LIST) && (!p->size || p->size > PERF_MAX_SIZE * 2 - 1))
+		return "bad size list";
+	if (!(p->flags & (PF_ALL_SIZES | PF_SIZE_LIST)) && (p->size < 1 || p->size > PERF_MAX_SIZE))
 		return "size out of range (1 B .. 1 GiB)";
 	if ((p->flags & PF_DURATION) ? !p->duration_ms
 				     : ((p->flags & PF_ITERS_SET) && p->iters < 2))
