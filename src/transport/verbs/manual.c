@@ -387,9 +387,11 @@ int rcci_man_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_c
 			return -errno;
 		}
 		rcci_addr_format((struct sockaddr *)&ss, rbase->peer, sizeof(rbase->peer));
-		/* A silent client must not hold the listener longer than a handshake. */
-		uint64_t hs = rcci_verbs_deadline(VERBS_HANDSHAKE_MS);
-		rc = msg_recv(fd, &m, hs < deadline ? hs : deadline);
+		/* Once a client is accepted its HELLO gets a handshake's time, even
+		 * when the caller only asked whether a request is there (timeout 0):
+		 * the client creates its QP before it speaks. A silent client holds
+		 * the listener no longer than that. */
+		rc = msg_recv(fd, &m, rcci_verbs_deadline(VERBS_HANDSHAKE_MS));
 		if (rc || m.kind != MSG_HELLO) {
 			log_warn("verbs: dropped a connection from %s: %s", rbase->peer,
 				 rc ? rcc_strerror(rc) : "unexpected bring-up message");

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The integration tests on the verbs transport, once per bring-up (rdma_cm, manual):
+# every executable test_* in $RCC_BUILD/tests/integration and $RCC_BUILD/tests/verbs.
+source tests/rxe/lib.sh
+bins=()
+for d in "$RCC_BUILD/tests/integration" "$RCC_BUILD/tests/verbs"; do
+	for t in "$d"/test_*; do
+		[ -f "$t" ] && [ -x "$t" ] && bins+=("$t")
+	done
+done
+[ ${#bins[@]} -gt 0 ] || { log "no test binaries under $RCC_BUILD/tests"; exit 1; }
+for bringup in cm manual; do
+	for t in "${bins[@]}"; do
+		name=$(basename "$t")
+		out=$RXE_LOGDIR/$name.$bringup.log
+		t0=$(now)
+		RCC_TEST_TRANSPORT=verbs RCC_TEST_ADDR=$RXE_IP RCC_TEST_BRINGUP=$bringup \
+			run_bounded "$T_LONG" "$t" >"$out" 2>&1
+		st=$?
+		summary=$(grep -E '^[0-9]+ of [0-9]+ cases passed' "$out" | tail -n1)
+		check "$name ($bringup)" "$st" "${summary:-no summary} in $(since "$t0") s"
+		[ "$st" -eq 0 ] || grep -E '^FAIL|^timeout|[Aa]ssert|Sanitizer' "$out" | head -n 20 |
+			sed 's/^/        /'
+	done
+done
+suite_result

@@ -1,0 +1,261 @@
+/*
+ * rcc-info: the RDMA devices rcc can use, their ports and GID tables -- what to
+ * look at first when a connection fails (port not ACTIVE, no RoCE v2 IPv4 GID,
+ * an MTU mismatch). Uses only the public API.
+ *
+ * Exit status: 0 at least one device listed, 1 no device (or none named -d),
+ * 2 usage error, 3 the device list could not be read.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rcc/rcc.h"
+
+static const char *prog = "rcc-info";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [-d DEV] [-v] [--json]\n"
+		"\n"
+		"Lists the RDMA devices rcc's verbs transport can use: node GUID, type and\n"
+		"firmware; each port's state, link layer, active/max MTU and LID; and the GID\n"
+		"table with each GID's type (IB, RoCE v1, RoCE v2), its address and netdev.\n"
+		"rcc's automatic GID choice on Ethernet is the RoCE v2 GID of an IPv4 address.\n"
+		"\n"
+		"  -d, --device DEV  only this device\n"
+		"  -v, --verbose     also device limits (QPs, WRs, SGEs, CQEs, MRs, RD atomics)\n"
+		"      --json        one JSON object on stdout\n"
+		"  -h, --help        this text\n"
+		"\n"
+		"Exit status: 0 devices listed, 1 no RDMA device, 2 usage, 3 error.\n"
+		"Without a device rcc still works: its tcp transport (--transport tcp in the\n"
+		"tools, RCC_TRANSPORT_TCP in code; 'auto' falls back to it) needs no RDMA.\n",
+		prog);
+}
+
+static void gid_hex(const uint8_t g[16], char *out, size_t n)
+{
+	snprintf(out, n,
+		 "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x", g[0],
+		 g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13],
+		 g[14], g[15]);
+}
+
+static bool gid_v4(const uint8_t g[16])
+{
+	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	return !memcmp(g, prefix, sizeof(prefix));
+}
+
+/* "IPv4 10.0.2.15" or "IPv6 fe80::..." */
+static void gid_addr(const uint8_t g[16], char *out, size_t n)
+{
+	char a[INET6_ADDRSTRLEN];
+	if (gid_v4(g)) {
+		inet_ntop(AF_INET, g + 12, a, sizeof(a));
+		snprintf(out, n, "IPv4 %s", a);
+	} else {
+		inet_ntop(AF_INET6, g, a, sizeof(a));
+		snprintf(out, n, "IPv6 %s", a);
+	}
+}
+
+static void guid_str(uint64_t v, char *out, size_t n)
+{
+	snprintf(out, n, "%04x:%04x:%04x:%04x", (unsigned)(v >> 48) & 0xffff,
+		 (unsigned)(v >> 32) & 0xffff, (unsigned)(v >> 16) & 0xffff, (unsigned)v & 0xffff);
+}
+
+static void print_text(const struct rcc_device_info *d, bool verbose)
+{
+	char guid[32];
+
+	guid_str(d->node_guid, guid, sizeof(guid));
+	printf("%s: node type %s, node GUID %s, firmware %s\n", d->name, d->node_type, guid,
+	       d->fw_ver[0] ? d->fw_ver : "-");
+	if (verbose)
+		printf("  limits: max_qp %d, max_qp_wr %d, max_sge %d, max_cqe %d, max_mr %d, "
+		       "max_mr_size %" PRIu64 ", max_qp_rd_atom %d\n",
+		       d->max_qp, d->max_qp_wr, d->max_sge, d->max_cqe, d->max_mr, d->max_mr_size,
+		       d->max_qp_rd_atom);
+	for (int p = 0; p < d->num_ports; p++) {
+		const struct rcc_port_info *pi = &d->ports[p];
+		printf("  port %d: state %s, link layer %s, active MTU %d, max MTU %d, LID %u\n",
+		       pi->port, pi->state, pi->link_layer, pi->active_mtu, pi->max_mtu, pi->lid);
+		if (pi->num_gids == 0)
+			printf("    no GIDs%s\n", !strcmp(pi->link_layer, "Ethernet")
+						   ? " (no IP address on the netdev?)"
+						   : "");
+		for (int i = 0; i < pi->num_gids; i++) {
+			const struct rcc_gid_info *g = &pi->gids[i];
+			char hex[48], addr[64];
+			gid_hex(g->gid, hex, sizeof(hex));
+			gid_addr(g->gid, addr, sizeof(addr));
+			printf("    GID %3d  %s  %-8s %-10s %s\n", g->index, hex, g->type,
+			       g->netdev[0] ? g->netdev : "-", addr);
+		}
+	}
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_json_device(const struct rcc_device_info *d)
+{
+	char guid[32];
+
+	guid_str(d->node_guid, guid, sizeof(guid));
+	printf("{\"name\":");
+	json_str(d->name);
+	printf(",\"node_type\":");
+	json_str(d->node_type);
+	printf(",\"node_guid\":\"%s\",\"fw_ver\":", guid);
+	json_str(d->fw_ver);
+	printf(",\"max_qp\":%d,\"max_qp_wr\":%d,\"max_sge\":%d,\"max_cqe\":%d,\"max_mr\":%d,"
+	       "\"max_mr_size\":%" PRIu64 ",\"max_qp_rd_atom\":%d,\"ports\":[",
+	       d->max_qp, d->max_qp_wr, d->max_sge, d->max_cqe, d->max_mr, d->max_mr_size,
+	       d->max_qp_rd_atom);
+	for (int p = 0; p < d->num_ports; p++) {
+		const struct rcc_port_info *pi = &d->ports[p];
+		printf("%s{\"port\":%d,\"state\":", p ? "," : "", pi->port);
+		json_str(pi->state);
+		printf(",\"link_layer\":");
+		json_str(pi->link_layer);
+		printf(",\"active_mtu\":%d,\"max_mtu\":%d,\"lid\":%u,\"gids\":[", pi->active_mtu,
+		       pi->max_mtu, pi->lid);
+		for (int i = 0; i < pi->num_gids; i++) {
+			const struct rcc_gid_info *g = &pi->gids[i];
+			char hex[48], addr[64];
+			gid_hex(g->gid, hex, sizeof(hex));
+			gid_addr(g->gid, addr, sizeof(addr));
+			printf("%s{\"index\":%d,\"gid\":\"%s\",\"type\":", i ? "," : "", g->index,
+			       hex);
+			json_str(g->type);
+			printf(",\"netdev\":");
+			json_str(g->netdev);
+			printf(",\"address\":");
+			json_str(strchr(addr, ' ') + 1);
+			printf(",\"family\":\"%s\"}", gid_v4(g->gid) ? "ipv4" : "ipv6");
+		}
+		printf("]}");
+	}
+	printf("]}");
+}
+
+/* Why there is no device, as precisely as the system tells. */
+static const char *no_device_reason(int rc)
+{
+	struct stat st;
+	if (rc == -ENOSYS)
+		return "this rcc was built without the verbs transport (no rdma-core at build time)";
+	if (stat("/sys/class/infiniband", &st) != 0)
+		return "the kernel has no RDMA support loaded (no /sys/class/infiniband)";
+	if (stat("/dev/infiniband", &st) != 0)
+		return "RDMA devices exist but /dev/infiniband is missing (ib_uverbs not loaded?)";
+	return "no RDMA device is present (no NIC with RDMA, no Soft-RoCE link: "
+	       "'rdma link add rxe0 type rxe netdev IFACE')";
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dev = NULL;
+	bool verbose = false, json = false;
+	struct rcc_device_info *devs = NULL;
+	int n = 0, c, rc, shown = 0;
+
+	while ((c = getopt_long(argc, argv, "d:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			dev = optarg;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	rc = rcc_device_list(&devs, &n);
+	if (rc && rc != -ENODEV && rc != -ENOSYS) {
+		fprintf(stderr, "%s: cannot list RDMA devices: %s\n", prog, rcc_strerror(rc));
+		return 3;
+	}
+	if (rc)
+		n = 0;
+	if (json) {
+		printf("{\"rcc_version\":\"%s\",\"devices\":[", rcc_version());
+		for (int i = 0; i < n; i++) {
+			if (dev && strcmp(dev, devs[i].name))
+				continue;
+			printf("%s", shown++ ? "," : "");
+			print_json_device(&devs[i]);
+		}
+		printf("]");
+		if (!shown) {
+			printf(",\"reason\":");
+			json_str(n ? "no device with that name" : no_device_reason(rc));
+		}
+		printf("}\n");
+	} else {
+		for (int i = 0; i < n; i++) {
+			if (dev && strcmp(dev, devs[i].name))
+				continue;
+			if (shown++)
+				putchar('\n');
+			print_text(&devs[i], verbose);
+		}
+		if (!shown && n) {
+			fprintf(stderr, "%s: no device named %s; there are:", prog, dev);
+			for (int i = 0; i < n; i++)
+				fprintf(stderr, " %s", devs[i].name);
+			fputc('\n', stderr);
+		} else if (!shown) {
+			printf("No RDMA devices: %s.\n"
+			       "rcc's tcp transport works without one: use '--transport tcp' with the\n"
+			       "rcc tools (or RCC_TRANSPORT_TCP in rcc_ctx_attr; the default 'auto'\n"
+			       "falls back to tcp by itself).\n",
+			       no_device_reason(rc));
+		}
+	}
+	if (!rc)
+		rcc_device_list_free(devs, n);
+	return shown ? 0 : 1;
+}
