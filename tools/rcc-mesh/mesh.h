@@ -146,6 +146,7 @@ struct mesh {
 	int my_nrows;
 	struct ctrl_done my_done;
 	uint64_t rss_base_kb, rss_end_kb;
+	int threads_end;
 	/* collector only, under lock */
 	struct gathered_pair *pairs;  /* n * n, [src * n + dst] */
 	struct gathered_rank *ranks;
@@ -204,7 +205,8 @@ int mesh_run(struct mesh *m);
 void mesh_set_phase(struct mesh *m, enum phase ph);
 
 /* report.c */
-uint64_t rss_kb(void);
+/* From /proc/self/status: resident set in KiB, and (if threads) the thread count. */
+uint64_t rss_kb(int *threads);
 void report_build(struct mesh *m, int status);
 int report_print(struct mesh *m, int local_status);
 void collector_store_row(struct mesh *m, const struct ctrl_row *r, bool tx);

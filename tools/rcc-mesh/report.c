@@ -39,17 +39,21 @@ void complain(const struct mesh *m, const char *fmt, ...)
 	fprintf(stderr, "rcc-mesh: rank %d: %s\n", m->rank, line); /* one write per line */
 }
 
-uint64_t rss_kb(void)
+uint64_t rss_kb(int *threads)
 {
 	FILE *f = fopen("/proc/self/status", "r");
 	char line[256];
 	unsigned long long kb = 0;
+	int t;
 
 	if (!f)
 		return 0;
-	while (fgets(line, sizeof(line), f))
+	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
-			break;
+			continue;
+		if (threads && sscanf(line, "Threads: %d", &t) == 1)
+			*threads = t;
+	}
 	fclose(f);
 	return kb;
 }
@@ -118,6 +122,7 @@ void report_build(struct mesh *m, int status)
 	m->my_done.rows = (uint16_t)k;
 	m->my_done.rss_base_kb = m->rss_base_kb;
 	m->my_done.rss_end_kb = m->rss_end_kb;
+	m->my_done.threads = (uint16_t)m->threads_end;
 	m->my_done.status = (uint8_t)status;
 	if (is_collector(m)) {
 		for (int i = 0; i < k; i++)
@@ -137,6 +142,7 @@ struct totals {
 	uint64_t msgs, bytes, bad, lost, dup;
 	int pairs, verified, unverified;
 	double kb_per_conn;
+	double rss_mib_per_rank, threads_per_rank;
 	int mem_ranks;
 };
 
@@ -209,9 +215,15 @@ static void sum_up(struct mesh *m, const bool *dead, struct totals *t)
 		if (!m->ranks[r].reported || d->rss_end_kb < d->rss_base_kb)
 			continue;
 		kb += (double)(d->rss_end_kb - d->rss_base_kb) / (2.0 * (m->n - 1));
+		t->rss_mib_per_rank += (double)d->rss_end_kb / 1024;
+		t->threads_per_rank += d->threads;
 		t->mem_ranks++;
 	}
-	t->kb_per_conn = t->mem_ranks ? kb / t->mem_ranks : 0;
+	if (t->mem_ranks) {
+		t->kb_per_conn = kb / t->mem_ranks;
+		t->rss_mib_per_rank /= t->mem_ranks;
+		t->threads_per_rank /= t->mem_ranks;
+	}
 }
 
 static const char *ops_name(unsigned ops)
@@ -262,8 +274,10 @@ static void print_table(struct mesh *m, const bool *dead, const struct totals *t
 	printf("  (mesh row: sums of the pairs' rates; latency columns show the worst pair)\n");
 	if (t->mem_ranks)
 		printf("  memory: %.0f KiB per connection (RSS growth from setup to the end of "
-		       "traffic over %d connections, mean of %d ranks)\n",
-		       t->kb_per_conn, 2 * (m->n - 1), t->mem_ranks);
+		       "traffic over %d connections, mean of %d ranks); per rank %.1f MiB RSS, "
+		       "%.0f threads\n",
+		       t->kb_per_conn, 2 * (m->n - 1), t->mem_ranks, t->rss_mib_per_rank,
+		       t->threads_per_rank);
 	fflush(stdout);
 }
 
@@ -306,11 +320,13 @@ static void print_json(struct mesh *m, const bool *dead, const struct totals *t,
 	printf("],\"aggregate\":{\"pairs\":%d,\"verified_pairs\":%d,\"mb_per_s\":%.3f,"
 	       "\"msgs_per_s\":%.1f,\"worst_pair_lat_us\":{\"p50\":%.2f,\"p99\":%.2f,\"p999\":%.2f,"
 	       "\"max\":%.2f},\"corrupt\":%llu,\"lost\":%llu,\"dup\":%llu,"
-	       "\"rss_kib_per_connection\":%.1f},\"failed_ranks\":[",
+	       "\"rss_kib_per_connection\":%.1f,\"rss_mib_per_rank\":%.2f,"
+	       "\"threads_per_rank\":%.1f},\"failed_ranks\":[",
 	       t->pairs, t->verified, t->mbps, t->msgps, (double)t->p50 / 1e3,
 	       (double)t->p99 / 1e3, (double)t->p999 / 1e3, (double)t->max / 1e3,
 	       (unsigned long long)t->bad, (unsigned long long)t->lost,
-	       (unsigned long long)t->dup, t->kb_per_conn);
+	       (unsigned long long)t->dup, t->kb_per_conn, t->rss_mib_per_rank,
+	       t->threads_per_rank);
 	first = true;
 	for (int r = 0; r < m->n; r++)
 		if (dead[r]) {

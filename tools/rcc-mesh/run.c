@@ -268,7 +268,7 @@ int mesh_run(struct mesh *m)
 	if (status == MESH_EXIT_OK && traffic(m) == -EINTR)
 		status = MESH_EXIT_FAIL;
 	if (status == MESH_EXIT_OK) {
-		m->rss_end_kb = rss_kb();
+		m->rss_end_kb = rss_kb(&m->threads_end);
 		report_build(m, local_status(m));
 		if (gather(m) == -EINTR)
 			status = MESH_EXIT_FAIL;

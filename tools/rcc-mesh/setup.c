@@ -114,7 +114,7 @@ int mesh_open(struct mesh *m, const struct mesh_opts *o)
 		goto err_mem;
 	}
 	/* The baseline for memory per connection: the context, no pools or peers yet. */
-	m->rss_base_kb = rss_kb();
+	m->rss_base_kb = rss_kb(NULL);
 	rc = pools_create(m);
 	if (rc)
 		goto err_ctx;

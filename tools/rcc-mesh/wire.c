@@ -173,6 +173,7 @@ uint32_t ctrl_encode(const struct ctrl_msg *m, uint8_t out[CTRL_SIZE])
 		put(&c, m->u.done.rows, 2);
 		put(&c, m->u.done.rss_base_kb, 8);
 		put(&c, m->u.done.rss_end_kb, 8);
+		put(&c, m->u.done.threads, 2);
 		for (int i = 0; i < FAILED_MAP_LEN; i++)
 			put(&c, m->u.done.failed[i], 1);
 		put(&c, m->u.done.status, 1);
@@ -225,6 +226,7 @@ int ctrl_decode(const void *in, size_t len, struct ctrl_msg *m)
 		m->u.done.rows = (uint16_t)get(&c, 2);
 		m->u.done.rss_base_kb = get(&c, 8);
 		m->u.done.rss_end_kb = get(&c, 8);
+		m->u.done.threads = (uint16_t)get(&c, 2);
 		for (int i = 0; i < FAILED_MAP_LEN; i++)
 			m->u.done.failed[i] = (uint8_t)get(&c, 1);
 		m->u.done.status = (uint8_t)get(&c, 1);

@@ -87,6 +87,7 @@ struct ctrl_row {
 struct ctrl_done {
 	uint16_t rows;
 	uint64_t rss_base_kb, rss_end_kb;
+	uint16_t threads;               /* its thread count at the end of traffic */
 	uint8_t failed[FAILED_MAP_LEN]; /* ranks this reporter lost */
 	uint8_t status;                 /* its own exit status */
 };
