@@ -80,16 +80,22 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
 fi
 
 # --- install: headers, libraries, pkg-config; an example built against them -------------
+# (step runs functions in a context where errexit is off: each command is checked)
 install_check() {
-	local prefix
-	prefix=$(mktemp -d)
-	cmake --install build --prefix "$prefix" >/dev/null
-	local pc="$prefix/lib/pkgconfig"
-	[ -d "$pc" ] || pc=$(dirname "$(find "$prefix" -name rcc.pc | head -n1)")
-	PKG_CONFIG_PATH=$pc cc -std=c11 -Wall -Wextra -Werror -o "$prefix/send_recv" \
-		examples/send_recv.c $(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs rcc) -lpthread
-	LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$pc pkg-config --variable=libdir rcc) \
-		timeout 30 "$prefix/send_recv"
+	local prefix pc
+	prefix=$(mktemp -d) || return 1
+	cmake --install build --prefix "$prefix" >/dev/null || return 1
+	pc=$(dirname "$(find "$prefix" -name rcc.pc | head -n1)")
+	[ -f "$pc/rcc.pc" ] || { echo "rcc.pc was not installed"; return 1; }
+	export PKG_CONFIG_PATH=$pc
+	cc -std=c11 -Wall -Wextra -Werror -o "$prefix/send_recv" examples/send_recv.c \
+		$(pkg-config --cflags --libs rcc) -lpthread || return 1
+	LD_LIBRARY_PATH=$(pkg-config --variable=libdir rcc) timeout 30 "$prefix/send_recv" || return 1
+	# the shared library exports the API and nothing else
+	local extra
+	extra=$(nm -D --defined-only "$(pkg-config --variable=libdir rcc)/librcc.so" |
+		awk '$2 == "T" && $3 !~ /^rcc_/ { print $3 }')
+	[ -z "$extra" ] || { echo "librcc.so exports non-API symbols: $extra"; return 1; }
 	rm -rf "$prefix"
 }
 step "install + pkg-config + example" install_check
