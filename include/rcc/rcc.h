@@ -291,6 +291,7 @@ const char *rcc_wc_opcode_str(enum rcc_wc_opcode opcode);
 struct rcc_ep_attr {
 	struct rcc_cq *send_cq;  /* required */
 	struct rcc_cq *recv_cq;  /* NULL: same as send_cq */
+	/* Queue capacities are minimums: a device may round them up. */
 	uint32_t sq_depth;       /* outstanding send work requests; 0: 128 */
 	uint32_t rq_depth;       /* posted receives; 0: 128 */
 	uint32_t max_send_sge;   /* 0: 4 */
@@ -404,7 +405,7 @@ enum rcc_send_flags {
 /*
  * One send-queue work request. For CAS and FADD the SGE list must describe
  * exactly 8 bytes of local memory that receives the remote value before the
- * operation; remote_addr must be 8-byte aligned.
+ * operation, and remote_addr must be 8-byte aligned (else -EINVAL at post).
  */
 struct rcc_send_wr {
 	uint64_t wr_id;

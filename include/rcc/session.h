@@ -90,6 +90,10 @@ int rcc_server_stop(struct rcc_server *srv);
 struct rcc_client;
 
 struct rcc_client_attr {
+	/* A CQ of the caller's to use (it may serve many clients, the shared-CQ
+	 * mode); rcc_client_close() leaves it alone. NULL: the client makes its
+	 * own with cq_mode and cq_depth. */
+	struct rcc_cq *cq;
 	enum rcc_cq_mode cq_mode;
 	uint32_t cq_depth;            /* 0: sq_depth + rq_depth */
 	struct rcc_ep_attr ep_attr;   /* its CQ fields are filled in */
@@ -101,7 +105,7 @@ int rcc_client_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_c
 		       struct rcc_client **cli);
 struct rcc_ep *rcc_client_ep(const struct rcc_client *cli);
 struct rcc_cq *rcc_client_cq(const struct rcc_client *cli);
-/* Close the endpoint, then the CQ, then free. */
+/* Close the endpoint, then the CQ if the client made it, then free. */
 int rcc_client_close(struct rcc_client *cli);
 
 /* ------------------------------------------------------------------------ */

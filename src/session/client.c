@@ -1,5 +1,6 @@
 /* rcc_client: one endpoint with its own CQ, connected with bounded retry. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -8,6 +9,7 @@
 
 struct rcc_client {
 	struct rcc_cq *cq;
+	bool own_cq;
 	struct rcc_ep *ep;
 };
 
@@ -48,9 +50,14 @@ int rcc_client_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_c
 	cli = calloc(1, sizeof(*cli));
 	if (!cli)
 		return -ENOMEM;
-	rc = rcc_cq_create(ctx, &ca, &cli->cq);
-	if (rc)
-		goto err_cli;
+	if (attr->cq) {
+		cli->cq = attr->cq;
+	} else {
+		rc = rcc_cq_create(ctx, &ca, &cli->cq);
+		if (rc)
+			goto err_cli;
+		cli->own_cq = true;
+	}
 
 	struct rcc_ep_attr ea = *t;
 	ea.send_cq = ea.recv_cq = cli->cq;
@@ -76,7 +83,8 @@ int rcc_client_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_c
 	return 0;
 
 err_cq:
-	rcc_cq_destroy(cli->cq);
+	if (cli->own_cq)
+		rcc_cq_destroy(cli->cq);
 err_cli:
 	free(cli);
 	return rc;
@@ -97,7 +105,7 @@ int rcc_client_close(struct rcc_client *cli)
 	if (!cli)
 		return -EINVAL;
 	rcc_ep_close(cli->ep);
-	int rc = rcc_cq_destroy(cli->cq);
+	int rc = cli->own_cq ? rcc_cq_destroy(cli->cq) : 0;
 	free(cli);
 	return rc;
 }

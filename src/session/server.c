@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +161,9 @@ static int next_completions(struct agent *ag, struct rcc_wc *wc, int max)
 			if (n)
 				return n;
 		}
+		/* Idle for a while: let other runnable threads in. With more busy
+		 * agents than cores, never yielding starves the very peers they wait for. */
+		sched_yield();
 		return 0;
 	}
 	int n = rcc_cq_poll(ag->cq, wc, max);
