@@ -1,0 +1,141 @@
+# Helpers for the rcc-xfer script tests (bash). Sourced by every x-*.sh test:
+#   XFER      the rcc-xfer binary (first argument of the test)
+#   WORK      a private temporary folder, removed at exit
+# Every process a test starts is bounded by `timeout`, killed by its pid at exit,
+# and waited for by polling (ready file, JSON progress lines), never by sleeping.
+
+set -u
+XFER=${1:?usage: $0 path/to/rcc-xfer}
+XFER_T=${XFER_T:-60}        # seconds any one rcc-xfer process may run
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rcc-xfer-test.XXXXXX")
+export RCC_XFER_KEY=${RCC_XFER_KEY:-test-key-0123456789abcdef}
+export XFER_TRANSPORT=${XFER_TRANSPORT:-tcp}
+XFER_HOST=${XFER_HOST:-127.0.0.1}
+PIDS=()
+MOUNTS=()
+FAILS=0
+PASSES=0
+
+# kill_tree PID: the process and its children (the rcc-xfer under a `timeout`).
+kill_tree() {
+	local c
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do kill -KILL "$c" 2>/dev/null; done
+	kill -KILL "$1" 2>/dev/null
+}
+
+cleanup() {
+	local p m
+	for p in "${PIDS[@]}"; do kill_tree "$p"; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done
+	[ -n "$KEEP" ] && { say "kept $WORK"; return; }
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+KEEP=${KEEP:-}
+
+say() { printf '%s\n' "$*"; }
+pass() { PASSES=$((PASSES + 1)); say "  ok    $*"; }
+fail() { FAILS=$((FAILS + 1)); say "  FAIL  $*"; }
+# check DESCRIPTION COMMAND...: run the command, pass or fail.
+check() {
+	local what=$1
+	shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+finish() {
+	say "$PASSES passed, $FAILS failed"
+	[ "$FAILS" -eq 0 ]
+	exit $?
+}
+
+# mkfile PATH SIZE_BYTES: random content.
+mkfile() { head -c "$2" /dev/urandom > "$1"; }
+same() { [ "$(sha256sum < "$1")" = "$(sha256sum < "$2")" ]; }
+# no_trace DIR NAME: neither NAME nor its partial files exist in DIR.
+no_trace() { [ ! -e "$1/$2" ] && [ ! -e "$1/.$2.rcc-part" ] && [ ! -e "$1/.$2.rcc-state" ]; }
+has_line() { grep -Eq -- "$2" "$1"; }
+
+# now_ms: monotonic enough for bounding polls.
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+
+# wait_until TIMEOUT_S COMMAND...: poll the command until it succeeds.
+wait_until() {
+	local end=$(($(now_ms) + $1 * 1000))
+	shift
+	until "$@"; do
+		[ "$(now_ms)" -ge "$end" ] && return 1
+		sleep 0.02
+	done
+}
+
+# start_recv NAME DIR [ARGS...]: receiver in the background on a free port.
+# Sets RECV_PID_<NAME>, RECV_PORT_<NAME>; logs in $WORK/NAME.out / .err.
+start_recv() {
+	local name=$1 dir=$2 ready="$WORK/$1.port"
+	shift 2
+	mkdir -p "$dir"
+	rm -f "$ready"
+	timeout -s KILL "$XFER_T" "$XFER" recv -T "$XFER_TRANSPORT" --dir "$dir" \
+		--listen "$XFER_HOST:0" --ready-file "$ready" "$@" \
+		> "$WORK/$name.out" 2> "$WORK/$name.err" &
+	local pid=$!
+	PIDS+=("$pid")
+	printf -v "RECV_PID_$name" '%s' "$pid"
+	if ! wait_until 20 test -s "$ready"; then
+		say "receiver $name did not become ready:"
+		cat "$WORK/$name.err"
+		return 1
+	fi
+	printf -v "RECV_PORT_$name" '%s' "$(cat "$ready")"
+}
+
+# send NAME PORT [ARGS...]: run a sender in the foreground; status in $?.
+# Output in $WORK/NAME.out / .err.
+send() {
+	local name=$1 port=$2
+	shift 2
+	timeout -s KILL "$XFER_T" "$XFER" send -T "$XFER_TRANSPORT" "$@" "$XFER_HOST:$port" \
+		> "$WORK/$name.out" 2> "$WORK/$name.err"
+}
+
+# send_bg NAME PORT [ARGS...]: same, in the background; sets SEND_PID.
+send_bg() {
+	local name=$1 port=$2
+	shift 2
+	timeout -s KILL "$XFER_T" "$XFER" send -T "$XFER_TRANSPORT" "$@" "$XFER_HOST:$port" \
+		> "$WORK/$name.out" 2> "$WORK/$name.err" &
+	SEND_PID=$!
+	PIDS+=("$SEND_PID")
+}
+
+# wait_status PID TIMEOUT_S: wait for a background process; its exit status
+# (or "timeout") goes to ST. Not in a subshell: only the parent can wait.
+wait_status() {
+	local pid=$1 t=$2
+	if ! wait_until "$t" bash -c "! kill -0 $pid 2>/dev/null || \
+		[ \"\$(awk '{print \$3}' /proc/$pid/stat 2>/dev/null)\" = Z ]"; then
+		ST=timeout
+		return
+	fi
+	wait "$pid" 2>/dev/null
+	ST=$?
+}
+
+# progress_at_least FILE BYTES: a JSON progress line at or past BYTES.
+progress_at_least() {
+	grep -o '"event":"progress"[^}]*"bytes":[0-9]*' "$1" 2>/dev/null |
+		sed 's/.*"bytes"://' | awk -v b="$2" '$1 >= b {found=1} END {exit !found}'
+}
+
+# expect_status WHAT WANT GOT [LOGS...]: compare exit statuses, show logs on failure.
+expect_status() {
+	local what=$1 want=$2 got=$3 f
+	shift 3
+	if [ "$got" = "$want" ]; then
+		pass "$what (exit $got)"
+	else
+		fail "$what: exit $got, wanted $want"
+		for f in "$@"; do say "--- $f"; sed 's/^/    /' "$f" 2>/dev/null | tail -20; done
+	fi
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# A 1 GiB file arrives byte-identical (label "slow"). Memory stays bounded:
+# each side's peak resident set is reported and must stay under 256 MiB.
+. "$(dirname "$0")/lib.sh"
+XFER_T=${XFER_T_LARGE:-500}
+
+# tmpfs when there is room, so the test measures rcc-xfer and not the disk.
+base=$WORK
+[ -d /dev/shm ] && [ "$(df -k --output=avail /dev/shm | tail -1)" -gt $((3 << 20)) ] &&
+	base=$(mktemp -d /dev/shm/rcc-xfer-large.XXXXXX)
+trap 'rm -rf "$base"; cleanup' EXIT
+src=$base/src dst=$base/dst
+mkdir -p "$src"
+head -c $((1 << 30)) /dev/urandom > "$src/gig.bin"
+start_recv r "$dst" --once --json || finish
+send s "$RECV_PORT_r" --json "$src/gig.bin"
+expect_status "1 GiB sent" 0 $? "$WORK/s.err" "$WORK/r.err"
+wait_status "$RECV_PID_r" 60
+expect_status "receiver done" 0 "$ST" "$WORK/r.err"
+check "1 GiB byte-identical (sha256sum)" same "$src/gig.bin" "$dst/gig.bin"
+grep '"event":"sent"' "$WORK/s.out"
+rss_of() { grep -o '"max_rss_kib":[0-9]*' "$1" | tail -1 | cut -d: -f2; }
+srss=$(rss_of "$WORK/s.out") rrss=$(rss_of "$WORK/r.out")
+say "peak resident memory: sender $((${srss:-0} / 1024)) MiB, receiver $((${rrss:-0} / 1024)) MiB"
+check "sender stays under 256 MiB" test -n "$srss" -a "${srss:-0}" -lt $((256 * 1024))
+check "receiver stays under 256 MiB" test -n "$rrss" -a "${rrss:-0}" -lt $((256 * 1024))
+finish

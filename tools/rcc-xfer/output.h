@@ -1,0 +1,35 @@
+/*
+ * Everything rcc-xfer prints goes through here, under one lock (the receiver
+ * prints from several threads): human lines on stdout, errors on stderr,
+ * JSON lines on stdout with --json, nothing but errors with --quiet. A
+ * progress bar on stderr is erased before any other line is printed.
+ */
+#ifndef XFER_OUTPUT_H
+#define XFER_OUTPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum out_mode { OUT_HUMAN = 0, OUT_QUIET, OUT_JSON };
+
+void out_init(enum out_mode m);
+enum out_mode out_get_mode(void);
+
+void out_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void out_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void out_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One JSON object per line; fmt produces the object without the newline. */
+void out_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* s as a JSON string literal (quotes included), truncated to fit buf. */
+const char *json_str(const char *s, char *buf, size_t len);
+
+/* Peak resident memory of this process in KiB (reported in JSON summaries). */
+long peak_rss_kib(void);
+
+/* For the progress bar: draw under the lock, and how to erase it. */
+void out_lock(void);
+void out_unlock(void);
+void out_set_eraser(void (*erase)(void));
+
+#endif

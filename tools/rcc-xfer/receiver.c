@@ -1,0 +1,229 @@
+/*
+ * The listener: accepts connections and serves each on its own thread (or,
+ * with --once, the first one on the main thread), up to --max-conns at once.
+ * Requests that are not rcc-xfer of this version are turned away before any
+ * resources are spent on them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exitcode.h"
+#include "output.h"
+#include "receiver.h"
+#include "stop.h"
+
+#define ACCEPT_SLICE_MS 200
+#define CHECKPOINT_BYTES (64ull << 20)
+
+struct worker {
+	struct receiver *r;
+	struct rcc_conn_req *req;
+	uint8_t token[XFER_TOKEN_LEN];
+	pthread_t thread;
+	bool used;
+	atomic_bool finished;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	serve_connection(w->r, w->req, w->token);
+	atomic_store(&w->finished, true);
+	return NULL;
+}
+
+static int reap(struct worker *ws, int n, bool all)
+{
+	int active = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (!ws[i].used)
+			continue;
+		if (all || atomic_load(&ws[i].finished)) {
+			pthread_join(ws[i].thread, NULL);
+			ws[i].used = false;
+		} else {
+			active++;
+		}
+	}
+	return active;
+}
+
+static int spawn(struct receiver *r, struct worker *ws, int n, struct rcc_conn_req *req,
+		 const uint8_t token[XFER_TOKEN_LEN])
+{
+	for (int i = 0; i < n; i++) {
+		if (ws[i].used)
+			continue;
+		ws[i].r = r;
+		ws[i].req = req;
+		memcpy(ws[i].token, token, XFER_TOKEN_LEN);
+		atomic_store(&ws[i].finished, false);
+		int rc = pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
+		if (rc)
+			return -rc;
+		ws[i].used = true;
+		return 0;
+	}
+	return -EBUSY;
+}
+
+/* The port, written where a script waits for it; atomic by rename. */
+static int write_ready_file(const char *path, int port)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%d\n", port);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		int rc = -errno;
+		unlink(tmp);
+		return rc;
+	}
+	return 0;
+}
+
+static int announce(struct receiver *r, struct rcc_listener *lst)
+{
+	const struct xfer_opts *o = r->o;
+	int port = rcc_listener_port(lst);
+	char host[300], jh[400], jd[4200];
+	char *colon;
+
+	snprintf(host, sizeof(host), "%s", o->listen);
+	colon = strrchr(host, ':');
+	if (colon)
+		*colon = 0;
+	out_info("listening on %s:%d (%s), storing into %s", host, port,
+		 rcc_transport_name(rcc_ctx_transport(r->ctx)), o->dir);
+	out_json("{\"event\":\"listening\",\"addr\":%s,\"port\":%d,\"transport\":\"%s\","
+		 "\"dir\":%s}", json_str(host, jh, sizeof(jh)), port,
+		 rcc_transport_name(rcc_ctx_transport(r->ctx)), json_str(o->dir, jd, sizeof(jd)));
+	if (o->ready_file) {
+		int rc = write_ready_file(o->ready_file, port);
+		if (rc) {
+			out_error("cannot write %s: %s", o->ready_file, strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static int accept_loop(struct receiver *r, struct rcc_listener *lst)
+{
+	const struct xfer_opts *o = r->o;
+	struct worker *ws = calloc((size_t)o->max_conns, sizeof(*ws));
+	uint8_t token[XFER_TOKEN_LEN];
+	struct rcc_conn_req *req;
+	size_t pdlen;
+	int rc, status = 0;
+
+	if (!ws)
+		return XEXIT_LOCAL;
+	while (!stop_requested()) {
+		int active = reap(ws, o->max_conns, false);
+		rc = rcc_get_request(lst, ACCEPT_SLICE_MS, &req);
+		if (rc == -ETIMEDOUT || rc == -EINTR)
+			continue;
+		if (rc) {
+			out_error("waiting for connections: %s", rcc_strerror(rc));
+			status = XEXIT_CONN;
+			break;
+		}
+		const void *pd = rcc_conn_req_private_data(req, &pdlen);
+		rc = pdata_decode(pd, pdlen, token);
+		if (rc) {
+			out_error("turned away %s: %s", rcc_conn_req_peer(req),
+				  rc == -EPROTONOSUPPORT ? "other rcc-xfer protocol version"
+							 : "not an rcc-xfer sender");
+			rcc_reject_req(req, NULL, 0);
+			continue;
+		}
+		if (o->once) {
+			status = serve_connection(r, req, token);
+			break;
+		}
+		if (active >= o->max_conns) {
+			out_error("turned away %s: already serving %d connections (--max-conns)",
+				  rcc_conn_req_peer(req), active);
+			rcc_reject_req(req, NULL, 0);
+			continue;
+		}
+		rc = spawn(r, ws, o->max_conns, req, token);
+		if (rc) {
+			out_error("cannot start a thread for %s: %s", rcc_conn_req_peer(req),
+				  strerror(-rc));
+			rcc_reject_req(req, NULL, 0);
+		}
+	}
+	/* Workers see the stop flag within a slice and abort cleanly. */
+	reap(ws, o->max_conns, true);
+	free(ws);
+	if (stop_requested() && o->once && !status)
+		status = XEXIT_INTERRUPTED;
+	return status;
+}
+
+int xfer_recv(const struct xfer_opts *o)
+{
+	struct receiver r;
+	struct rcc_listener *lst;
+	char err[256];
+	int warn, rc, status = XEXIT_LOCAL;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.sopts.no_clobber = o->no_clobber;
+	r.sopts.no_preallocate = o->no_preallocate;
+	r.sopts.checkpoint_bytes = CHECKPOINT_BYTES;
+	r.sopts.umask = o->umask;
+	if (key_load(o->key_file, &r.key, &warn, err, sizeof(err))) {
+		out_error("%s", err);
+		return XEXIT_USAGE;
+	}
+	if (warn)
+		out_warn("key file %s is readable by others; chmod 600 it", o->key_file);
+	r.dirfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r.dirfd < 0) {
+		out_error("cannot open folder %s: %s", o->dir, strerror(errno));
+		goto out_key;
+	}
+	if (faccessat(r.dirfd, ".", W_OK | X_OK, 0) < 0) {
+		out_error("cannot write into %s: %s", o->dir, strerror(errno));
+		goto out_dir;
+	}
+	rc = rcc_ctx_open(&o->ctx_attr, &r.ctx);
+	if (rc) {
+		out_error("cannot open the %s transport: %s", rcc_transport_name(o->ctx_attr.transport),
+			  rcc_strerror(rc));
+		goto out_dir;
+	}
+	rc = rcc_listen(r.ctx, o->listen, 0, &lst);
+	if (rc) {
+		out_error("cannot listen on %s: %s", o->listen, rcc_strerror(rc));
+		status = XEXIT_CONN;
+		goto out_ctx;
+	}
+	if (announce(&r, lst) == 0)
+		status = accept_loop(&r, lst);
+	rcc_listener_close(lst);
+out_ctx:
+	rcc_ctx_close(r.ctx);
+out_dir:
+	close(r.dirfd);
+out_key:
+	key_wipe(&r.key);
+	return status;
+}
