@@ -95,11 +95,15 @@ static int driver_init(struct mesh *m, struct driver *d, int nconns)
 
 	d->m = m;
 	atomic_init(&d->stop, false);
-	d->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	d->conns = calloc((size_t)nconns, sizeof(*d->conns));
-	if (d->wakefd < 0 || d->epfd < 0 || !d->conns)
-		return -errno ? -errno : -ENOMEM;
+	if (!d->conns)
+		return -ENOMEM;
+	d->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (d->wakefd < 0)
+		return -errno;
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epfd < 0)
+		return -errno;
 	ev.data.fd = d->wakefd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->wakefd, &ev))
 		return -errno;
