@@ -55,29 +55,28 @@ wait_for_line() {
 	done
 }
 
+# deadline_after SECONDS / past DEADLINE: wall-clock bounds for polling loops.
+deadline_after() { awk -v a="$EPOCHREALTIME" -v t="$1" 'BEGIN{printf "%.3f", a+t}'; }
+past() { awk -v a="$EPOCHREALTIME" -v e="$1" 'BEGIN{exit !(a>=e)}'; }
+
 # wait_listen PORT [TIMEOUT_S]: a TCP socket listens on PORT (manual bring-up, perftest).
 wait_listen() {
-	local port=$1 t=${2:-10} i=0 n
-	n=$(awk -v t="$t" 'BEGIN{print int(t*50)}')
-	while [ $i -lt "$n" ]; do
-		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && return 0
+	local port=$1 end
+	end=$(deadline_after "${2:-10}")
+	until ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; do
+		past "$end" && return 1
 		sleep 0.02
-		i=$((i + 1))
 	done
-	return 1
 }
 
 # wait_cm_listen PORT [TIMEOUT_S]: an rdma_cm id listens on PORT.
 wait_cm_listen() {
-	local port=$1 t=${2:-10} i=0 n
-	n=$(awk -v t="$t" 'BEGIN{print int(t*50)}')
-	while [ $i -lt "$n" ]; do
-		rdma res show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -q -- "[:.]$port( |$)" &&
-			return 0
+	local port=$1 end
+	end=$(deadline_after "${2:-10}")
+	until rdma res show cm_id 2>/dev/null | grep -E "state LISTEN" | grep -Eq -- "[:.]$port( |$)"; do
+		past "$end" && return 1
 		sleep 0.02
-		i=$((i + 1))
 	done
-	return 1
 }
 
 # run_bounded SECONDS CMD...: the command under a timeout (KILL 5 s after TERM).
