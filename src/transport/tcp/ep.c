@@ -243,7 +243,7 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 	} else {
 		pthread_mutex_lock(&ep->rx_lock);
 	}
-	atomic_store_explicit(&ep->kick, false, memory_order_relaxed);
+	bool kicked = atomic_exchange_explicit(&ep->kick, false, memory_order_relaxed);
 	if (atomic_load(&ep->link) == LINK_DOWN)
 		goto out;
 
@@ -267,6 +267,12 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 			got = 0;
 		}
 	}
+
+	/* The busy-polling fast path: nothing came in and nothing is owed (no ack,
+	 * no RNR backoff, no blocked socket): the transmit side has no work. */
+	if (by_user && got == 0 && !kicked && !atomic_load(&ep->thread_timer) &&
+	    !atomic_load(&ep->want_out) && atomic_load(&ep->link) == LINK_UP)
+		goto out;
 
 	pthread_mutex_lock(&ep->tx_lock);
 	if (ep->rnr_wait && tcp_now_ns() >= ep->rnr_until_ns)

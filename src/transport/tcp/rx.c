@@ -19,8 +19,9 @@
 /* ---------------------------------------------------------------- helpers */
 
 /* Read what the socket has into the staging buffer: >0 bytes, 0 nothing yet,
- * -ECONNRESET at end of stream, other negative errno on failure. */
-static long fill(struct tcp_ep *ep)
+ * -ECONNRESET at end of stream, other negative errno on failure. *drained
+ * tells whether the read came back short of the room offered. */
+static long fill(struct tcp_ep *ep, bool *drained)
 {
 	ssize_t n;
 
@@ -31,11 +32,13 @@ static long fill(struct tcp_ep *ep)
 		ep->rx_end -= ep->rx_start;
 		ep->rx_start = 0;
 	}
+	uint32_t room = TCP_RXBUF_SIZE - ep->rx_end;
 	do
-		n = recv(ep->fd, ep->rxbuf + ep->rx_end, TCP_RXBUF_SIZE - ep->rx_end, MSG_DONTWAIT);
+		n = recv(ep->fd, ep->rxbuf + ep->rx_end, room, MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	if (n > 0) {
 		ep->rx_end += (uint32_t)n;
+		*drained = (uint32_t)n < room;
 		return n;
 	}
 	if (n == 0)
@@ -652,6 +655,7 @@ static void frame_end(struct tcp_ep *ep)
 long rx_process(struct tcp_ep *ep, size_t budget)
 {
 	size_t done = 0;
+	bool drained = false; /* a read came back short: the socket is empty for now */
 	long r;
 
 	while (done < budget) {
@@ -659,7 +663,11 @@ long rx_process(struct tcp_ep *ep, size_t budget)
 
 		if (ep->rx_state == RX_HDR) {
 			if (avail < WIRE_HDR_LEN) {
-				r = fill(ep);
+				/* Asking again only to hear EAGAIN would put a syscall on
+				 * every message's path; the next pass will look. */
+				if (drained)
+					return (long)done;
+				r = fill(ep, &drained);
 				if (r <= 0)
 					return r < 0 ? r : (long)done;
 				continue;
@@ -693,17 +701,21 @@ long rx_process(struct tcp_ep *ep, size_t budget)
 			ep->rx_start += n;
 			ep->rx_left -= n;
 			done += n;
+		} else if (drained) {
+			return (long)done;
 		} else if (ep->rx_left >= DIRECT_MIN && ep->rx_dest != DEST_DISCARD &&
 			   ep->rx_dest != DEST_SMALL) {
-			r = dest_io(ep, NULL, ep->rx_left);
+			uint32_t want = ep->rx_left;
+			r = dest_io(ep, NULL, want);
 			if (r < 0)
 				return r;
 			if (r == 0 && ep->rx_dest != DEST_DISCARD)
 				return (long)done; /* nothing more for now */
+			drained = (uint32_t)r < want;
 			ep->rx_left -= (uint32_t)r;
 			done += (size_t)r;
 		} else {
-			r = fill(ep);
+			r = fill(ep, &drained);
 			if (r <= 0)
 				return r < 0 ? r : (long)done;
 			continue;
