@@ -102,6 +102,7 @@ static int data_alloc(struct sess *s)
 			return -ENOMEM;
 		e->ring_mask = ring - 1;
 	}
+	s->rx_want = sess_rx_want(s);
 	return 0;
 }
 
@@ -125,7 +126,7 @@ static int take_peer_hello(struct sess *s, struct pep *e, const void *pd, size_t
 static int initial_recvs(struct sess *s, struct pep *e, struct rcc_ep_attr *a,
 			 struct rcc_recv_wr **wrs, struct rcc_sge **sges)
 {
-	uint32_t want = sess_rx_want(s);
+	uint32_t want = s->rx_want;
 	int n;
 
 	*wrs = calloc(want ? want : 1, sizeof(**wrs));

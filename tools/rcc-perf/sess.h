@@ -83,6 +83,7 @@ struct sess {
 	uint32_t max_size;
 	uint32_t stride;              /* slot stride: max size rounded to 64 */
 	uint32_t max_inline;          /* what the endpoints took */
+	uint32_t rx_want;             /* receives kept posted per endpoint (sess_rx_want) */
 	int timeout_ms;
 	uint64_t last_hb_ns;          /* active side: last heartbeat sent */
 	struct done_set {

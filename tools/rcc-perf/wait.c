@@ -151,7 +151,7 @@ int pep_recv_wrs(struct sess *s, struct pep *e, int max, struct rcc_recv_wr *wrs
 {
 	int n = 0;
 
-	while (n < max && e->rx_posted + (uint32_t)n < sess_rx_want(s)) {
+	while (n < max && e->rx_posted + (uint32_t)n < s->rx_want) {
 		uint32_t slot = (uint32_t)((e->rx_post_seq + (uint64_t)n) % e->rx_slots);
 		uint8_t *buf = target_at(e, (size_t)slot * s->stride);
 		sges[n] = (struct rcc_sge){ .addr = (uintptr_t)buf, .length = s->stride,
@@ -169,6 +169,20 @@ int pep_refill(struct sess *s, struct pep *e)
 	struct rcc_sge sges[32];
 	int n, posted, rc;
 
+	/* The ping-pong's case, one receive back: keep it short. */
+	if (e->rx_posted + 1 == s->rx_want) {
+		uint32_t slot = (uint32_t)(e->rx_post_seq % e->rx_slots);
+		struct rcc_sge sge = { .addr = (uintptr_t)target_at(e, (size_t)slot * s->stride),
+				       .length = s->stride, .lkey = e->lkey };
+		rc = rcc_post_recv(e->ep, &sge, 1, WR_RECV | slot);
+		if (rc) {
+			perr("posting a receive: %s", perf_strerror(rc));
+			return rc;
+		}
+		e->rx_posted++;
+		e->rx_post_seq++;
+		return 0;
+	}
 	while ((n = pep_recv_wrs(s, e, 32, wrs, sges)) > 0) {
 		rc = rcc_post_recv_list(e->ep, wrs, n, &posted);
 		e->rx_posted += (uint32_t)posted;

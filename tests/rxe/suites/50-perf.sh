@@ -53,10 +53,12 @@ server_client "perf-validate" "$ready" "$perf -T verbs -p $port --accept-timeout
 	"$perf -T verbs -p $port $RXE_IP --bw -b --validate -q 2 -l 4 -Q 4 -t 32 -s 3000 -n 200 -e"
 check "-b --validate -q 2 -l 4 -Q 4 -e" $? "$LAST_TIME s"
 
-# a server that dies mid-run: the client reports it and exits 1 (never hangs)
+# a server that dies mid-run: the client reports it and exits 1 (never hangs).
+# The server runs without a wrapper so that $! is rcc-perf itself (taskset execs
+# it); it is bounded by being killed here.
 port=$((port + 1))
 so=$RXE_LOGDIR/perf-kill.srv co=$RXE_LOGDIR/perf-kill.cli
-run_bounded "$T_SHORT" taskset -c "$SERVER_CPU" "$perf" -T verbs -p "$port" >"$so" 2>&1 &
+taskset -c "$SERVER_CPU" "$perf" -T verbs -p "$port" --accept-timeout 20 >"$so" 2>&1 &
 sp=$!
 if wait_for_line "$so" "$ready" 15 "$sp"; then
 	run_bounded "$T_SHORT" taskset -c "$CLIENT_CPU" "$perf" -T verbs -p "$port" "$RXE_IP" \

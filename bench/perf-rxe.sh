@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# perf-rxe.sh -- rcc-perf on the verbs transport against perftest (ib_send_lat,
+# ib_write_lat, ib_read_lat, ib_atomic_lat, ib_write_bw, ib_read_bw) on Soft-RoCE,
+# at 2 B and 64 KiB, in ONE boot of the project's VM (tests/rxe/vm/run-in-vm), and
+# prints a table of ratios with the target: within 5% of perftest for the latency
+# median (t_typical) and the average bandwidth.
+#
+#   usage: bench/perf-rxe.sh
+#   env:   REPS=n         repeats [3]; figures are medians, ratios medians of per-repeat
+#                         ratios (both tools measured back to back, order alternating)
+#          QUICK=1        REPS=1 and short runs (checks the script, not the stack)
+#          RCC_BUILD_DIR  a build with the verbs transport, inside the repo (the VM
+#                         sees only the repo) [build-perf-bench; configured and built
+#                         here when missing]
+#          RCC_RXE_TIMEOUT  bound on the whole VM in seconds [2400]
+#   needs: cmake, a C compiler, libibverbs-dev, librdmacm-dev, and what
+#          tests/rxe/vm/build-image installs (qemu, rdma-core, perftest).
+# The VM side is bench/perf-rxe-vm.sh; numbers under TCG are slow and noisy in
+# absolute terms, which is why only same-boot ratios are reported.
+set -u -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+QUICK=${QUICK:-0}
+REPS=${REPS:-3}
+[ "$QUICK" = 1 ] && REPS=1
+BUILD=${RCC_BUILD_DIR:-$root/build-perf-bench}
+export RCC_RXE_TIMEOUT=${RCC_RXE_TIMEOUT:-2400}
+log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+
+mkdir -p "$BUILD"
+BUILD=$(cd "$BUILD" && pwd)
+case $BUILD/ in
+"$root"/*) rel=${BUILD#"$root"/} ;;
+*) echo "RCC_BUILD_DIR must be inside $root (the VM shares only the repo)" >&2; exit 2 ;;
+esac
+VMRUN=$root/tests/rxe/vm/run-in-vm
+[ -x "$VMRUN" ] || { echo "missing $VMRUN (the project's Soft-RoCE harness)" >&2; exit 2; }
+
+gen=()
+command -v ninja >/dev/null && [ ! -f "$BUILD/CMakeCache.txt" ] && gen=(-G Ninja)
+log "building rcc-perf (verbs) in $rel"
+if ! { timeout 300 cmake -S "$root" -B "$BUILD" "${gen[@]}" -DRCC_WITH_VERBS=ON \
+	-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$BUILD/perf-rxe-build.log" 2>&1 &&
+	timeout 900 cmake --build "$BUILD" --target rcc-perf >>"$BUILD/perf-rxe-build.log" 2>&1; }; then
+	tail -n 30 "$BUILD/perf-rxe-build.log" >&2
+	echo "cannot build rcc-perf with the verbs transport" >&2
+	exit 1
+fi
+
+OUT=$BUILD/perf-rxe
+rm -rf "$OUT"
+mkdir -p "$OUT"
+export PERF_RCC=$rel/tools/rcc-perf/rcc-perf PERF_OUT=$rel/perf-rxe PERF_REPS=$REPS
+export PERF_QUICK=$QUICK
+export RCC_RXE_ENV="PERF_RCC PERF_OUT PERF_REPS PERF_QUICK ${RCC_RXE_ENV:-}"
+export RCC_RXE_LIBSCAN="$rel/tools ${RCC_RXE_LIBSCAN:-}"
+log "one VM boot: rcc-perf and perftest side by side ($REPS repeat(s))"
+"$VMRUN" "$root" "bash bench/perf-rxe-vm.sh"
+vm_status=$?
+[ -s "$OUT/raw.tsv" ] || { echo "no results came back from the VM (status $vm_status)" >&2; exit 1; }
+
+# ------------------------------------------------------------------ summary
+awk -F'\t' -v csv="$OUT/results.csv" -v reps="$REPS" '
+function median(arr, n,    a, b, x, s) {
+	for (a = 1; a <= n; a++) s[a] = arr[a]
+	for (a = 2; a <= n; a++) { x = s[a]; for (b = a - 1; b >= 1 && s[b] > x; b--) s[b+1] = s[b]; s[b+1] = x }
+	return (n % 2) ? s[(n+1)/2] : (s[n/2] + s[n/2+1]) / 2
+}
+function human(s) { return s >= 1024 ? s/1024 " KiB" : s " B" }
+{ k = $3 SUBSEP $4 SUBSEP $5; v[$2, k, $1] = $6
+  if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+  if ($1 > maxrep) maxrep = $1 }
+END {
+	print "test,size_B,metric,rcc_perf,perftest,ratio,target,result,reps" > csv
+	printf "| test | size | figure | rcc-perf | perftest | ratio | target | result |\n"
+	printf "|---|---:|---|---:|---:|---:|---|---|\n"
+	for (i = 1; i <= n; i++) {
+		split(order[i], f, SUBSEP)
+		t = f[1]; s = f[2]; m = f[3]
+		if (m != "t_typical_us" && m != "bw_avg_MBps" && m != "t_avg_us") continue
+		na = nb = nr = 0
+		for (r = 1; r <= maxrep; r++) {
+			if (("rcc-perf", order[i], r) in v) A[++na] = v["rcc-perf", order[i], r]
+			if (("perftest", order[i], r) in v) B[++nb] = v["perftest", order[i], r]
+			if (("rcc-perf", order[i], r) in v && ("perftest", order[i], r) in v &&
+			    v["perftest", order[i], r] > 0)
+				R[++nr] = v["rcc-perf", order[i], r] / v["perftest", order[i], r]
+		}
+		if (!na || !nb) {
+			printf "| %s | %s | %s | %s | %s | - | | no data |\n", t, human(s), m,
+				na ? sprintf("%.4g", median(A, na)) : "-", nb ? sprintf("%.4g", median(B, nb)) : "-"
+			continue
+		}
+		ratio = median(R, nr)
+		tgt = res = ""
+		if (m == "t_typical_us") { tgt = "<= 1.05"; res = ratio <= 1.05 ? "PASS" : "MISS" }
+		if (m == "bw_avg_MBps") { tgt = ">= 0.95"; res = ratio >= 0.95 ? "PASS" : "MISS" }
+		if (res == "PASS") npass++
+		if (res == "MISS") nmiss++
+		unit = m ~ /MBps/ ? " MB/s" : " us"
+		printf "| %s | %s | %s | %.4g%s | %.4g%s | %.3f | %s | %s |\n", t, human(s), m,
+			median(A, na), unit, median(B, nb), unit, ratio, tgt, res
+		printf "%s,%s,%s,%.6g,%.6g,%.4f,%s,%s,%d\n", t, s, m, median(A, na), median(B, nb),
+			ratio, tgt, res, nr > csv
+	}
+	printf "\n%d targets met, %d missed; %d repeat(s) in one VM boot. MB/s = 2^20 B/s (both tools).\n",
+		npass, nmiss, reps
+}' "$OUT/raw.tsv" | tee "$OUT/table.md"
+echo "Latency: t_typical (median) and t_avg in us, half round trip for send/write, full"
+echo "round trip for read/fadd. Files: $OUT/table.md, results.csv, raw.tsv"
+if [ -s "$OUT/fails.txt" ]; then
+	echo "Failures:"
+	sed 's/^/  /' "$OUT/fails.txt"
+fi
+[ "$vm_status" -eq 0 ]

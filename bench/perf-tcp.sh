@@ -1,0 +1,381 @@
+#!/usr/bin/env bash
+# perf-tcp.sh -- rcc-perf on the tcp transport against raw TCP (sockperf, iperf3),
+# UCX over tcp (ucx_perftest, UCX_TLS=tcp) and libfabric tcp (fi_pingpong), on
+# loopback, at 8 B, 4 KiB, 64 KiB and 1 MiB, in ONE run, and prints a table of
+# ratios with the project's targets (PASS/MISS).
+#
+#   usage: bench/perf-tcp.sh                 (REPS=3 repeats by default)
+#   env:   REPS=n           repeats; every figure is the median over them
+#          QUICK=1          REPS=1 and short runs (checks the script, not the machine)
+#          RCC_BUILD_DIR    a build with rcc-perf [build-perf-bench, configured and built
+#                           here when missing]
+#          OUTDIR           where raw.tsv, results.csv and table.md go
+#                           [$RCC_BUILD_DIR/perf-tcp]
+#   needs: cmake + a C compiler, sockperf, iperf3, ucx-utils (ucx_perftest),
+#          libfabric-bin (fi_pingpong), ss, taskset, timeout. A missing peer tool is
+#          reported and its rows are left out.
+#
+# Method: every server is pinned to CPU 0 and every client to CPU 1; servers are
+# waited for by polling `ss -ltn`; every process is bounded by `timeout`; only
+# PIDs started here are ever signalled. Loopback TCP latency on these machines
+# flips between two levels for tens of seconds at a time, so the tools are
+# interleaved size by size, each repeat measures everything once, figures are
+# medians over the repeats, and each ratio is the median of the per-repeat ratios
+# (both sides of a ratio measured within seconds of each other).
+# Units: latency = half round trip in us (READ, atomics and ucp_get: one full
+# round trip); bandwidth in GB/s = 1e9 B/s of payload.
+set -u -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+QUICK=${QUICK:-0}
+REPS=${REPS:-3}
+[ "$QUICK" = 1 ] && REPS=1
+BUILD=${RCC_BUILD_DIR:-$root/build-perf-bench}
+OUTDIR=${OUTDIR:-$BUILD/perf-tcp}
+SRV_CPU=0
+CLI_CPU=1
+HOST=127.0.0.1
+SRV_TMO=120                      # upper bound on any server's life
+CLI_TMO=60                       # upper bound on any client run
+DUR=2                            # seconds: sockperf / iperf3 / rcc-perf -D points
+[ "$QUICK" = 1 ] && DUR=1
+P_RCC=18515 P_SOCKPERF=11111 P_IPERF=5201 P_UCX=13337 P_FI=47592
+LAT_SIZES="8 4096 65536 1048576"
+BW_SIZES="8 4096 65536 1048576"
+
+WORK=$(mktemp -d /tmp/perf-tcp.XXXXXX)
+RAW=$WORK/raw.tsv                # rep tool op size metric value
+FAILS=$WORK/fails.txt
+: >"$RAW"
+: >"$FAILS"
+STARTED=()
+SRV_PID=
+REP=0
+
+cleanup() {
+	local p
+	for p in "${STARTED[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${STARTED[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+fail() { echo "$*" >>"$FAILS"; log "FAIL: $*"; }
+rec() { # tool op size metric value
+	[[ -n "${5:-}" ]] || { fail "$1 $2 $3 $4: no value parsed"; return; }
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$REP" "$1" "$2" "$3" "$4" "$5" >>"$RAW"
+}
+have() { command -v "$1" >/dev/null; }
+listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
+
+# srv_start PORT CMD...: pinned server; returns once PORT listens (polling ss)
+srv_start() {
+	local port=$1 i
+	shift
+	for ((i = 0; i < 250; i++)); do listening "$port" || break; sleep 0.02; done
+	if listening "$port"; then fail "port $port busy (not ours): $*"; return 1; fi
+	timeout -k 2 "$SRV_TMO" taskset -c "$SRV_CPU" "$@" >"$WORK/srv.log" 2>&1 &
+	SRV_PID=$!
+	STARTED+=("$SRV_PID")
+	for ((i = 0; i < 500; i++)); do
+		listening "$port" && return 0
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.02
+	done
+	fail "server did not listen on $port: $* ($(tail -c 300 "$WORK/srv.log" | tr '\n' ' '))"
+	srv_stop
+	return 1
+}
+# srv_stop [GRACE_S]: a one-shot server gets GRACE_S to exit by itself, then TERM
+srv_stop() {
+	local grace=${1:-0} i
+	[[ -n "$SRV_PID" ]] || return 0
+	for ((i = 0; i < grace * 50; i++)); do kill -0 "$SRV_PID" 2>/dev/null || break; sleep 0.02; done
+	kill "$SRV_PID" 2>/dev/null
+	wait "$SRV_PID" 2>/dev/null
+	SRV_PID=
+}
+cli() { timeout -k 2 "$CLI_TMO" taskset -c "$CLI_CPU" "$@" >"$WORK/cli.log" 2>&1; }
+clierr() { tail -n 3 "$WORK/cli.log" | tr '\n' ' ' | cut -c1-300; }
+
+# ------------------------------------------------------------------ rcc-perf
+RCC=$BUILD/tools/rcc-perf/rcc-perf
+build_rcc() {
+	if [ -x "$RCC" ] && [ "${REBUILD:-0}" != 1 ]; then
+		# keep an existing build current; a no-op when nothing changed
+		timeout 600 cmake --build "$BUILD" --target rcc-perf >"$WORK/build.log" 2>&1 ||
+			{ cat "$WORK/build.log" >&2; return 1; }
+		return 0
+	fi
+	local gen=()
+	have ninja && gen=(-G Ninja)
+	log "building rcc-perf in $BUILD"
+	timeout 300 cmake -S "$root" -B "$BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DRCC_BUILD_TESTS=OFF >"$WORK/build.log" 2>&1 &&
+		timeout 900 cmake --build "$BUILD" --target rcc-perf >>"$WORK/build.log" 2>&1 ||
+		{ cat "$WORK/build.log" >&2; return 1; }
+}
+
+# rcc_csv_get FILE TEST KIND SIZE COLUMN: one figure of rcc-perf's CSV
+rcc_csv_get() {
+	awk -F, -v t="$2" -v k="$3" -v s="$4" -v c="$5" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == t && $2 == k && $3 == s { print $col[c]; exit }' "$1"
+}
+
+# rcc_lat SIZE: send/write/read (+ atomics at 8 B) latency; READ and atomics also
+# with the target busy-polling (--target-poll)
+rcc_lat() {
+	local s=$1 n tests csv=$WORK/rcc.csv t
+	case $s in 8 | 4096) n=20000 ;; 65536) n=5000 ;; *) n=1000 ;; esac
+	[ "$QUICK" = 1 ] && n=$((n / 10))
+	tests=send,write,read
+	[ "$s" = 8 ] && tests=$tests,fadd,cas
+	for variant in plain target-poll; do
+		local extra=() vt=$tests sfx=
+		if [ $variant = target-poll ]; then
+			extra=(--target-poll)
+			vt=read
+			[ "$s" = 8 ] && vt=read,fadd
+			sfx=_tp
+		fi
+		srv_start $P_RCC "$RCC" -T tcp -p $P_RCC --quiet || return
+		if cli "$RCC" -T tcp -p $P_RCC $HOST --quiet --lat --test "$vt" -s "$s" -n "$n" \
+			"${extra[@]}" --csv "$csv"; then
+			for t in ${vt//,/ }; do
+				rec rcc "$t$sfx" "$s" lat_p50_us "$(rcc_csv_get "$csv" "$t" lat "$s" t_typical_us)"
+				rec rcc "$t$sfx" "$s" lat_avg_us "$(rcc_csv_get "$csv" "$t" lat "$s" t_avg_us)"
+				rec rcc "$t$sfx" "$s" lat_p99_us "$(rcc_csv_get "$csv" "$t" lat "$s" p99_us)"
+			done
+			srv_stop 5
+		else
+			fail "rcc-perf lat $vt $s: $(clierr)"
+			srv_stop 1
+		fi
+	done
+}
+
+rcc_bw() { # SIZE: WRITE and SEND bandwidth, -D seconds each
+	local s=$1 csv=$WORK/rcc.csv t
+	srv_start $P_RCC "$RCC" -T tcp -p $P_RCC --quiet || return
+	if cli "$RCC" -T tcp -p $P_RCC $HOST --quiet --bw --test write,send -s "$s" -D "$DUR" \
+		--csv "$csv"; then
+		for t in write send; do
+			rec rcc "${t}_bw" "$s" bw_GBps "$(rcc_csv_get "$csv" $t bw "$s" bw_avg_MBps |
+				awk '{ if ($1 != "") printf "%.4g\n", $1 * 1048576 / 1e9 }')"
+		done
+		srv_stop 5
+	else
+		fail "rcc-perf bw $s: $(clierr)"
+		srv_stop 1
+	fi
+}
+
+# ------------------------------------------------------------------ raw TCP
+sockperf_lat() { # SIZE (sockperf's smallest message is 14 B)
+	local s=$1 m=$1 L=$WORK/cli.log
+	((m < 14)) && m=14
+	((m > 65000)) && return
+	srv_start $P_SOCKPERF sockperf server --tcp -i $HOST -p $P_SOCKPERF || return
+	if cli sockperf ping-pong --tcp -i $HOST -p $P_SOCKPERF -m "$m" -t "$DUR"; then
+		rec sockperf pingpong "$s" lat_p50_us "$(awk '/percentile 50.000 =/{print $NF}' "$L")"
+		rec sockperf pingpong "$s" lat_avg_us \
+			"$(sed -n 's/.*Summary: Latency is \([0-9.]*\) usec.*/\1/p' "$L")"
+	else
+		fail "sockperf $m: $(clierr)"
+	fi
+	srv_stop
+}
+
+iperf3_bw() { # SIZE: one write size per point; the first second (slow start) omitted
+	local s=$1
+	((s < 4096)) && return
+	srv_start $P_IPERF iperf3 -s -1 -B $HOST -p $P_IPERF || return
+	if cli iperf3 -c $HOST -p $P_IPERF -l "$s" -t "$DUR" -O 1 -f m; then
+		rec iperf3 stream "$s" bw_GBps "$(awk '/receiver/ { for (i = 1; i < NF; i++)
+			if ($(i+1) == "Mbits/sec") v = $i } END { if (v != "") printf "%.4g\n", v / 8000 }' \
+			"$WORK/cli.log")"
+		srv_stop 3
+	else
+		fail "iperf3 $s: $(clierr)"
+		srv_stop 1
+	fi
+}
+
+# ------------------------------------------------------------------ UCX
+# ucx_perftest -f prints one final line:
+#   iters lat_pct lat_avg lat_overall bw_avg bw_overall(MiB/s) mr_avg mr_overall
+# lat_pct is the -R percentile; the *_lat tests print half a round trip, ucp_get a full get.
+ucx_iters() { # test size -> "n w"
+	local t=$1 s=$2 nw
+	case $t in
+	tag_lat | ucp_put_lat) ((s > 65536)) && nw="2000 200" || nw="20000 2000" ;;
+	ucp_get) nw="300 20" ;;
+	tag_bw) ((s > 65536)) && nw="1500 100" || nw="100000 5000" ;;
+	ucp_put_bw) ((s > 65536)) && nw="300 30" || nw="5000 500" ;;
+	esac
+	if [ "$QUICK" = 1 ]; then
+		set -- $nw
+		nw="$(($1 / 10 + 10)) $(($2 / 10 + 2))"
+	fi
+	echo "$nw"
+}
+ucx_run() { # test size -> the -f result line on stdout
+	local t=$1 s=$2 nw
+	local envs=(UCX_TLS=tcp UCX_NET_DEVICES=lo)
+	nw=$(ucx_iters "$t" "$s")
+	srv_start $P_UCX env "${envs[@]}" ucx_perftest -p $P_UCX || return 1
+	if cli env "${envs[@]}" ucx_perftest $HOST -p $P_UCX -t "$t" -s "$s" -n "${nw% *}" \
+		-w "${nw#* }" -R 50 -f; then
+		srv_stop 5
+		awk 'NF == 8 && $1 ~ /^[0-9]+$/ { l = $0 } END { if (l != "") print l; else exit 1 }' \
+			"$WORK/cli.log"
+	else
+		srv_stop 1
+		fail "ucx_perftest -t $t -s $s: $(clierr)"
+		return 1
+	fi
+}
+ucx_lat() { # test size
+	local line F
+	line=$(ucx_run "$1" "$2") || return
+	read -r -a F <<<"$line"
+	rec ucx "$1" "$2" lat_p50_us "${F[1]}"
+	rec ucx "$1" "$2" lat_avg_us "${F[3]}"
+}
+ucx_bw() { # test size
+	local line F
+	line=$(ucx_run "$1" "$2") || return
+	read -r -a F <<<"$line"
+	rec ucx "$1" "$2" bw_GBps "$(awk -v m="${F[5]}" 'BEGIN { printf "%.4g\n", m * 1048576 / 1e9 }')"
+}
+
+# ------------------------------------------------------------------ libfabric
+# fi_pingpong: usec/xfer = half round trip (mean).
+fi_lat() { # size
+	local s=$1 I F
+	case $s in 8 | 4096) I=20000 ;; 65536) I=4000 ;; *) I=400 ;; esac
+	[ "$QUICK" = 1 ] && I=$((I / 10))
+	local args=(-p tcp -e msg -d lo -I "$I" -S "$s")
+	srv_start $P_FI fi_pingpong "${args[@]}" -B $P_FI || return
+	if cli fi_pingpong "${args[@]}" -P $P_FI $HOST; then
+		read -r -a F <<<"$(awk '$1 ~ /^[0-9]/ && NF == 8 { l = $0 } END { print l }' "$WORK/cli.log")"
+		rec fi_pingpong msg "$s" lat_avg_us "${F[6]:-}"
+		srv_stop 5
+	else
+		fail "fi_pingpong -S $s: $(clierr)"
+		srv_stop 1
+	fi
+}
+
+# ------------------------------------------------------------------ main
+for t in taskset timeout ss awk cmake; do have $t || { echo "missing: $t" >&2; exit 1; }; done
+MISSING=
+for t in sockperf iperf3 ucx_perftest fi_pingpong; do have $t || MISSING+=" $t"; done
+[ -n "$MISSING" ] && log "missing peer tools (their rows are left out):$MISSING"
+[ "$(nproc)" -ge 2 ] || log "warning: fewer than 2 CPUs: server and client share one"
+build_rcc || { echo "cannot build rcc-perf (see above)" >&2; exit 1; }
+mkdir -p "$OUTDIR"
+
+T0=$SECONDS
+for ((REP = 1; REP <= REPS; REP++)); do
+	for s in $LAT_SIZES; do
+		log "rep $REP/$REPS: latency, $s B"
+		rcc_lat "$s"
+		have ucx_perftest && { ucx_lat tag_lat "$s"; ucx_lat ucp_put_lat "$s"; ucx_lat ucp_get "$s"; }
+		have sockperf && sockperf_lat "$s"
+		have fi_pingpong && fi_lat "$s"
+	done
+	for s in $BW_SIZES; do
+		log "rep $REP/$REPS: bandwidth, $s B"
+		rcc_bw "$s"
+		have iperf3 && iperf3_bw "$s"
+		have ucx_perftest && { ucx_bw tag_bw "$s"; ucx_bw ucp_put_bw "$s"; }
+	done
+done
+log "measured in $((SECONDS - T0)) s"
+cp "$RAW" "$OUTDIR/raw.tsv"
+
+# ------------------------------------------------------------------ summary
+# Comparisons: label | size | numerator | denominator | factor | target (le|ge) | threshold
+# A key is tool:op:metric; the ratio is numerator / (factor * denominator).
+SPEC=$WORK/spec.txt
+{
+	for s in $LAT_SIZES; do
+		t=
+		[ "$s" = 8 ] && t="le|0.9"
+		echo "send lat / UCX tag_lat|$s|rcc:send:lat_p50_us|ucx:tag_lat:lat_p50_us|1|${t:-|}"
+		echo "send lat / sockperf ping-pong (raw TCP)|$s|rcc:send:lat_p50_us|sockperf:pingpong:lat_p50_us|1||"
+		echo "send lat avg / fi_pingpong avg|$s|rcc:send:lat_avg_us|fi_pingpong:msg:lat_avg_us|1||"
+		echo "write lat / own send lat|$s|rcc:write:lat_p50_us|rcc:send:lat_p50_us|1|le|1.05"
+		echo "write lat / UCX ucp_put_lat|$s|rcc:write:lat_p50_us|ucx:ucp_put_lat:lat_p50_us|1||"
+		echo "read lat / one round trip (2 x send)|$s|rcc:read:lat_p50_us|rcc:send:lat_p50_us|2|le|1.25"
+		echo "read lat, target polls / one round trip|$s|rcc:read_tp:lat_p50_us|rcc:send:lat_p50_us|2|le|1.25"
+		echo "read lat / UCX ucp_get|$s|rcc:read:lat_p50_us|ucx:ucp_get:lat_p50_us|1||"
+		if [ "$s" = 8 ]; then
+			echo "fadd lat / one round trip (2 x send)|$s|rcc:fadd:lat_p50_us|rcc:send:lat_p50_us|2|le|1.25"
+			echo "fadd lat, target polls / one round trip|$s|rcc:fadd_tp:lat_p50_us|rcc:send:lat_p50_us|2|le|1.25"
+			echo "cas lat / one round trip (2 x send)|$s|rcc:cas:lat_p50_us|rcc:send:lat_p50_us|2|le|1.25"
+		fi
+	done
+	for s in $BW_SIZES; do
+		t1= t2=
+		[ "$s" = 1048576 ] && t1="ge|0.9" && t2="ge|1.0"
+		echo "write bw / iperf3 (raw TCP)|$s|rcc:write_bw:bw_GBps|iperf3:stream:bw_GBps|1|${t1:-|}"
+		echo "write bw / UCX tag_bw|$s|rcc:write_bw:bw_GBps|ucx:tag_bw:bw_GBps|1|${t2:-|}"
+		echo "write bw / UCX ucp_put_bw|$s|rcc:write_bw:bw_GBps|ucx:ucp_put_bw:bw_GBps|1||"
+		echo "send bw / UCX tag_bw|$s|rcc:send_bw:bw_GBps|ucx:tag_bw:bw_GBps|1||"
+	done
+} >"$SPEC"
+
+TABLE=$OUTDIR/table.md
+awk -F'\t' -v spec="$SPEC" -v csv="$OUTDIR/results.csv" -v reps="$REPS" '
+function median(arr, n,    a, b, x, s) {
+	for (a = 1; a <= n; a++) s[a] = arr[a]
+	for (a = 2; a <= n; a++) { x = s[a]; for (b = a - 1; b >= 1 && s[b] > x; b--) s[b+1] = s[b]; s[b+1] = x }
+	return (n % 2) ? s[(n+1)/2] : (s[n/2] + s[n/2+1]) / 2
+}
+function human(s) { return s >= 1048576 ? s/1048576 " MiB" : s >= 1024 ? s/1024 " KiB" : s " B" }
+{ key = $2 ":" $3 ":" $5; val[key, $4, $1] = $6; seen[key, $4] = 1; if ($1 > maxrep) maxrep = $1 }
+END {
+	print "figure,size_B,rcc_perf,peer,ratio,target,result,reps" > csv
+	printf "| comparison | size | rcc-perf | peer | ratio | target | result |\n"
+	printf "|---|---:|---:|---:|---:|---|---|\n"
+	npass = nmiss = 0
+	while ((getline line < spec) > 0) {
+		split(line, f, "|")
+		label = f[1]; s = f[2]; num = f[3]; den = f[4]; fac = f[5]; cmp = f[6]; thr = f[7]
+		if (!((num, s) in seen) || !((den, s) in seen)) continue
+		nn = nd = nr = 0
+		for (r = 1; r <= maxrep; r++) {
+			if ((num, s, r) in val) nv[++nn] = val[num, s, r]
+			if ((den, s, r) in val) dv[++nd] = val[den, s, r]
+			if ((num, s, r) in val && (den, s, r) in val && val[den, s, r] > 0)
+				rv[++nr] = val[num, s, r] / (fac * val[den, s, r])
+		}
+		if (!nr) continue
+		mn = median(nv, nn); md = median(dv, nd); ratio = median(rv, nr)
+		tgt = res = ""
+		if (cmp == "le") { tgt = "<= " thr; res = ratio <= thr ? "PASS" : "MISS" }
+		if (cmp == "ge") { tgt = ">= " thr; res = ratio >= thr ? "PASS" : "MISS" }
+		if (res == "PASS") npass++
+		if (res == "MISS") nmiss++
+		unit = num ~ /bw_GBps/ ? " GB/s" : " us"
+		peer = (fac != 1 ? fac " x " : "") sprintf("%.4g", md) unit
+		printf "| %s | %s | %.4g%s | %s | %.3f | %s | %s |\n", label, human(s), mn, unit, peer, ratio, tgt, res
+		printf "\"%s\",%s,%.6g,%.6g,%.4f,%s,%s,%d\n", label, s, mn, fac * md, ratio, tgt, res, nr > csv
+	}
+	printf "\n%d targets met, %d missed; %d repeat(s); figures are medians, ratios medians of per-repeat ratios.\n", npass, nmiss, reps
+}' "$RAW" | tee "$TABLE"
+echo
+echo "Latency: half round trip (READ, atomics: full round trip); UCX tag/put lat: median (-R 50);"
+echo "sockperf at 8 B sends 14 B (its minimum); fi_pingpong reports a mean. GB/s = 1e9 B/s."
+echo "Files: $OUTDIR/table.md, results.csv, raw.tsv"
+if [[ -s $FAILS ]]; then
+	echo "Failures / skipped:"
+	sed 's/^/  /' "$FAILS"
+	exit 1
+fi
