@@ -11,6 +11,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/rcc-xfer-test.XXXXXX")
 export RCC_XFER_KEY=${RCC_XFER_KEY:-test-key-0123456789abcdef}
 export XFER_TRANSPORT=${XFER_TRANSPORT:-tcp}
 XFER_HOST=${XFER_HOST:-127.0.0.1}
+XFER_EXTRA=${XFER_EXTRA:-}  # more options for every rcc-xfer (e.g. "--bringup manual")
 PIDS=()
 MOUNTS=()
 FAILS=0
@@ -76,7 +77,8 @@ start_recv() {
 	shift 2
 	mkdir -p "$dir"
 	rm -f "$ready"
-	timeout -s KILL "$XFER_T" "$XFER" recv -T "$XFER_TRANSPORT" --dir "$dir" \
+	# shellcheck disable=SC2086
+	timeout -s KILL "$XFER_T" "$XFER" recv -T "$XFER_TRANSPORT" $XFER_EXTRA --dir "$dir" \
 		--listen "$XFER_HOST:0" --ready-file "$ready" "$@" \
 		> "$WORK/$name.out" 2> "$WORK/$name.err" &
 	local pid=$!
@@ -95,16 +97,18 @@ start_recv() {
 send() {
 	local name=$1 port=$2
 	shift 2
-	timeout -s KILL "$XFER_T" "$XFER" send -T "$XFER_TRANSPORT" "$@" "$XFER_HOST:$port" \
-		> "$WORK/$name.out" 2> "$WORK/$name.err"
+	# shellcheck disable=SC2086
+	timeout -s KILL "$XFER_T" "$XFER" send -T "$XFER_TRANSPORT" $XFER_EXTRA "$@" \
+		"$XFER_HOST:$port" > "$WORK/$name.out" 2> "$WORK/$name.err"
 }
 
 # send_bg NAME PORT [ARGS...]: same, in the background; sets SEND_PID.
 send_bg() {
 	local name=$1 port=$2
 	shift 2
-	timeout -s KILL "$XFER_T" "$XFER" send -T "$XFER_TRANSPORT" "$@" "$XFER_HOST:$port" \
-		> "$WORK/$name.out" 2> "$WORK/$name.err" &
+	# shellcheck disable=SC2086
+	timeout -s KILL "$XFER_T" "$XFER" send -T "$XFER_TRANSPORT" $XFER_EXTRA "$@" \
+		"$XFER_HOST:$port" > "$WORK/$name.out" 2> "$WORK/$name.err" &
 	SEND_PID=$!
 	PIDS+=("$SEND_PID")
 }

@@ -52,7 +52,8 @@ static int fail(struct chan *c, int rc, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->why, sizeof(c->why), fmt, ap);
 	va_end(ap);
-	if (rc != -ETIMEDOUT && rc != -EINTR && !c->dead)
+	/* A bad frame leaves the link usable, so the peer can still be told. */
+	if (rc != -ETIMEDOUT && rc != -EINTR && rc != -EBADMSG && !c->dead)
 		c->dead = rc;
 	return rc;
 }

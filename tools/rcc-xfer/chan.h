@@ -11,7 +11,8 @@
  *   -ECONNRESET  the peer went away (closed, crashed, or the link died)
  *   -EBADMSG     the peer sent a malformed, forged or unexpected frame
  *   -EIO         a work request failed (chan_why() says which and how)
- * After any of the last three the channel is dead and only chan_close() helps.
+ * After -ECONNRESET or -EIO the channel is dead and only chan_close() helps;
+ * after -EBADMSG messages can still be sent (to say why), nothing received.
  */
 #ifndef XFER_CHAN_H
 #define XFER_CHAN_H

@@ -104,6 +104,9 @@ static int broken(struct session *ss, struct incoming *in, int rc)
 		send_error(ss, XE_INTERRUPTED, "the receiver is shutting down");
 	else if (rc == -EBADMSG)
 		send_error(ss, XE_PROTO, chan_why(ss->ch));
+	/* Closing discards unsent work on verbs: let the reason reach the peer. */
+	if (rc == -EINTR || rc == -EBADMSG)
+		chan_drain(ss->ch, 1000);
 	fmt_bytes(in->st.written, done, sizeof(done));
 	fmt_bytes(in->st.size, total, sizeof(total));
 	store_abort(&in->st, true);

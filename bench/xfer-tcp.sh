@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# bench/xfer-tcp.sh BUILD_DIR: rcc-xfer against a raw TCP copy (socat) on loopback.
+#
+# Moves one file (1 GiB by default) between two tmpfs folders, receiver and
+# sender pinned to different CPUs, and reports the median wall time of each
+# tool over RUNS runs, their throughput, and the ratio (target: rcc-xfer at
+# least 0.8x raw TCP). Every copy is checked with sha256sum. A benchmark, not a
+# test: it always exits 0 unless something fails outright.
+#   SIZE_MB=1024 RUNS=3 SERVER_CPU=1 CLIENT_CPU=0 SOCAT_BUF=1048576
+#   XFER_ARGS="..." extra options for both rcc-xfer sides (e.g. "--cq-mode poll")
+#   BENCH_DIR=/dev/shm   where the tmpfs folders go
+set -euo pipefail
+build=${1:?usage: $0 BUILD_DIR}
+xfer=$build/tools/rcc-xfer/rcc-xfer
+[ -x "$xfer" ] || { echo "no $xfer: build first" >&2; exit 2; }
+command -v socat > /dev/null || { echo "needs socat (apt-get install socat)" >&2; exit 2; }
+SIZE_MB=${SIZE_MB:-1024} RUNS=${RUNS:-3}
+SERVER_CPU=${SERVER_CPU:-1} CLIENT_CPU=${CLIENT_CPU:-0}
+SOCAT_BUF=${SOCAT_BUF:-1048576} XFER_ARGS=${XFER_ARGS:-}
+base=$(mktemp -d "${BENCH_DIR:-/dev/shm}/rcc-xfer-bench.XXXXXX")
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$base"
+}
+trap cleanup EXIT
+export RCC_XFER_KEY=bench-key-0123456789abcdef
+mkdir -p "$base/src" "$base/dst"
+head -c $((SIZE_MB << 20)) /dev/urandom > "$base/src/data.bin"
+want=$(sha256sum < "$base/src/data.bin")
+
+now() { date +%s.%N; }
+# wait_file FILE: poll (bounded) until FILE is non-empty.
+wait_file() {
+	local i
+	for i in $(seq 500); do [ -s "$1" ] && return 0; sleep 0.01; done
+	echo "timed out waiting for $1" >&2
+	return 1
+}
+# free_port: a port nothing listens on right now.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
+	done
+}
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", a - b }'; }
+
+run_socat() {
+	local port t0 t1 pid
+	rm -f "$base/dst/data.bin"
+	port=$(free_port)
+	taskset -c "$SERVER_CPU" timeout 120 socat -u -b "$SOCAT_BUF" \
+		"TCP-LISTEN:$port,bind=127.0.0.1,reuseaddr" "OPEN:$base/dst/data.bin,creat,trunc" &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 500); do ss -Hltn "sport = :$port" | grep -q . && break; sleep 0.01; done
+	t0=$(now)
+	taskset -c "$CLIENT_CPU" timeout 120 socat -u -b "$SOCAT_BUF" "OPEN:$base/src/data.bin" \
+		"TCP:127.0.0.1:$port"
+	wait "$pid"
+	t1=$(now)
+	[ "$(sha256sum < "$base/dst/data.bin")" = "$want" ] || { echo "socat copy differs" >&2; exit 1; }
+	sub "$t1" "$t0"
+}
+
+run_xfer() {
+	local t0 t1 pid ready=$base/port
+	rm -f "$base/dst/data.bin" "$ready"
+	# shellcheck disable=SC2086
+	taskset -c "$SERVER_CPU" timeout 300 "$xfer" recv -T tcp -q --once --dir "$base/dst" \
+		--listen 127.0.0.1:0 --ready-file "$ready" $XFER_ARGS &
+	pid=$!
+	pids+=("$pid")
+	wait_file "$ready"
+	t0=$(now)
+	# shellcheck disable=SC2086
+	taskset -c "$CLIENT_CPU" timeout 300 "$xfer" send -T tcp -q $XFER_ARGS \
+		"$base/src/data.bin" "127.0.0.1:$(cat "$ready")"
+	wait "$pid"
+	t1=$(now)
+	[ "$(sha256sum < "$base/dst/data.bin")" = "$want" ] || { echo "rcc-xfer copy differs" >&2; exit 1; }
+	sub "$t1" "$t0"
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+rate() { awk -v m="$SIZE_MB" -v t="$1" 'BEGIN { printf "%.0f MiB/s", m / t }'; }
+
+echo "rcc-xfer vs raw TCP (socat -b $SOCAT_BUF), $SIZE_MB MiB tmpfs to tmpfs, loopback,"
+echo "receiver on CPU $SERVER_CPU, sender on CPU $CLIENT_CPU, median of $RUNS runs${XFER_ARGS:+, rcc-xfer $XFER_ARGS}"
+s_times=() x_times=()
+for i in $(seq "$RUNS"); do
+	s=$(run_socat) x=$(run_xfer)
+	s_times+=("$s") x_times+=("$x")
+	printf '  run %d: socat %.3f s   rcc-xfer %.3f s\n' "$i" "$s" "$x"
+done
+s=$(printf '%s\n' "${s_times[@]}" | median)
+x=$(printf '%s\n' "${x_times[@]}" | median)
+ratio=$(awk -v s="$s" -v x="$x" 'BEGIN { printf "%.4f", s / x }')
+printf 'socat     %.3f s  %s\n' "$s" "$(rate "$s")"
+printf 'rcc-xfer  %.3f s  %s  (SHA-256 verified end to end, fsync, authenticated)\n' "$x" "$(rate "$x")"
+printf 'ratio rcc-xfer / raw TCP: %.2fx (target >= 0.80x)\n' "$ratio"
