@@ -7,7 +7,9 @@
  *    receive instead. Both sides serve the ping-pong.
  *  - read, cas, fadd: the client issues one request at a time and waits for
  *    its completion: a full round trip; the server is a passive target.
- * Only the first data endpoint is used.
+ * As perftest does, a ping-pong asks for a send completion only every -Q-th
+ * message (100 by default): most iterations then cost the device and the
+ * library no completion at all. Only the first data endpoint is used.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -27,10 +29,15 @@ struct lat {
 	bool server;
 	bool blocking;            /* the data CQ sleeps (wait/fd mode) */
 	uint32_t sends_out;       /* signalled sends not yet completed */
-	uint64_t sends_done;
+	uint64_t last;            /* client, iteration mode: the last iteration */
 	struct waiter w;
 	unsigned spins;
 };
+
+static bool ping_pong(enum perf_op op)
+{
+	return op == OP_SEND || op == OP_WRITE || op == OP_WRITE_IMM;
+}
 
 /* The byte a write-latency peer watches: never 0, never the previous value. */
 static inline uint8_t marker(uint64_t i)
@@ -46,7 +53,9 @@ static int bad_data(struct lat *l, const char *what, uint64_t i, long off)
 	return -EBADMSG;
 }
 
-/* A receive completed (RECV or RECV_WRITE_IMM): check it, post another. */
+/* A receive completed (RECV or RECV_WRITE_IMM): check it. Another is posted
+ * after our own reply (refill()), off the critical path: the peer cannot send
+ * again before it has that reply, and rx depth more receives are waiting. */
 static int on_recv(struct lat *l, const struct rcc_wc *wc)
 {
 	struct pep *e = l->e;
@@ -67,7 +76,12 @@ static int on_recv(struct lat *l, const struct rcc_wc *wc)
 		if (off >= 0)
 			return bad_data(l, "payload", seq, off);
 	}
-	return pep_refill(l->s, e);
+	return 0;
+}
+
+static int refill(struct lat *l)
+{
+	return l->e->rx_posted < l->s->rx_want ? pep_refill(l->s, l->e) : 0;
 }
 
 /* Take what the CQ has. *progress tells whether anything came. */
@@ -90,7 +104,6 @@ static int reap(struct lat *l, bool *progress)
 				return rc;
 		} else {
 			l->sends_out--;
-			l->sends_done++;
 		}
 	}
 	return 0;
@@ -180,16 +193,21 @@ static int post(struct lat *l, uint64_t i)
 	struct rcc_sge sge = { .addr = (uintptr_t)local_at(e, 0), .length = len, .lkey = e->lkey };
 	uint64_t raddr = remote_target(e, 0);
 	uint32_t rkey = e->remote.rkey;
+	const struct perf_params *p = &l->s->p;
+	unsigned flags = l->flags;
 	bool progress;
 	int rc;
 
-	while (l->sends_out >= l->s->p.tx_depth) {
+	/* Every signalled send in flight may stand for cq_mod queue slots. */
+	while ((l->sends_out + 1u) * p->cq_mod + e->sq_unsig > p->tx_depth && l->sends_out) {
 		rc = reap(l, &progress);
 		if (!rc)
 			rc = waiter_tick(l->s, &l->w, progress);
 		if (rc)
 			return rc;
 	}
+	if (!ping_pong(l->op) || e->sq_unsig + 1u >= p->cq_mod || i == l->last)
+		flags |= RCC_SEND_SIGNALED;
 	if (l->validate) {
 		if (l->op == OP_SEND || l->op == OP_WRITE || l->op == OP_WRITE_IMM)
 			pattern_fill(local_at(e, 0), l->size, i);
@@ -198,31 +216,59 @@ static int post(struct lat *l, uint64_t i)
 	}
 	switch (l->op) {
 	case OP_SEND:
-		rc = rcc_post_send(e->ep, &sge, 1, i, l->flags);
+		rc = rcc_post_send(e->ep, &sge, 1, i, flags);
 		break;
 	case OP_WRITE:
 		*local_at(e, l->size - 1) = marker(i);
-		rc = rcc_post_write(e->ep, &sge, 1, raddr, rkey, i, l->flags);
+		rc = rcc_post_write(e->ep, &sge, 1, raddr, rkey, i, flags);
 		break;
 	case OP_WRITE_IMM:
-		rc = rcc_post_write_imm(e->ep, &sge, 1, raddr, rkey, (uint32_t)i, i, l->flags);
+		rc = rcc_post_write_imm(e->ep, &sge, 1, raddr, rkey, (uint32_t)i, i, flags);
 		break;
 	case OP_READ:
-		rc = rcc_post_read(e->ep, &sge, 1, raddr, rkey, i, l->flags);
+		rc = rcc_post_read(e->ep, &sge, 1, raddr, rkey, i, flags);
 		break;
 	case OP_CAS:
-		rc = rcc_post_cas(e->ep, &sge, raddr, rkey, i, i + 1, i, l->flags);
+		rc = rcc_post_cas(e->ep, &sge, raddr, rkey, i, i + 1, i, flags);
 		break;
 	default:
-		rc = rcc_post_fadd(e->ep, &sge, raddr, rkey, 1, i, l->flags);
+		rc = rcc_post_fadd(e->ep, &sge, raddr, rkey, 1, i, flags);
 		break;
 	}
 	if (rc) {
 		perr("posting %s: %s", op_name(l->op), perf_strerror(rc));
 		return rc;
 	}
-	l->sends_out++;
+	if (flags & RCC_SEND_SIGNALED) {
+		l->sends_out++;
+		e->sq_unsig = 0; /* its completion retires them */
+	} else {
+		e->sq_unsig++;
+	}
 	return 0;
+}
+
+/*
+ * Unsignalled sends hold their queue slots until a later signalled one
+ * completes. Leave none behind for the next point: one signalled WRITE of
+ * zero bytes (it changes no memory and consumes no receive) retires them.
+ */
+static int retire_unsignalled(struct lat *l)
+{
+	struct pep *e = l->e;
+	int rc;
+
+	if (e->sq_unsig) {
+		rc = rcc_post_write(e->ep, NULL, 0, remote_target(e, 0), e->remote.rkey, 0,
+				    RCC_SEND_SIGNALED);
+		if (rc) {
+			perr("posting a zero-length write: %s", perf_strerror(rc));
+			return rc;
+		}
+		l->sends_out++;
+		e->sq_unsig = 0;
+	}
+	return wait_sends(l);
 }
 
 /* Client side of a request-response iteration: the answer is our completion. */
@@ -238,11 +284,6 @@ static int check_answer(struct lat *l, uint64_t i)
 	else if (*(uint64_t *)local_at(e, 0) != i)
 		return bad_data(l, "returned value", i, 0);
 	return off >= 0 ? bad_data(l, "read data", i, off) : 0;
-}
-
-static bool ping_pong(enum perf_op op)
-{
-	return op == OP_SEND || op == OP_WRITE || op == OP_WRITE_IMM;
 }
 
 static int client(struct lat *l, struct samples *smp, uint64_t *count, uint64_t *elapsed)
@@ -270,6 +311,8 @@ static int client(struct lat *l, struct samples *smp, uint64_t *count, uint64_t 
 		}
 		prev = now;
 		rc = post(l, i);
+		if (!rc)
+			rc = refill(l);
 		if (rc)
 			return rc;
 		if (ping_pong(l->op)) {
@@ -284,7 +327,7 @@ static int client(struct lat *l, struct samples *smp, uint64_t *count, uint64_t 
 	}
 	*count = i - warmup;
 	*elapsed = now - start;
-	return wait_sends(l);
+	return retire_unsignalled(l);
 }
 
 static int server(struct lat *l)
@@ -292,10 +335,12 @@ static int server(struct lat *l)
 	for (uint64_t i = 0;; i++) {
 		int rc = wait_peer(l, i);
 		if (rc == 1)
-			return wait_sends(l);
+			return retire_unsignalled(l);
 		if (rc)
 			return rc;
 		rc = post(l, i);
+		if (!rc)
+			rc = refill(l);
 		if (rc)
 			return rc;
 	}
@@ -311,7 +356,9 @@ int run_lat(struct sess *s, enum perf_op op, uint32_t size, struct perf_point *p
 
 	l.validate = s->p.flags & PF_VALIDATE;
 	l.blocking = s->p.cq_mode != RCC_CQ_POLL;
-	l.flags = RCC_SEND_SIGNALED;
+	l.last = UINT64_MAX;
+	if (!s->server && !(s->p.flags & PF_DURATION))
+		l.last = plan_warmup(&s->p, KIND_LAT, size) + plan_iters(&s->p, KIND_LAT, size) - 1;
 	if (ping_pong(op) && size <= s->max_inline)
 		l.flags |= RCC_SEND_INLINE;
 	waiter_start(s, &l.w, !ping_pong(op));

@@ -65,6 +65,7 @@ struct pep {                     /* one data endpoint */
 	/* bandwidth bookkeeping of this endpoint's send queue */
 	uint64_t posted, completed;  /* messages of the current point */
 	uint64_t target;             /* post up to this many (bandwidth phase) */
+	uint32_t sq_unsig;           /* unsignalled sends since the last signalled one */
 	uint64_t *ring;              /* global index of each outstanding message */
 	uint32_t ring_mask;
 };
