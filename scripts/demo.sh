@@ -35,14 +35,16 @@ done
 kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
 
 if [ -x "$PERF" ]; then
-	say "benchmark: rcc-perf (send latency, write bandwidth)"
-	for t in send_lat write_bw; do
-		pin 0 timeout 60 "$PERF" -p "$PORT" -t "$t" >"$LOG" 2>&1 &
-		SRV=$!
-		# the server is up when its port is
-		for _ in $(seq 100); do ss -Hltn "sport = :$PORT" | grep -q . && break; sleep 0.05; done
-		pin 1 timeout 60 "$PERF" -p "$PORT" -t "$t" -a 127.0.0.1 || die "rcc-perf $t failed"
-		wait "$SRV" || true; SRV=
-	done
+	say "benchmark: rcc-perf, send and write latency and bandwidth"
+	# the server picks a free port and prints it when it is ready
+	pin 0 timeout 120 "$PERF" -p 0 >"$LOG" 2>&1 &
+	SRV=$!
+	for _ in $(seq 200); do grep -q "on port" "$LOG" && break; sleep 0.05; done
+	PERF_PORT=$(sed -n 's/.* on port \([0-9]*\).*/\1/p' "$LOG" | head -n1)
+	[ -n "$PERF_PORT" ] || { cat "$LOG"; die "the rcc-perf server did not start"; }
+	pin 1 timeout 120 "$PERF" -p "$PERF_PORT" --test send,write --sizes 8,4K,64K 127.0.0.1 ||
+		die "rcc-perf failed"
+	wait "$SRV" || true
+	SRV=
 fi
 say "done"

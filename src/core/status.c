@@ -36,6 +36,8 @@ const char *rcc_strerror(int status)
 		return "protocol error (malformed or unexpected message from the peer)";
 	case ENOBUFS:
 		return "no buffer available";
+	case ENOENT:
+		return "unknown host or address"; /* the only ENOENT rcc returns */
 	default:
 		break;
 	}
