@@ -40,7 +40,8 @@ struct rcc_server_ops {
 	 * rcc_conn_req_private_data()). Return 0 to accept or a negative errno
 	 * to reject. May create per-connection state (*conn) and name receives
 	 * (*recv, *num_recv; valid until on_connect) that are posted before the
-	 * client can send, so its first message never meets an empty queue. */
+	 * client can send, so its first message never meets an empty queue.
+	 * rcc_server_reply() sets this connection's own accept private data. */
 	int (*on_request)(struct rcc_conn_req *req, void *arg, void **conn,
 			  const struct rcc_recv_wr **recv, int *num_recv);
 	/* Optional. The connection is up; *conn holds what on_request set.
@@ -79,6 +80,12 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 /* The bound port (useful with port 0). */
 int rcc_server_port(const struct rcc_server *srv);
 void rcc_server_stats(const struct rcc_server *srv, struct rcc_server_stats *stats);
+/* From on_request only: private data (<= RCC_ACCEPT_PRIVATE_DATA_MAX) for
+ * this client's accept, instead of the template's. -EINVAL elsewhere. */
+int rcc_server_reply(struct rcc_conn_req *req, const void *data, size_t len);
+/* From any thread: end one connection of this server (on_disconnect follows
+ * on its agent). -ENOENT if ep is not, or no longer, a connection of srv. */
+int rcc_server_disconnect(struct rcc_server *srv, struct rcc_ep *ep);
 /* Stop accepting, disconnect every connection (each gets on_disconnect),
  * join all threads and free the server. */
 int rcc_server_stop(struct rcc_server *srv);

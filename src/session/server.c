@@ -29,8 +29,21 @@
 struct conn {
 	struct rcc_ep *ep;
 	void *user;
-	struct conn *next;
+	struct agent *ag;
+	atomic_bool want_close;   /* rcc_server_disconnect() asked */
+	struct conn *next;        /* the agent's list (agent thread only) */
+	struct conn *all_prev, *all_next; /* srv->all (srv->lock) */
 };
+
+/* on_request's rcc_server_reply() lands here: requests are handled one at a
+ * time on the listener thread. */
+struct reply {
+	const struct rcc_conn_req *req;
+	uint8_t data[RCC_ACCEPT_PRIVATE_DATA_MAX];
+	size_t len;
+	bool set;
+};
+static _Thread_local struct reply *current_reply;
 
 struct agent {
 	struct rcc_server *srv;
@@ -59,6 +72,7 @@ struct rcc_server {
 	int stopfd;
 	pthread_mutex_t lock;
 	struct agent *agents;
+	struct conn *all;        /* every live connection, for rcc_server_disconnect() */
 	struct agent **shared;
 	int nshared;
 	atomic_uint_fast64_t accepted, rejected, active;
@@ -97,10 +111,24 @@ static void drain_cq(struct agent *ag)
 			dispatch(ag, &wc[i]);
 }
 
+static void all_unlink(struct rcc_server *srv, struct conn *c)
+{
+	pthread_mutex_lock(&srv->lock);
+	if (c->all_prev)
+		c->all_prev->all_next = c->all_next;
+	else if (srv->all == c)
+		srv->all = c->all_next;
+	if (c->all_next)
+		c->all_next->all_prev = c->all_prev;
+	c->all_prev = c->all_next = NULL;
+	pthread_mutex_unlock(&srv->lock);
+}
+
 static void end_conn(struct agent *ag, struct conn *c)
 {
 	struct rcc_server *srv = ag->srv;
 
+	all_unlink(srv, c); /* from now on nobody else can reach it */
 	rcc_ep_disconnect(c->ep); /* every outstanding request is now on the CQ */
 	drain_cq(ag);
 	if (srv->ops.on_disconnect)
@@ -146,7 +174,7 @@ static void reap_ended(struct agent *ag)
 	struct conn *c = ag->conns;
 	while (c) {
 		struct conn *next = c->next;
-		if (rcc_ep_state(c->ep) != RCC_EP_CONNECTED)
+		if (rcc_ep_state(c->ep) != RCC_EP_CONNECTED || atomic_load(&c->want_close))
 			end_conn(ag, c);
 		c = next;
 	}
@@ -351,8 +379,11 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 		rcc_reject_req(req, NULL, 0);
 		return;
 	}
+	struct reply reply = { .req = req };
 	if (srv->ops.on_request) {
+		current_reply = &reply;
 		rc = srv->ops.on_request(req, srv->attr.arg, &c->user, &recv, &nrecv);
+		current_reply = NULL;
 		if (rc < 0) {
 			log_info("server: %s rejected by the application: %s", peer,
 				 rcc_strerror(rc));
@@ -376,6 +407,11 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 	ea.initial_recv = recv;
 	ea.num_initial_recv = nrecv;
 	ea.context = c;
+	if (reply.set) {
+		ea.private_data = reply.data;
+		ea.private_data_len = (uint32_t)reply.len;
+	}
+	c->ag = ag;
 	atomic_fetch_add(&srv->active, 1);
 	atomic_fetch_add(&srv->accepted, 1);
 	rc = rcc_accept_req(req, &ea, &c->ep);
@@ -386,6 +422,12 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 		goto err_agent;
 	}
 	atomic_fetch_add(&ag->load, 1);
+	pthread_mutex_lock(&srv->lock);
+	c->all_next = srv->all;
+	if (srv->all)
+		srv->all->all_prev = c;
+	srv->all = c;
+	pthread_mutex_unlock(&srv->lock);
 	agent_handover(ag, c);
 	if (ag->per_ep) {
 		rc = agent_start(ag);
@@ -393,6 +435,7 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 			/* nobody will run it: take the connection back down here */
 			log_error("server: cannot start an agent thread: %s", rcc_strerror(rc));
 			ag->incoming = NULL;
+			all_unlink(srv, c);
 			if (srv->ops.on_disconnect)
 				srv->ops.on_disconnect(c->ep, c->user);
 			rcc_ep_close(c->ep);
@@ -531,6 +574,39 @@ err_stopfd:
 err_srv:
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
+	return rc;
+}
+
+int rcc_server_reply(struct rcc_conn_req *req, const void *data, size_t len)
+{
+	struct reply *r = current_reply;
+
+	if (!r || r->req != req || len > sizeof(r->data) || (len && !data))
+		return -EINVAL;
+	if (len)
+		memcpy(r->data, data, len);
+	r->len = len;
+	r->set = true;
+	return 0;
+}
+
+int rcc_server_disconnect(struct rcc_server *srv, struct rcc_ep *ep)
+{
+	int rc = -ENOENT;
+
+	if (!srv || !ep)
+		return -EINVAL;
+	pthread_mutex_lock(&srv->lock);
+	for (struct conn *c = srv->all; c; c = c->all_next) {
+		if (c->ep == ep) {
+			/* the agent owns the endpoint: it does the closing */
+			atomic_store(&c->want_close, true);
+			wake(c->ag->wakefd);
+			rc = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
 	return rc;
 }
 

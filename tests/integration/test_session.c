@@ -15,6 +15,7 @@
 struct echo_srv {
 	struct rcc_ctx *ctx;
 	atomic_int connects, disconnects, null_disconnects, requests;
+	struct rcc_ep *_Atomic last_ep; /* the latest connection's server endpoint */
 	int reject_tag; /* reject clients whose private data is this byte */
 };
 
@@ -36,6 +37,12 @@ static int echo_request(struct rcc_conn_req *req, void *arg, void **conn,
 	atomic_fetch_add(&s->requests, 1);
 	if (len == 1 && pd[0] == s->reject_tag)
 		return -EPERM;
+	/* each client hears its own tag back, doubled */
+	if (len == 1) {
+		uint8_t twice[2] = { pd[0], pd[0] };
+		if (rcc_server_reply(req, twice, 2))
+			return -EIO;
+	}
 	struct echo_conn *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -59,8 +66,8 @@ static int echo_request(struct rcc_conn_req *req, void *arg, void **conn,
 static int echo_connect(struct rcc_ep *ep, void *arg, void **conn)
 {
 	struct echo_srv *s = arg;
-	(void)ep;
 	(void)conn;
+	atomic_store(&s->last_ep, ep);
 	atomic_fetch_add(&s->connects, 1);
 	return 0;
 }
@@ -150,6 +157,14 @@ static void *client_main(void *arg)
 	}
 	struct rcc_ep *ep = rcc_client_ep(cli);
 	struct rcc_cq *cq = rcc_client_cq(cli);
+	size_t rlen;
+	const uint8_t *reply = rcc_ep_private_data(ep, &rlen);
+	if (rlen != 2 || !reply || reply[0] != tag || reply[1] != tag) {
+		j->rc = -EPROTO;
+		j->why = "the server's reply is not this client's own";
+		rcc_client_close(cli);
+		return NULL;
+	}
 	j->rc = tbuf_alloc(&b, j->ctx, 2 * MSG, RCC_ACCESS_LOCAL_WRITE);
 	for (int r = 0; r < j->rounds && !j->rc; r++) {
 		uint64_t seed = (uint64_t)j->id * 100000 + (uint64_t)r;
@@ -285,6 +300,54 @@ static void client_retries_until_server_up(void)
 	CHECK_OK(rcc_ctx_close(s.ctx));
 }
 
+/* Another thread ends one live connection; the others keep working. */
+static void server_disconnect_from_outside(void)
+{
+	struct echo_srv s = { .reject_tag = -1 };
+	struct rcc_server *srv;
+	struct rcc_client *c1, *c2;
+	struct rcc_wc wc;
+	char addr[128];
+	uint8_t t1 = 1, t2 = 2;
+
+	CHECK_OK(test_ctx_open(&s.ctx));
+	CHECK_OK(start_echo(&s, RCC_THREAD_SHARED_CQ, RCC_CQ_WAIT, 1, 0, &srv, addr, sizeof(addr)));
+	struct rcc_client_attr ca = { .ep_attr = { .private_data = &t1, .private_data_len = 1 },
+				      .connect_timeout_ms = TEST_TIMEOUT_MS };
+	CHECK_OK(rcc_client_connect(s.ctx, addr, &ca, &c1));
+	ca.ep_attr.private_data = &t2;
+	CHECK_OK(rcc_client_connect(s.ctx, addr, &ca, &c2));
+	/* reply only works inside on_request */
+	CHECK_EQ(rcc_server_reply(NULL, "x", 1), -EINVAL);
+	CHECK_EQ(rcc_server_disconnect(srv, rcc_client_ep(c1)), -ENOENT); /* a client's, not ours */
+
+	/* find the server side of c1: the endpoint the echo connects with tag 1 */
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (atomic_load(&s.connects) < 2 && now_ms() < end)
+		(void)rcc_cq_wait(rcc_client_cq(c1), &wc, 1, 10);
+	CHECK_EQ(atomic_load(&s.connects), 2);
+	CHECK_OK(rcc_server_disconnect(srv, atomic_load(&s.last_ep)));
+	end = now_ms() + TEST_TIMEOUT_MS;
+	while (atomic_load(&s.disconnects) < 1 && now_ms() < end)
+		(void)rcc_cq_wait(rcc_client_cq(c1), &wc, 1, 10);
+	CHECK_EQ(atomic_load(&s.disconnects), 1);
+	CHECK_EQ(rcc_server_disconnect(srv, atomic_load(&s.last_ep)), -ENOENT); /* already gone */
+	/* exactly one client lost its connection */
+	end = now_ms() + TEST_TIMEOUT_MS;
+	int down = 0;
+	while (now_ms() < end && !down) {
+		(void)rcc_cq_wait(rcc_client_cq(c2), &wc, 1, 10);
+		down = (rcc_ep_state(rcc_client_ep(c1)) != RCC_EP_CONNECTED) +
+		       (rcc_ep_state(rcc_client_ep(c2)) != RCC_EP_CONNECTED);
+	}
+	CHECK_EQ(down, 1);
+	rcc_client_close(c1);
+	rcc_client_close(c2);
+	CHECK_OK(rcc_server_stop(srv));
+	CHECK_EQ(atomic_load(&s.disconnects), 2);
+	CHECK_OK(rcc_ctx_close(s.ctx));
+}
+
 /* ---------------------------------------------------------------- pool */
 
 static void pool_get_put(void)
@@ -358,5 +421,5 @@ static void pool_pieces_in_transfers(void)
 }
 
 TEST_MAIN(TEST(server_per_ep_poll), TEST(server_per_ep_wait), TEST(server_shared_one_thread),
-	  TEST(server_shared_two_threads), TEST(server_rejects),
+	  TEST(server_shared_two_threads), TEST(server_rejects), TEST(server_disconnect_from_outside),
 	  TEST(client_retries_until_server_up), TEST(pool_get_put), TEST(pool_pieces_in_transfers))
