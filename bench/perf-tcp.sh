@@ -98,8 +98,15 @@ srv_stop() {
 	wait "$SRV_PID" 2>/dev/null
 	SRV_PID=
 }
-cli() { timeout -k 2 "$CLI_TMO" taskset -c "$CLI_CPU" "$@" >"$WORK/cli.log" 2>&1; }
-clierr() { tail -n 3 "$WORK/cli.log" | tr '\n' ' ' | cut -c1-300; }
+cli() {
+	timeout -k 2 "$CLI_TMO" taskset -c "$CLI_CPU" "$@" >"$WORK/cli.log" 2>&1
+	CLI_ST=$?
+	return $CLI_ST
+}
+clierr() {
+	[ "${CLI_ST:-0}" = 124 ] && { echo "timed out after $CLI_TMO s"; return; }
+	echo "status ${CLI_ST:-?}: $(tail -n 3 "$WORK/cli.log" | tr '\n' ' ' | cut -c1-300)"
+}
 
 # ------------------------------------------------------------------ rcc-perf
 RCC=$BUILD/tools/rcc-perf/rcc-perf
@@ -209,13 +216,21 @@ iperf3_bw() { # SIZE: one write size per point; the first second (slow start) om
 # ucx_perftest -f prints one final line:
 #   iters lat_pct lat_avg lat_overall bw_avg bw_overall(MiB/s) mr_avg mr_overall
 # lat_pct is the -R percentile; the *_lat tests print half a round trip, ucp_get a full get.
-ucx_iters() { # test size -> "n w"
+ucx_iters() { # test size -> "n w"; UCX's put and get over tcp are slow at large sizes
 	local t=$1 s=$2 nw
-	case $t in
-	tag_lat | ucp_put_lat) ((s > 65536)) && nw="2000 200" || nw="20000 2000" ;;
-	ucp_get) nw="300 20" ;;
-	tag_bw) ((s > 65536)) && nw="1500 100" || nw="100000 5000" ;;
-	ucp_put_bw) ((s > 65536)) && nw="300 30" || nw="5000 500" ;;
+	case $t:$s in
+	tag_lat:8 | tag_lat:4096 | ucp_put_lat:8 | ucp_put_lat:4096) nw="20000 2000" ;;
+	tag_lat:65536) nw="2000 200" ;;
+	tag_lat:*) nw="500 50" ;;
+	ucp_put_lat:65536) nw="1000 100" ;;
+	ucp_put_lat:*) nw="100 10" ;;
+	ucp_get:1048576) nw="50 5" ;;
+	ucp_get:*) nw="300 20" ;;
+	tag_bw:8 | tag_bw:4096) nw="100000 5000" ;;
+	tag_bw:65536) nw="10000 1000" ;;
+	tag_bw:*) nw="1500 100" ;;
+	ucp_put_bw:1048576) nw="100 10" ;;
+	ucp_put_bw:*) nw="5000 500" ;;
 	esac
 	if [ "$QUICK" = 1 ]; then
 		set -- $nw

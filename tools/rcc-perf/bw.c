@@ -24,6 +24,7 @@ struct bw {
 	enum perf_op op;
 	uint32_t size;
 	uint32_t slots;           /* buffer slots per area */
+	uint32_t mod;             /* a completion every mod messages: -Q, at most the cap */
 	bool validate;
 	bool sending;             /* this side posts */
 	bool receiving;           /* this side takes SENDs or WRITE_IMMs from the peer */
@@ -155,15 +156,23 @@ static int reap(struct bw *b, bool *progress)
 	return 0;
 }
 
-/* How many more messages e may post now. */
-static uint64_t room(const struct bw *b, const struct pep *e)
+/* Messages one endpoint may have in flight. */
+static uint64_t in_flight_cap(const struct bw *b)
 {
-	uint64_t out = e->posted - e->completed;
 	uint64_t cap = b->s->p.tx_depth;
 
 	/* A buffer in flight must not be refilled or re-read before its completion. */
 	if (b->validate && cap > b->slots)
 		cap = b->slots;
+	return cap;
+}
+
+/* How many more messages e may post now. */
+static uint64_t room(const struct bw *b, const struct pep *e)
+{
+	uint64_t out = e->posted - e->completed;
+	uint64_t cap = in_flight_cap(b);
+
 	if (out >= cap || e->posted >= e->target)
 		return 0;
 	cap -= out;
@@ -172,7 +181,6 @@ static uint64_t room(const struct bw *b, const struct pep *e)
 
 static void build(struct bw *b, struct pep *e, int k, uint64_t seq)
 {
-	const struct perf_params *p = &b->s->p;
 	size_t off = (size_t)(seq % b->slots) * b->s->stride;
 	struct rcc_send_wr *wr = &b->wrs[k];
 	struct rcc_sge *sg = &b->sges[k];
@@ -184,7 +192,7 @@ static void build(struct bw *b, struct pep *e, int k, uint64_t seq)
 	wr->sg_list = sg;
 	wr->num_sge = 1;
 	wr->flags = b->flags;
-	if ((seq + 1) % p->cq_mod == 0 || seq + 1 == e->target)
+	if ((seq + 1) % b->mod == 0 || seq + 1 == e->target)
 		wr->flags |= RCC_SEND_SIGNALED;
 	wr->rkey = e->remote.rkey;
 	wr->remote_addr = remote_target(e, is_atomic(b->op) ? 0 : off);
@@ -228,13 +236,17 @@ static int post_some(struct bw *b, struct pep *e)
 	uint64_t r;
 	int rc;
 
+	/* Lists no longer than what may be in flight at all (--validate lowers that). */
+	uint64_t list = b->s->p.post_list;
+	if (list > in_flight_cap(b))
+		list = in_flight_cap(b);
 	while ((r = room(b, e)) > 0) {
-		int n = (int)(r < b->s->p.post_list ? r : b->s->p.post_list);
+		int n = (int)(r < list ? r : list);
 		uint64_t left = e->target - e->posted;
 		int posted;
 
 		/* Whole lists only, except the tail of the phase. */
-		if ((uint64_t)n < b->s->p.post_list && (uint64_t)n < left)
+		if ((uint64_t)n < list && (uint64_t)n < left)
 			return 0;
 		if (b->timed && b->tn + (size_t)n > b->tcap && grow_stamps(b, b->tn + (size_t)n))
 			return -ENOMEM;
@@ -267,7 +279,7 @@ static int post_some(struct bw *b, struct pep *e)
 /* Duration mode: time is up; finish on a signalled message everywhere. */
 static void stop_posting(struct bw *b)
 {
-	unsigned mod = b->s->p.cq_mod;
+	unsigned mod = b->mod;
 
 	for (int i = 0; i < b->s->neps; i++) {
 		struct pep *e = &b->s->eps[i];
@@ -419,6 +431,10 @@ static int setup(struct bw *b, struct sess *s, enum perf_op op, uint32_t size)
 	b->slots = (uint32_t)(s->eps[0].area / s->stride);
 	b->validate = p->flags & PF_VALIDATE;
 	b->duration = p->flags & PF_DURATION;
+	/* With fewer messages allowed in flight than -Q, none would ask for a completion. */
+	b->mod = p->cq_mod;
+	if (b->mod > in_flight_cap(b))
+		b->mod = (uint32_t)in_flight_cap(b);
 	b->sending = !s->server || bidir;
 	/* SEND and WRITE_IMM consume receives: their target must keep posting more. */
 	b->receiving = (op == OP_SEND || op == OP_WRITE_IMM) && (s->server || bidir);
@@ -450,7 +466,7 @@ static void own_figures(struct bw *b, uint64_t *msgs, uint64_t *ns, double *peak
 	*ns = b->tn ? b->t_last - b->tp[0] : 0;
 	*peak = 0;
 	if (b->tn && !(p->flags & PF_NO_PEAK))
-		*peak = bw_peak_ns_per_msg(b->tp, b->tc, b->tn, p->post_list, p->cq_mod,
+		*peak = bw_peak_ns_per_msg(b->tp, b->tc, b->tn, p->post_list, b->mod,
 					   PEAK_MAX_WORK);
 }
 
