@@ -199,7 +199,7 @@ static bool map_wc(struct verbs_cq *cq, const struct ibv_wc *w, struct rcc_wc *o
 	 * device put the QP in error on its own (e.g. the responder side of a
 	 * remote access violation, before its async event is read). */
 	if (__builtin_expect(w->status != IBV_WC_SUCCESS, 0))
-		rcci_ep_error_seen(ep);
+		rcci_ep_error_seen(ep, w->status == IBV_WC_WR_FLUSH_ERR);
 	return true;
 }
 

@@ -109,7 +109,7 @@ void rcci_ep_leave(struct verbs_ep *ep, enum rcc_ep_state st, const char *why)
 	pthread_mutex_unlock(&ep->lock);
 }
 
-void rcci_ep_error_seen(struct verbs_ep *ep)
+void rcci_ep_error_seen(struct verbs_ep *ep, bool flush)
 {
 	int cur = RCC_EP_CONNECTED;
 
@@ -117,7 +117,14 @@ void rcci_ep_error_seen(struct verbs_ep *ep)
 		atomic_store(&ep->fail_pending, true);
 		atomic_store(&ep->ctx->fail_pending, true);
 		rcci_events_wake(ep->ctx);
+		return;
 	}
+	/* The peer's disconnect (caused by this very failure: it saw its side of
+	 * it first) may be processed before we poll our error. A request that
+	 * failed still makes this endpoint failed, whatever arrived first. */
+	cur = RCC_EP_DISCONNECTED;
+	if (!flush && !atomic_load(&ep->draining))
+		atomic_compare_exchange_strong(&ep->base.state, &cur, RCC_EP_ERROR);
 }
 
 static void post_markers(struct verbs_ep *ep)

@@ -208,8 +208,8 @@ void rcci_ep_leave_locked(struct verbs_ep *ep, enum rcc_ep_state st, const char 
 void rcci_ep_release(struct verbs_ep *ep);
 int rcci_verbs_ep_disconnect(struct rcc_ep *ep);
 void rcci_verbs_ep_destroy(struct rcc_ep *ep);
-/* From the poll path: the first error completion of ep. */
-void rcci_ep_error_seen(struct verbs_ep *ep);
+/* From the poll path: a completion with a status other than success. */
+void rcci_ep_error_seen(struct verbs_ep *ep, bool flush);
 
 /* events.c */
 int rcci_events_start(struct verbs_ctx *ctx);
