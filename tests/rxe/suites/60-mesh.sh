@@ -131,7 +131,11 @@ done
 check "injected corruption caught by all" $((1 - ok)) "statuses $st"
 
 # kill -9 a rank mid-traffic: the survivors name it and exit 4 in bounded time
-start_mesh kill -D 4 -s 4K -q 8 --timeout 5000
+# The kill must land inside the traffic phase even when the VM is slow, so the
+# phase is long; survivors report the death at once and finish their traffic
+# with the others, so they end within the phase plus a margin.
+kill_phase=12
+start_mesh kill -D $kill_phase -s 4K -q 8 --timeout 5000
 ok=1
 for k in 0 1 2; do
 	# poll for readiness (no sleeps): every rank has started its traffic phase
@@ -152,7 +156,7 @@ dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
 for k in 0 1; do
 	grep -q "rank 2 ($RXE_IP:$((port + 2))) failed" "$logdir/kill.$k" || ok=0
 done
-awk -v d="$dt" 'BEGIN{exit !(d <= 20)}' || ok=0
+awk -v d="$dt" -v p="$kill_phase" 'BEGIN{exit !(d <= p + 15)}' || ok=0
 [ $ok = 1 ] || dump kill
 check "kill -9 rank 2: survivors exit 4 naming it" $((1 - ok)) "statuses ${st[*]}, ${dt} s"
 
