@@ -89,11 +89,17 @@ for s in $sizes; do
 			ib_send_lat -d "$D" -x "$G" -F -s "$s" -n "$iters" "$RXE_IP" 2>&1)
 		echo "$out" >"$log/perf.$s.$r"
 		echo "$out" | awk -v s="$s" '$1 == s && NF >= 5 {print $5; exit}' >>"$log/perf.$s"
+		echo "$out" | awk -v s="$s" '$1 == s && NF >= 6 {print $6; exit}' >>"$log/perf_avg.$s"
+		echo "$out" | awk -v s="$s" '$1 == s && NF >= 8 {print $8; exit}' >>"$log/perf_p99.$s"
+		echo "$(cat "$log/rcc.$s.$r")" | sed -n 's/.*p99 \([0-9.]*\).*/\1/p' | head -n1 >>"$log/rcc_p99.$s"
 	done
 	res[rcc_med.$s]=$(median <"$log/rcc_med.$s")
 	res[rcc_avg.$s]=$(median <"$log/rcc_avg.$s")
 	res[rc.$s]=$(median <"$log/rc.$s")
 	res[perf.$s]=$(median <"$log/perf.$s")
+	res[perf_avg.$s]=$(median <"$log/perf_avg.$s")
+	res[perf_p99.$s]=$(median <"$log/perf_p99.$s")
+	res[rcc_p99.$s]=$(median <"$log/rcc_p99.$s")
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b > 0 && a > 0) printf "%.2f", a / b; else print "n/a" }'; }
@@ -107,5 +113,14 @@ for s in $sizes; do
 		"${res[rcc_avg.$s]}" "${res[rc.$s]}" \
 		"$(ratio "${res[rcc_med.$s]}" "${res[perf.$s]}")" \
 		"$(ratio "${res[rcc_avg.$s]}" "${res[rc.$s]}")"
+done
+echo
+echo "tails (usec): average and p99 of the half round trip"
+printf '%-8s %12s %12s %16s %16s %12s\n' bytes "rcc avg" "rcc p99" "ib_send_lat avg" \
+	"ib_send_lat 99%" "avg ratio"
+for s in $sizes; do
+	printf '%-8s %12s %12s %16s %16s %12s\n' "$s" "${res[rcc_avg.$s]}" "${res[rcc_p99.$s]}" \
+		"${res[perf_avg.$s]}" "${res[perf_p99.$s]}" \
+		"$(ratio "${res[rcc_avg.$s]}" "${res[perf_avg.$s]}")"
 done
 echo "(raw outputs: $log inside the VM; ratios > 1 mean rcc is slower)"
