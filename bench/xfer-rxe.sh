@@ -8,11 +8,13 @@
 # the ratio (target: rcc-xfer at least 1.0x rcopy). Absolute figures under TCG
 # are slow; only the same-boot ratio means something. A benchmark, not a test.
 #   BUILD_DIR   a build with the verbs transport inside the repo [build-xfer]
-#   SIZE_MB=256 RUNS=3 XFER_ARGS="..." RCC_RXE_TIMEOUT=1200
+#   SIZE_MB=256 RUNS=3 RCC_RXE_TIMEOUT=1200
+#   XFER_ARGS="..." options for both rcc-xfer sides; XFER_RECV_ARGS for the receiver
 set -u -o pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 SIZE_MB=${SIZE_MB:-256} RUNS=${RUNS:-3} XFER_ARGS=${XFER_ARGS:-}
+XFER_RECV_ARGS=${XFER_RECV_ARGS:-}
 
 if [ "${1:-}" != --in-vm ]; then
 	build=$(cd "${1:-$root/build-xfer}" 2>/dev/null && pwd) || { echo "no build directory" >&2; exit 2; }
@@ -25,8 +27,8 @@ if [ "${1:-}" != --in-vm ]; then
 	rcopy=$(command -v rcopy) || { echo "needs rcopy (apt-get install rdmacm-utils)" >&2; exit 2; }
 	mkdir -p "$build/bench-bin"
 	cp "$rcopy" "$build/bench-bin/rcopy"
-	export XB_REL=$rel XB_SIZE=$SIZE_MB XB_RUNS=$RUNS XB_ARGS=$XFER_ARGS
-	export RCC_RXE_ENV="XB_REL XB_SIZE XB_RUNS XB_ARGS ${RCC_RXE_ENV:-}"
+	export XB_REL=$rel XB_SIZE=$SIZE_MB XB_RUNS=$RUNS XB_ARGS=$XFER_ARGS XB_RARGS=$XFER_RECV_ARGS
+	export RCC_RXE_ENV="XB_REL XB_SIZE XB_RUNS XB_ARGS XB_RARGS ${RCC_RXE_ENV:-}"
 	export RCC_RXE_LIBSCAN="$rel/tools $rel/bench-bin ${RCC_RXE_LIBSCAN:-}"
 	export RCC_RXE_TIMEOUT=${RCC_RXE_TIMEOUT:-1200}
 	exec "$root/tests/rxe/vm/run-in-vm" "$root" "bash bench/xfer-rxe.sh --in-vm"
@@ -69,7 +71,7 @@ run_xfer() {
 	rm -f "$work/dst/data.bin" "$work/ready"
 	# shellcheck disable=SC2086
 	taskset -c "$SERVER_CPU" timeout 300 "$xfer" recv -T verbs -q --once --dir "$work/dst" \
-		--listen "$RXE_IP:$port" --ready-file "$work/ready" $XB_ARGS &
+		--listen "$RXE_IP:$port" --ready-file "$work/ready" $XB_ARGS $XB_RARGS &
 	pid=$!
 	for _ in $(seq 750); do [ -s "$work/ready" ] && break; sleep 0.02; done
 	t0=$(now)
@@ -85,7 +87,7 @@ run_xfer() {
 
 median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 echo "rcc-xfer vs rcopy (rsockets) on Soft-RoCE, $XB_SIZE MiB, receiver vCPU $SERVER_CPU," \
-	"sender vCPU $CLIENT_CPU, median of $XB_RUNS${XB_ARGS:+, rcc-xfer $XB_ARGS}"
+	"sender vCPU $CLIENT_CPU, median of $XB_RUNS${XB_ARGS:+, rcc-xfer $XB_ARGS}${XB_RARGS:+, recv $XB_RARGS}"
 r_times=() x_times=()
 for i in $(seq "$XB_RUNS"); do
 	run_rcopy || exit 1

@@ -7,7 +7,8 @@
 # least 0.8x raw TCP). Every copy is checked with sha256sum. A benchmark, not a
 # test: it always exits 0 unless something fails outright.
 #   SIZE_MB=1024 RUNS=3 SERVER_CPU=1 CLIENT_CPU=0 SOCAT_BUF=1048576
-#   XFER_ARGS="..." extra options for both rcc-xfer sides (e.g. "--cq-mode poll")
+#   XFER_ARGS="..." extra options for both rcc-xfer sides (e.g. "--cq-mode poll"),
+#   XFER_RECV_ARGS, XFER_SEND_ARGS for one side (e.g. XFER_RECV_ARGS="--chunk-size 4M")
 #   BENCH_DIR=/dev/shm   where the tmpfs folders go
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR}
@@ -17,6 +18,7 @@ command -v socat > /dev/null || { echo "needs socat (apt-get install socat)" >&2
 SIZE_MB=${SIZE_MB:-1024} RUNS=${RUNS:-3}
 SERVER_CPU=${SERVER_CPU:-1} CLIENT_CPU=${CLIENT_CPU:-0}
 SOCAT_BUF=${SOCAT_BUF:-1048576} XFER_ARGS=${XFER_ARGS:-}
+XFER_RECV_ARGS=${XFER_RECV_ARGS:-} XFER_SEND_ARGS=${XFER_SEND_ARGS:-}
 base=$(mktemp -d "${BENCH_DIR:-/dev/shm}/rcc-xfer-bench.XXXXXX")
 pids=()
 cleanup() {
@@ -71,13 +73,13 @@ run_xfer() {
 	rm -f "$base/dst/data.bin" "$ready"
 	# shellcheck disable=SC2086
 	taskset -c "$SERVER_CPU" timeout 300 "$xfer" recv -T tcp -q --once --dir "$base/dst" \
-		--listen 127.0.0.1:0 --ready-file "$ready" $XFER_ARGS &
+		--listen 127.0.0.1:0 --ready-file "$ready" $XFER_ARGS $XFER_RECV_ARGS &
 	pid=$!
 	pids+=("$pid")
 	wait_file "$ready"
 	t0=$(now)
 	# shellcheck disable=SC2086
-	taskset -c "$CLIENT_CPU" timeout 300 "$xfer" send -T tcp -q $XFER_ARGS \
+	taskset -c "$CLIENT_CPU" timeout 300 "$xfer" send -T tcp -q $XFER_ARGS $XFER_SEND_ARGS \
 		"$base/src/data.bin" "127.0.0.1:$(cat "$ready")"
 	wait "$pid"
 	t1=$(now)
@@ -89,7 +91,9 @@ median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 rate() { awk -v m="$SIZE_MB" -v t="$1" 'BEGIN { printf "%.0f MiB/s", m / t }'; }
 
 echo "rcc-xfer vs raw TCP (socat -b $SOCAT_BUF), $SIZE_MB MiB tmpfs to tmpfs, loopback,"
-echo "receiver on CPU $SERVER_CPU, sender on CPU $CLIENT_CPU, median of $RUNS runs${XFER_ARGS:+, rcc-xfer $XFER_ARGS}"
+echo "receiver on CPU $SERVER_CPU, sender on CPU $CLIENT_CPU, median of $RUNS runs"
+args="$XFER_ARGS $XFER_RECV_ARGS $XFER_SEND_ARGS"
+[ -n "${args// /}" ] && echo "rcc-xfer options: $args"
 s_times=() x_times=()
 for i in $(seq "$RUNS"); do
 	s=$(run_socat) x=$(run_xfer)

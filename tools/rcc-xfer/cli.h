@@ -10,7 +10,7 @@
 #include "rcc/rcc.h"
 
 #define XFER_DEFAULT_PORT 7472
-#define XFER_DEFAULT_CHUNK (4u << 20)
+#define XFER_DEFAULT_CHUNK (1u << 20)
 #define XFER_DEFAULT_WINDOW 8u
 #define XFER_DEFAULT_TIMEOUT_S 30
 #define XFER_DEFAULT_CONNECT_TIMEOUT_S 10

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -154,6 +156,29 @@ static int try_resume(struct store *st, store_tick_fn tick, void *arg)
 	return sha256_reset(&st->hash);
 }
 
+/*
+ * Make sure the rest of the file fits before any of it moves. Where blocks
+ * can be reserved cheaply (unwritten extents) they are; on tmpfs, reserving
+ * means zero-filling memory that is about to be overwritten, so the free
+ * space is checked instead (a concurrent writer can still fill it: then the
+ * write fails and is reported like any full disk).
+ */
+static int reserve_space(struct store *st)
+{
+	uint64_t need = st->size - st->written;
+	struct statfs fs;
+
+	if (fstatfs(st->part_fd, &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
+		if ((uint64_t)fs.f_bavail * (uint64_t)fs.f_bsize < need)
+			return -ENOSPC;
+		return 0;
+	}
+	if (fallocate(st->part_fd, 0, (off_t)st->written, (off_t)need) < 0 &&
+	    errno != EOPNOTSUPP && errno != ENOSYS)
+		return -errno;
+	return 0;
+}
+
 static void close_fds(struct store *st)
 {
 	if (st->state_fd >= 0)
@@ -258,16 +283,16 @@ int store_open(struct store *st, int dirfd, const struct xmsg *meta,
 			set_err(e, XE_IO, rc, "cannot write '%s': %s", st->state, strerror(-rc));
 		goto err_keep;
 	}
-	if (!o->no_preallocate && st->size > st->written &&
-	    fallocate(st->part_fd, 0, (off_t)st->written, (off_t)(st->size - st->written)) < 0 &&
-	    errno != EOPNOTSUPP && errno != ENOSYS) {
-		rc = -errno;
-		if (is_nospace(-rc))
-			nospace_err(st, e, "space could not be reserved");
-		else
-			set_err(e, XE_IO, rc, "cannot reserve space for '%s': %s", st->name,
-				strerror(-rc));
-		goto err_keep;
+	if (!o->no_preallocate && st->size > st->written) {
+		rc = reserve_space(st);
+		if (rc) {
+			if (is_nospace(-rc))
+				nospace_err(st, e, "space could not be reserved");
+			else
+				set_err(e, XE_IO, rc, "cannot reserve space for '%s': %s", st->name,
+					strerror(-rc));
+			goto err_keep;
+		}
 	}
 	st->resumed = st->written;
 	st->last_ckpt_ns = mono_ns();
