@@ -173,35 +173,32 @@ int rcc_post_read(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uin
 	return post_one(ep, RCC_WR_READ, sge, num_sge, remote_addr, rkey, 0, wr_id, flags);
 }
 
-int rcc_post_cas(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remote_addr,
-		 uint32_t rkey, uint64_t compare, uint64_t swap, uint64_t wr_id, unsigned flags)
+static int post_atomic(struct rcc_ep *ep, enum rcc_wr_opcode op, const struct rcc_sge *result,
+		       uint64_t remote_addr, uint32_t rkey, uint64_t compare_add, uint64_t swap,
+		       uint64_t wr_id, unsigned flags)
 {
 	struct rcc_send_wr wr = {
 		.wr_id = wr_id,
 		.sg_list = result,
 		.num_sge = 1,
-		.opcode = RCC_WR_CAS,
+		.opcode = op,
 		.flags = flags,
 		.remote_addr = remote_addr,
 		.rkey = rkey,
-		.compare_add = compare,
+		.compare_add = compare_add,
 		.swap = swap,
 	};
 	return rcc_post_send_list(ep, &wr, 1, NULL);
 }
 
+int rcc_post_cas(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remote_addr,
+		 uint32_t rkey, uint64_t compare, uint64_t swap, uint64_t wr_id, unsigned flags)
+{
+	return post_atomic(ep, RCC_WR_CAS, result, remote_addr, rkey, compare, swap, wr_id, flags);
+}
+
 int rcc_post_fadd(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remote_addr,
 		  uint32_t rkey, uint64_t add, uint64_t wr_id, unsigned flags)
 {
-	struct rcc_send_wr wr = {
-		.wr_id = wr_id,
-		.sg_list = result,
-		.num_sge = 1,
-		.opcode = RCC_WR_FADD,
-		.flags = flags,
-		.remote_addr = remote_addr,
-		.rkey = rkey,
-		.compare_add = add,
-	};
-	return rcc_post_send_list(ep, &wr, 1, NULL);
+	return post_atomic(ep, RCC_WR_FADD, result, remote_addr, rkey, add, 0, wr_id, flags);
 }

@@ -487,6 +487,24 @@ static void *listener_main(void *arg)
 	return NULL;
 }
 
+/* Tell every agent to stop, then join and free them. Only when no listener
+ * thread runs: nobody else touches the list then. */
+static void stop_agents(struct rcc_server *srv)
+{
+	pthread_mutex_lock(&srv->lock);
+	for (struct agent *ag = srv->agents; ag; ag = ag->next) {
+		atomic_store(&ag->stop, true);
+		wake(ag->wakefd);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	while (srv->agents) {
+		struct agent *ag = srv->agents;
+		srv->agents = ag->next;
+		pthread_join(ag->thread, NULL);
+		agent_free(ag);
+	}
+}
+
 /* ------------------------------------------------------------------ API */
 
 int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
@@ -554,18 +572,7 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 	return 0;
 
 err_agents:
-	pthread_mutex_lock(&srv->lock);
-	for (struct agent *ag = srv->agents; ag; ag = ag->next) {
-		atomic_store(&ag->stop, true);
-		wake(ag->wakefd);
-	}
-	pthread_mutex_unlock(&srv->lock);
-	while (srv->agents) {
-		struct agent *ag = srv->agents;
-		srv->agents = ag->next;
-		pthread_join(ag->thread, NULL);
-		agent_free(ag);
-	}
+	stop_agents(srv);
 	free(srv->shared);
 err_lst:
 	rcc_listener_close(srv->lst);
@@ -632,19 +639,7 @@ int rcc_server_stop(struct rcc_server *srv)
 	pthread_join(srv->listener, NULL);
 	rcc_listener_close(srv->lst);
 
-	pthread_mutex_lock(&srv->lock);
-	for (struct agent *ag = srv->agents; ag; ag = ag->next) {
-		atomic_store(&ag->stop, true);
-		wake(ag->wakefd);
-	}
-	pthread_mutex_unlock(&srv->lock);
-	/* The listener is gone, so nobody else touches the list now. */
-	while (srv->agents) {
-		struct agent *ag = srv->agents;
-		srv->agents = ag->next;
-		pthread_join(ag->thread, NULL);
-		agent_free(ag);
-	}
+	stop_agents(srv);
 	free(srv->shared);
 	close(srv->stopfd);
 	pthread_mutex_destroy(&srv->lock);

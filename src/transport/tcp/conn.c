@@ -11,85 +11,11 @@
 
 #include "core/addr.h"
 #include "core/log.h"
+#include "core/sock.h"
 #include "tcp.h"
 
 /* A client gets this long to say hello, so a silent one cannot hold the listener. */
 #define HANDSHAKE_MS 5000
-
-static uint64_t deadline_after(int timeout_ms)
-{
-	return timeout_ms < 0 ? UINT64_MAX : tcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
-}
-
-static int ms_left(uint64_t deadline)
-{
-	if (deadline == UINT64_MAX)
-		return -1;
-	uint64_t now = tcp_now_ns();
-	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
-}
-
-/* A deadline already past still gets one look, so a zero timeout means "if ready now". */
-static int wait_fd(int fd, short events, uint64_t deadline)
-{
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = events };
-		int r = poll(&p, 1, ms_left(deadline));
-		if (r > 0)
-			return 0;
-		if (r == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
-			return -errno;
-	}
-}
-
-/* Exactly len bytes from a non-blocking socket, by deadline. */
-static int recv_exact(int fd, void *buf, size_t len, uint64_t deadline)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t r = recv(fd, p, len, MSG_DONTWAIT);
-		if (r > 0) {
-			p += r;
-			len -= (size_t)r;
-			continue;
-		}
-		if (r == 0)
-			return -ECONNRESET;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		int rc = wait_fd(fd, POLLIN, deadline);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-static int send_exact(int fd, const void *buf, size_t len, uint64_t deadline)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t r = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (r > 0) {
-			p += r;
-			len -= (size_t)r;
-			continue;
-		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		int rc = wait_fd(fd, POLLOUT, deadline);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
 
 static int send_hs(int fd, uint16_t kind, uint32_t rd_max, const void *pdata, size_t len,
 		   uint64_t deadline)
@@ -105,20 +31,20 @@ static int send_hs(int fd, uint16_t kind, uint32_t rd_max, const void *pdata, si
 	wire_hs_encode(&h, buf);
 	if (len)
 		memcpy(buf + WIRE_HS_HDR_LEN, pdata, len);
-	return send_exact(fd, buf, WIRE_HS_HDR_LEN + len, deadline);
+	return rcci_send_all(fd, buf, WIRE_HS_HDR_LEN + len, deadline);
 }
 
 /* Read one handshake message; its private data lands in pdata (room for any kind). */
 static int recv_hs(int fd, struct wire_hs *h, uint8_t *pdata, uint64_t deadline)
 {
 	uint8_t hdr[WIRE_HS_HDR_LEN];
-	int rc = recv_exact(fd, hdr, sizeof(hdr), deadline);
+	int rc = rcci_recv_all(fd, hdr, sizeof(hdr), deadline);
 
 	if (rc)
 		return rc;
 	if (wire_hs_decode(hdr, h))
 		return -EPROTO;
-	return recv_exact(fd, pdata, h->pdata_len, deadline);
+	return rcci_recv_all(fd, pdata, h->pdata_len, deadline);
 }
 
 static int new_socket(int family)
@@ -161,12 +87,12 @@ int tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_r
 {
 	struct tcp_listener *lst = (struct tcp_listener *)base;
 	struct tcp_req *req = (struct tcp_req *)rbase;
-	uint64_t deadline = deadline_after(timeout_ms);
+	uint64_t deadline = rcci_deadline(timeout_ms);
 
 	for (;;) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
-		int rc = wait_fd(lst->fd, POLLIN, deadline);
+		int rc = rcci_wait_fd(lst->fd, POLLIN, deadline);
 		if (rc)
 			return rc;
 		int fd = accept4(lst->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -180,7 +106,7 @@ int tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_r
 		/* The caller's timeout bounds the wait for a client, not its handshake. */
 		struct wire_hs h;
 		uint8_t pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
-		rc = recv_hs(fd, &h, pdata, deadline_after(HANDSHAKE_MS));
+		rc = recv_hs(fd, &h, pdata, rcci_deadline(HANDSHAKE_MS));
 		if (rc || h.kind != WIRE_HS_HELLO) {
 			log_warn("dropped a connection from %s: %s", rbase->peer,
 				 rc ? rcc_strerror(rc) : "unexpected handshake message");
@@ -208,12 +134,12 @@ int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 	/* Queues and initial receives exist before the client may send. */
 	rc = ep_start(ep, req->fd, req->peer_rd_max);
 	if (rc) {
-		send_hs(req->fd, WIRE_HS_REJECT, 0, NULL, 0, deadline_after(HANDSHAKE_MS));
+		send_hs(req->fd, WIRE_HS_REJECT, 0, NULL, 0, rcci_deadline(HANDSHAKE_MS));
 		close(req->fd);
 		return rc;
 	}
 	rc = send_hs(req->fd, WIRE_HS_ACCEPT, base->attr.max_rd_atomic, base->own_pdata,
-		     base->own_pdata_len, deadline_after(HANDSHAKE_MS));
+		     base->own_pdata_len, rcci_deadline(HANDSHAKE_MS));
 	if (rc) {
 		/* The client went away during the handshake. */
 		tcp_ep_disconnect(base);
@@ -226,7 +152,7 @@ int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 int tcp_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 {
 	struct tcp_req *req = (struct tcp_req *)rbase;
-	int rc = send_hs(req->fd, WIRE_HS_REJECT, 0, pdata, len, deadline_after(HANDSHAKE_MS));
+	int rc = send_hs(req->fd, WIRE_HS_REJECT, 0, pdata, len, rcci_deadline(HANDSHAKE_MS));
 	close(req->fd);
 	return rc;
 }
@@ -234,7 +160,7 @@ int tcp_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen, int timeout_ms)
 {
 	struct tcp_ep *ep = tep(base);
-	uint64_t deadline = deadline_after(timeout_ms);
+	uint64_t deadline = rcci_deadline(timeout_ms);
 	uint8_t pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
 	struct wire_hs h;
 	int fd, rc, err = 0;
@@ -247,7 +173,7 @@ int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
 		rc = -errno;
 		goto err_fd;
 	}
-	rc = wait_fd(fd, POLLOUT, deadline);
+	rc = rcci_wait_fd(fd, POLLOUT, deadline);
 	if (rc)
 		goto err_fd;
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {

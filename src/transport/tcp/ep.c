@@ -148,24 +148,6 @@ err_locks:
 	return rc;
 }
 
-static enum rcc_wc_opcode sq_wc_opcode(uint8_t op)
-{
-	switch (op) {
-	case RCC_WR_SEND:
-	case RCC_WR_SEND_IMM:
-		return RCC_WC_SEND;
-	case RCC_WR_WRITE:
-	case RCC_WR_WRITE_IMM:
-		return RCC_WC_WRITE;
-	case RCC_WR_READ:
-		return RCC_WC_READ;
-	case RCC_WR_CAS:
-		return RCC_WC_CAS;
-	default:
-		return RCC_WC_FADD;
-	}
-}
-
 /* Shut the socket and stop watching it; nothing moves after this. */
 static void link_down(struct tcp_ep *ep)
 {

@@ -469,11 +469,6 @@ static enum rcc_wc_status nak_status(uint16_t code)
 	}
 }
 
-static bool is_rd_atomic(uint8_t op)
-{
-	return op == RCC_WR_READ || op == RCC_WR_CAS || op == RCC_WR_FADD;
-}
-
 /* Mark our request failed (it completes in order) and drop its read slot. */
 static void fail_wqe(struct tcp_ep *ep, struct sq_wqe *w, enum rcc_wc_status st)
 {

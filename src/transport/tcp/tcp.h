@@ -277,6 +277,31 @@ static inline struct tcp_ctx *tctx(struct rcc_ctx *c) { return (struct tcp_ctx *
 /* Serial-number comparison of 32-bit message numbers. */
 static inline bool msn_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
 
+/* READ and atomics wait for a response and count against rd_max. */
+static inline bool is_rd_atomic(uint8_t op)
+{
+	return op == RCC_WR_READ || op == RCC_WR_CAS || op == RCC_WR_FADD;
+}
+
+/* The completion opcode of a send-queue request. */
+static inline enum rcc_wc_opcode sq_wc_opcode(uint8_t op)
+{
+	switch (op) {
+	case RCC_WR_SEND:
+	case RCC_WR_SEND_IMM:
+		return RCC_WC_SEND;
+	case RCC_WR_WRITE:
+	case RCC_WR_WRITE_IMM:
+		return RCC_WC_WRITE;
+	case RCC_WR_READ:
+		return RCC_WC_READ;
+	case RCC_WR_CAS:
+		return RCC_WC_CAS;
+	default:
+		return RCC_WC_FADD;
+	}
+}
+
 uint64_t tcp_now_ns(void);
 
 /* ep.c: lifecycle */

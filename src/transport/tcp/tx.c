@@ -48,36 +48,13 @@ uint64_t rnr_timer_ns(uint8_t code)
 	return (uint64_t)us[code & 31] * 1000ull;
 }
 
-static enum rcc_wc_opcode wc_opcode(uint8_t op)
-{
-	switch (op) {
-	case RCC_WR_SEND:
-	case RCC_WR_SEND_IMM:
-		return RCC_WC_SEND;
-	case RCC_WR_WRITE:
-	case RCC_WR_WRITE_IMM:
-		return RCC_WC_WRITE;
-	case RCC_WR_READ:
-		return RCC_WC_READ;
-	case RCC_WR_CAS:
-		return RCC_WC_CAS;
-	default:
-		return RCC_WC_FADD;
-	}
-}
-
-static bool is_rd_atomic(uint8_t op)
-{
-	return op == RCC_WR_READ || op == RCC_WR_CAS || op == RCC_WR_FADD;
-}
-
 static void complete_sq(struct tcp_ep *ep, struct sq_wqe *w, enum rcc_wc_status st)
 {
 	struct rcc_wc wc = {
 		.wr_id = w->wr_id,
 		.ep = &ep->base,
 		.status = st,
-		.opcode = wc_opcode(w->opcode),
+		.opcode = sq_wc_opcode(w->opcode),
 		.byte_len = w->total,
 	};
 	cq_push(tcq(ep->base.send_cq), &wc);

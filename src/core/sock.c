@@ -1,0 +1,89 @@
+#include "sock.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+uint64_t rcci_deadline(int timeout_ms)
+{
+	return timeout_ms < 0 ? UINT64_MAX : now_ms() + (uint64_t)timeout_ms;
+}
+
+int rcci_ms_left(uint64_t deadline)
+{
+	if (deadline == UINT64_MAX)
+		return -1;
+	uint64_t now = now_ms();
+	if (now >= deadline)
+		return 0;
+	uint64_t left = deadline - now;
+	return left > 86400000u ? 86400000 : (int)left;
+}
+
+int rcci_wait_fd(int fd, short events, uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = events };
+		int r = poll(&p, 1, rcci_ms_left(deadline));
+		if (r > 0)
+			return 0;
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+int rcci_send_all(int fd, const void *buf, size_t len, uint64_t deadline)
+{
+	const uint8_t *p = buf;
+
+	while (len) {
+		ssize_t r = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r > 0) {
+			p += r;
+			len -= (size_t)r;
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		int rc = rcci_wait_fd(fd, POLLOUT, deadline);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int rcci_recv_all(int fd, void *buf, size_t len, uint64_t deadline)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t r = recv(fd, p, len, MSG_DONTWAIT);
+		if (r > 0) {
+			p += r;
+			len -= (size_t)r;
+			continue;
+		}
+		if (r == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		int rc = rcci_wait_fd(fd, POLLIN, deadline);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,23 @@
+/*
+ * Deadlines and bounded socket I/O for connection set-up, shared by the
+ * transports (the tcp handshake, verbs' manual bring-up).
+ */
+#ifndef RCC_CORE_SOCK_H
+#define RCC_CORE_SOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A monotonic deadline timeout_ms from now; UINT64_MAX for -1 (none). */
+uint64_t rcci_deadline(int timeout_ms);
+/* Milliseconds left (0 once passed), for poll(); -1 for no deadline. */
+int rcci_ms_left(uint64_t deadline);
+/* Wait for events on fd: 0, -ETIMEDOUT or a negative errno. A deadline
+ * already reached still gets one look, so a zero timeout means "if ready now". */
+int rcci_wait_fd(int fd, short events, uint64_t deadline);
+/* All len bytes to / from a non-blocking socket by the deadline: 0,
+ * -ETIMEDOUT, -ECONNRESET (the peer closed) or a negative errno. */
+int rcci_send_all(int fd, const void *buf, size_t len, uint64_t deadline);
+int rcci_recv_all(int fd, void *buf, size_t len, uint64_t deadline);
+
+#endif
