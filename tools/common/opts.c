@@ -86,6 +86,34 @@ int parse_bringup(const char *s, enum rcc_bringup *b)
 	return 0;
 }
 
+void opt_transport(const char *prog, const char *arg, struct rcc_ctx_attr *a)
+{
+	if (rcc_transport_parse(arg, &a->transport))
+		usage_error(prog, "the transport must be auto, verbs or tcp, not '%s'", arg);
+}
+
+void opt_ib_port(const char *prog, const char *arg, struct rcc_ctx_attr *a)
+{
+	long v;
+	if (parse_int(arg, 1, 255, &v))
+		usage_error(prog, "the device port must be 1..255, not '%s'", arg);
+	a->port = (int)v;
+}
+
+void opt_gid_index(const char *prog, const char *arg, struct rcc_ctx_attr *a)
+{
+	long v;
+	if (parse_int(arg, 0, 1023, &v))
+		usage_error(prog, "the GID index must be 0..1023, not '%s'", arg);
+	a->gid_index = v ? (int)v : RCC_GID_INDEX_ZERO;
+}
+
+void opt_bringup(const char *prog, const char *arg, struct rcc_ctx_attr *a)
+{
+	if (parse_bringup(arg, &a->bringup))
+		usage_error(prog, "the bring-up must be cm or manual, not '%s'", arg);
+}
+
 void usage_error(const char *prog, const char *fmt, ...)
 {
 	va_list ap;

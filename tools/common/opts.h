@@ -20,6 +20,16 @@ const char *thread_mode_name(enum rcc_thread_mode m);
 /* "cm" | "manual" */
 int parse_bringup(const char *s, enum rcc_bringup *b);
 
+/*
+ * The transport options every program takes, stored into a context's
+ * attributes; a bad value is a usage error (exit 2) naming the option.
+ * A GID index of 0 is stored as RCC_GID_INDEX_ZERO (0 means automatic).
+ */
+void opt_transport(const char *prog, const char *arg, struct rcc_ctx_attr *a);
+void opt_ib_port(const char *prog, const char *arg, struct rcc_ctx_attr *a);
+void opt_gid_index(const char *prog, const char *arg, struct rcc_ctx_attr *a);
+void opt_bringup(const char *prog, const char *arg, struct rcc_ctx_attr *a);
+
 /* Print "prog: message" to stderr and exit with status 2 (usage error). */
 void usage_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 

@@ -255,25 +255,19 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 				usage_error(prog, "completion mode must be poll, wait or fd");
 			break;
 		case 'T':
-			if (rcc_transport_parse(optarg, &o->ctx.transport))
-				usage_error(prog, "transport must be auto, verbs or tcp");
+			opt_transport(prog, optarg, &o->ctx);
 			break;
 		case 'd':
 			o->ctx.device = optarg;
 			break;
 		case 'i':
-			if (parse_int(optarg, 1, 255, &v))
-				usage_error(prog, "bad port number '%s'", optarg);
-			o->ctx.port = (int)v;
+			opt_ib_port(prog, optarg, &o->ctx);
 			break;
 		case 'g':
-			if (parse_int(optarg, 0, 1023, &v))
-				usage_error(prog, "bad GID index '%s'", optarg);
-			o->ctx.gid_index = v ? (int)v : RCC_GID_INDEX_ZERO;
+			opt_gid_index(prog, optarg, &o->ctx);
 			break;
 		case 'B':
-			if (parse_bringup(optarg, &o->ctx.bringup))
-				usage_error(prog, "bring-up must be cm or manual");
+			opt_bringup(prog, optarg, &o->ctx);
 			break;
 		case OPT_CONNECT_TIMEOUT:
 			if (parse_int(optarg, 100, 3600000, &v))

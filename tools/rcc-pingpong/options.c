@@ -104,8 +104,7 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 			o->size = (uint32_t)size;
 			break;
 		case 'T':
-			if (rcc_transport_parse(optarg, &o->ctx.transport))
-				usage_error(prog, "transport must be auto, verbs or tcp");
+			opt_transport(prog, optarg, &o->ctx);
 			break;
 		case 'm':
 			if (parse_cq_mode(optarg, &o->cq_mode))
@@ -124,18 +123,13 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 			o->ctx.device = optarg;
 			break;
 		case 'i':
-			if (parse_int(optarg, 1, 255, &v))
-				usage_error(prog, "bad port number '%s'", optarg);
-			o->ctx.port = (int)v;
+			opt_ib_port(prog, optarg, &o->ctx);
 			break;
 		case 'g':
-			if (parse_int(optarg, 0, 1023, &v))
-				usage_error(prog, "bad GID index '%s'", optarg);
-			o->ctx.gid_index = v ? (int)v : RCC_GID_INDEX_ZERO;
+			opt_gid_index(prog, optarg, &o->ctx);
 			break;
 		case 'B':
-			if (parse_bringup(optarg, &o->ctx.bringup))
-				usage_error(prog, "bring-up must be cm or manual");
+			opt_bringup(prog, optarg, &o->ctx);
 			break;
 		case OPT_NO_VERIFY:
 			o->verify = false;
