@@ -429,7 +429,13 @@ int rcci_vcq_create(struct rcc_cq *base)
 		}
 		cq->armed = true;
 	}
-	pthread_rwlock_init(&cq->poll_lock, NULL);
+	/* Pollers come back at once; a close or disconnect waiting to drain
+	 * must not starve behind them. */
+	pthread_rwlockattr_t ra;
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&cq->poll_lock, &ra);
+	pthread_rwlockattr_destroy(&ra);
 	pthread_mutex_init(&cq->bl_lock, NULL);
 	pthread_mutex_init(&cq->ch_lock, NULL);
 	atomic_init(&cq->bl_count, 0);
