@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# perf-tcp.sh -- rcc-perf on the tcp transport against raw TCP (sockperf, iperf3),
+# perf-tcp.sh -- rcc-perf on the tcp transport against raw TCP (sockperf, iperf3, and
+# bench/tcp_pingpong.c: a busy-polling raw TCP ping-pong, the floor for a transport
+# that busy-polls),
 # UCX over tcp (ucx_perftest, UCX_TLS=tcp) and libfabric tcp (fi_pingpong), on
 # loopback, at 8 B, 4 KiB, 64 KiB and 1 MiB, in ONE run, and prints a table of
 # ratios with the project's targets (PASS/MISS).
@@ -40,7 +42,7 @@ SRV_TMO=120                      # upper bound on any server's life
 CLI_TMO=60                       # upper bound on any client run
 DUR=2                            # seconds: sockperf / iperf3 / rcc-perf -D points
 [ "$QUICK" = 1 ] && DUR=1
-P_RCC=18515 P_SOCKPERF=11111 P_IPERF=5201 P_UCX=13337 P_FI=47592
+P_RCC=18515 P_SOCKPERF=11111 P_IPERF=5201 P_UCX=13337 P_FI=47592 P_RAW=18530
 LAT_SIZES="8 4096 65536 1048576"
 BW_SIZES="8 4096 65536 1048576"
 
@@ -197,6 +199,28 @@ sockperf_lat() { # SIZE (sockperf's smallest message is 14 B)
 	srv_stop
 }
 
+RAWPP=
+build_rawpp() { # the busy-polling raw TCP ping-pong next to this script, if present
+	[ -f "$here/tcp_pingpong.c" ] && have cc || return 0
+	timeout 120 cc -O2 -o "$WORK/tcp_pingpong" "$here/tcp_pingpong.c" && RAWPP=$WORK/tcp_pingpong
+}
+rawpp_lat() { # SIZE
+	local s=$1 n L=$WORK/cli.log
+	case $s in 8 | 4096) n=20000 ;; 65536) n=5000 ;; *) n=1000 ;; esac
+	[ "$QUICK" = 1 ] && n=$((n / 10))
+	srv_start $P_RAW "$RAWPP" -s $P_RAW || return
+	if cli "$RAWPP" -c $HOST $P_RAW "$s" "$n"; then
+		rec rawtcp busypoll "$s" lat_p50_us \
+			"$(awk '{ for (i = 1; i < NF; i++) if ($i == "median_us") print $(i + 1) }' "$L")"
+		rec rawtcp busypoll "$s" lat_avg_us \
+			"$(awk '{ for (i = 1; i < NF; i++) if ($i == "avg_us") print $(i + 1) }' "$L")"
+		srv_stop 5
+	else
+		fail "tcp_pingpong $s: $(clierr)"
+		srv_stop 1
+	fi
+}
+
 iperf3_bw() { # SIZE: one write size per point; the first second (slow start) omitted
 	local s=$1
 	((s < 4096)) && return
@@ -293,6 +317,7 @@ for t in sockperf iperf3 ucx_perftest fi_pingpong; do have $t || MISSING+=" $t";
 [ -n "$MISSING" ] && log "missing peer tools (their rows are left out):$MISSING"
 [ "$(nproc)" -ge 2 ] || log "warning: fewer than 2 CPUs: server and client share one"
 build_rcc || { echo "cannot build rcc-perf (see above)" >&2; exit 1; }
+build_rawpp || log "bench/tcp_pingpong.c did not build: no raw busy-polling row"
 mkdir -p "$OUTDIR"
 
 T0=$SECONDS
@@ -300,6 +325,7 @@ for ((REP = 1; REP <= REPS; REP++)); do
 	for s in $LAT_SIZES; do
 		log "rep $REP/$REPS: latency, $s B"
 		rcc_lat "$s"
+		[ -n "$RAWPP" ] && rawpp_lat "$s"
 		have ucx_perftest && { ucx_lat tag_lat "$s"; ucx_lat ucp_put_lat "$s"; ucx_lat ucp_get "$s"; }
 		have sockperf && sockperf_lat "$s"
 		have fi_pingpong && fi_lat "$s"
@@ -323,6 +349,7 @@ SPEC=$WORK/spec.txt
 		t=
 		[ "$s" = 8 ] && t="le|0.9"
 		echo "send lat / UCX tag_lat|$s|rcc:send:lat_p50_us|ucx:tag_lat:lat_p50_us|1|${t:-|}"
+		echo "send lat / raw TCP busy-poll ping-pong|$s|rcc:send:lat_p50_us|rawtcp:busypoll:lat_p50_us|1||"
 		echo "send lat / sockperf ping-pong (raw TCP)|$s|rcc:send:lat_p50_us|sockperf:pingpong:lat_p50_us|1||"
 		echo "send lat avg / fi_pingpong avg|$s|rcc:send:lat_avg_us|fi_pingpong:msg:lat_avg_us|1||"
 		echo "write lat / own send lat|$s|rcc:write:lat_p50_us|rcc:send:lat_p50_us|1|le|1.05"
