@@ -246,6 +246,8 @@ static int next_request(struct rcc_listener *lst, int limit_s, struct rcc_conn_r
 		int rc = rcc_get_request(lst, ACCEPT_SLICE_MS, req);
 		if (rc != -ETIMEDOUT)
 			return rc;
+		if (perf_stop)
+			return -EINTR;
 		if (limit_s && mono_ns() >= end)
 			return -ETIMEDOUT;
 	}
@@ -269,6 +271,8 @@ int sess_server_accept(struct sess *s, struct rcc_listener *lst)
 		if (rc) {
 			if (rc == -ETIMEDOUT)
 				perr("no client within %d s", cfg->accept_timeout_s);
+			else if (rc == -EINTR)
+				perr("interrupted while waiting for a client");
 			else
 				perr("waiting for a client: %s", rcc_strerror(rc));
 			return rc;

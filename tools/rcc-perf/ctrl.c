@@ -195,6 +195,8 @@ int ctrl_wait(struct ctrl *c, struct ctrl_msg *m, int timeout_ms)
 				return 0;
 		}
 		int n = rcc_cq_wait(c->cq, wc, 8, SLICE_MS);
+		if (perf_stop)
+			return -EINTR;
 		if (n == -ETIMEDOUT) {
 			rc = link_ok(c);
 			if (rc)

@@ -1,14 +1,28 @@
 /* rcc-perf: perftest-class latency and bandwidth benchmark (see perf.h). */
 #include <signal.h>
+#include <string.h>
 
 #include "perf.h"
+
+volatile sig_atomic_t perf_stop;
+
+/* Ctrl-C or a `timeout`: stop at the next check, keep what was measured. */
+static void on_stop(int sig)
+{
+	perf_stop = sig;
+}
 
 int main(int argc, char **argv)
 {
 	struct perf_config cfg;
+	struct sigaction sa;
 
 	perf_parse(argc, argv, &cfg);
 	/* A peer that vanishes must show up as an error, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	return cfg.host ? perf_client(&cfg) : perf_server(&cfg);
 }

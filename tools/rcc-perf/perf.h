@@ -18,6 +18,7 @@
 #ifndef RCC_PERF_H
 #define RCC_PERF_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -257,6 +258,9 @@ int export_csv(const char *path, const struct perf_config *cfg, const struct per
 /* plot.c: PNG charts through gnuplot. 0 or -errno (printed). */
 int plot_results(const char *dir, const struct perf_config *cfg, const struct perf_params *p,
 		 const struct run_info *ri, const struct perf_results *r);
+
+/* Set by SIGINT/SIGTERM: every wait gives up at its next check. */
+extern volatile sig_atomic_t perf_stop;
 
 /* run.c: the two roles; exit status of the program. */
 int perf_client(const struct perf_config *cfg);

@@ -215,7 +215,7 @@ int perf_server(const struct perf_config *cfg)
 				perr("client failed; waiting for the next one");
 		}
 		fflush(stdout);
-	} while (cfg->persistent && !(rc == -ETIMEDOUT && cfg->accept_timeout_s));
+	} while (cfg->persistent && !perf_stop && !(rc == -ETIMEDOUT && cfg->accept_timeout_s));
 	rcc_listener_close(lst);
 	rcc_ctx_close(ctx);
 	return status;

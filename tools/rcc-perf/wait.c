@@ -97,6 +97,10 @@ int waiter_tick(struct sess *s, struct waiter *w, bool progress)
 		w->progressed = true;
 	if ((++w->calls % CHECK_EVERY) && !(blocking && !progress))
 		return 0;
+	if (perf_stop) {
+		perr("interrupted");
+		return -EINTR;
+	}
 	now = mono_ns();
 	if (w->progressed) {
 		w->progressed = false;
