@@ -17,7 +17,9 @@
 
 #include "sess.h"
 
-#define CTRL_EVERY 256u /* server: spins between looks at the control channel */
+/* Duration mode, server: spins between looks at the control channel (on verbs an
+ * empty look at a completion-channel CQ costs a system call). */
+#define CTRL_EVERY 4096u
 
 struct lat {
 	struct sess *s;
@@ -30,6 +32,7 @@ struct lat {
 	bool blocking;            /* the data CQ sleeps (wait/fd mode) */
 	uint32_t sends_out;       /* signalled sends not yet completed */
 	uint64_t last;            /* client, iteration mode: the last iteration */
+	uint64_t expect;          /* server, iteration mode: iterations the client runs */
 	struct waiter w;
 	unsigned spins;
 };
@@ -141,6 +144,13 @@ static int wait_peer(struct lat *l, uint64_t i)
 	bool progress, finished;
 	int rc;
 
+	/* Iteration mode: the count is known, the control channel is only needed now. */
+	if (l->server && i == l->expect) {
+		rc = done_wait(l->s, &l->s->peer, 1);
+		if (!rc)
+			rc = look_for_done(l, i, &finished);
+		return rc ? rc : 1;
+	}
 	for (;;) {
 		if (l->op == OP_WRITE ? *last == marker(i) : e->rx_seq > i)
 			break;
@@ -148,7 +158,8 @@ static int wait_peer(struct lat *l, uint64_t i)
 		if (rc)
 			return rc;
 		/* Blocking modes already slept in reap(): look every time then. */
-		if (l->server && (l->blocking ? !progress : !(++l->spins % CTRL_EVERY))) {
+		if (l->server && l->expect == UINT64_MAX &&
+		    (l->blocking ? !progress : !(++l->spins % CTRL_EVERY))) {
 			rc = look_for_done(l, i, &finished);
 			if (rc)
 				return rc;
@@ -356,9 +367,14 @@ int run_lat(struct sess *s, enum perf_op op, uint32_t size, struct perf_point *p
 
 	l.validate = s->p.flags & PF_VALIDATE;
 	l.blocking = s->p.cq_mode != RCC_CQ_POLL;
-	l.last = UINT64_MAX;
-	if (!s->server && !(s->p.flags & PF_DURATION))
-		l.last = plan_warmup(&s->p, KIND_LAT, size) + plan_iters(&s->p, KIND_LAT, size) - 1;
+	l.last = l.expect = UINT64_MAX;
+	if (!(s->p.flags & PF_DURATION)) {
+		uint64_t n = plan_warmup(&s->p, KIND_LAT, size) + plan_iters(&s->p, KIND_LAT, size);
+		if (s->server)
+			l.expect = n;
+		else
+			l.last = n - 1;
+	}
 	if (ping_pong(op) && size <= s->max_inline)
 		l.flags |= RCC_SEND_INLINE;
 	waiter_start(s, &l.w, !ping_pong(op));
