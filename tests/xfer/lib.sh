@@ -55,7 +55,15 @@ mkfile() { head -c "$2" /dev/urandom > "$1"; }
 same() { [ "$(sha256sum < "$1")" = "$(sha256sum < "$2")" ]; }
 # no_trace DIR NAME: neither NAME nor its partial files exist in DIR.
 no_trace() { [ ! -e "$1/$2" ] && [ ! -e "$1/.$2.rcc-part" ] && [ ! -e "$1/.$2.rcc-state" ]; }
-has_line() { grep -Eq -- "$2" "$1"; }
+# line_in FILE REGEX: a line matches (quiet: for polling).
+line_in() { grep -Eq -- "$2" "$1"; }
+# has_line FILE REGEX: a line matches; if not, show the end of FILE.
+has_line() {
+	grep -Eq -- "$2" "$1" && return 0
+	say "    (no line of $1 matches '$2'; it ends with:)"
+	tail -5 "$1" 2>/dev/null | sed 's/^/      /'
+	return 1
+}
 
 # now_ms: monotonic enough for bounding polls.
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }

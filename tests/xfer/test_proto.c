@@ -253,7 +253,8 @@ static void fuzz(void)
 			m.type = (enum xmsg_type)(1 + rand_r(&seed) % XM_TYPE_MAX);
 			strcpy(m.u.hello.id, "x");
 			int n = xmsg_encode(&m, f, sizeof(f));
-			CHECK(n > 0 || m.type == XM_META || m.type == XM_RESULT || m.type == XM_ERROR);
+			CHECK(n > 0 || m.type == XM_META || m.type == XM_RESULT ||
+			      m.type == XM_ERROR);
 			len = n > 0 ? (size_t)n : 12;
 			for (int k = rand_r(&seed) % 4; k >= 0; k--)
 				f[(size_t)rand_r(&seed) % len] = (uint8_t)rand_r(&seed);

@@ -26,7 +26,7 @@ change() {
 	expect_status "$name ($how during the send): sender" 5 "$ST" "$WORK/s-$name.err"
 	check "$name: sender says the file changed" has_line "$WORK/s-$name.err" 'changed while it was being sent'
 	check "$name: json failure event" has_line "$WORK/s-$name.out" '"event":"failed".*"code":"source-changed"'
-	check "$name: receiver reports it" wait_until 10 has_line "$WORK/r.err" "$name: the sender abandoned the file"
+	check "$name: receiver reports it" wait_until 10 line_in "$WORK/r.err" "$name: the sender abandoned the file"
 	check "$name: no final or partial file" no_trace "$dst" "$name"
 }
 

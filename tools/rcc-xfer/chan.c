@@ -517,8 +517,11 @@ int chan_write_imm(struct chan *c, const struct rcc_sge *sge, uint64_t raddr, ui
 		return c->dead;
 	rc = rcc_post_write_imm(c->ep, sge, 1, raddr, rkey, imm, WR_WRITE | id,
 				RCC_SEND_SIGNALED);
-	if (rc == -ENOTCONN)
-		return fail(c, -ECONNRESET, "connection lost (peer closed or vanished)");
+	if (rc == -ENOTCONN) {
+		/* As in chan_send(): what the peer said before leaving comes first. */
+		snprintf(c->why, sizeof(c->why), "connection lost (peer closed or vanished)");
+		return -ECONNRESET;
+	}
 	if (rc)
 		return fail(c, -EIO, "cannot post an RDMA write: %s", rcc_strerror(rc));
 	c->last_tx_ns = mono_ns();

@@ -340,7 +340,8 @@ void cli_parse(int argc, char **argv, struct xfer_opts *o)
 		break;
 	case CMD_RECV:
 		if (nops)
-			usage_error(PROG, "recv takes no operands (got '%s'); use --dir DIR", ops[0]);
+			usage_error(PROG, "recv takes no operands (got '%s'); use --dir DIR",
+				    ops[0]);
 		break;
 	case CMD_KEYGEN:
 		if (nops != 1)

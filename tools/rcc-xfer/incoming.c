@@ -84,7 +84,8 @@ static void report_success(struct session *ss, struct incoming *in, const uint8_
 	fmt_rate(secs > 0 ? (double)moved / secs : 0, rate, sizeof(rate));
 	if (in->st.resumed) {
 		char b[32];
-		snprintf(at, sizeof(at), ", resumed at %s", fmt_bytes(in->st.resumed, b, sizeof(b)));
+		snprintf(at, sizeof(at), ", resumed at %s",
+			 fmt_bytes(in->st.resumed, b, sizeof(b)));
 	}
 	out_info("received %s (%s) from %s (%s) in %.2f s (%s)%s, sha256 %s, receipt %s",
 		 in->st.name, sz, ss->id, ss->peer, secs, rate, at, shahex, rhex);
@@ -171,8 +172,8 @@ static int on_chunk(struct session *ss, struct incoming *in, const struct chan_e
 
 	/* RC delivers in order, so chunks arrive in file order: anything else
 	 * is a broken or hostile sender. */
-	if (slot >= in->win.count || !in->granted[slot] || imm_seq(ev->imm) != (in->seq & IMM_SEQ_MASK)
-	    || !left || ev->len != want)
+	if (slot >= in->win.count || !in->granted[slot] ||
+	    imm_seq(ev->imm) != (in->seq & IMM_SEQ_MASK) || !left || ev->len != want)
 		return protocol_violation(ss, in, "chunk out of order, out of bounds or of the "
 					  "wrong length");
 	in->granted[slot] = 0;

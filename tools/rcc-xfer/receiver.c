@@ -206,8 +206,8 @@ int xfer_recv(const struct xfer_opts *o)
 	}
 	rc = rcc_ctx_open(&o->ctx_attr, &r.ctx);
 	if (rc) {
-		out_error("cannot open the %s transport: %s", rcc_transport_name(o->ctx_attr.transport),
-			  rcc_strerror(rc));
+		out_error("cannot open the %s transport: %s",
+			  rcc_transport_name(o->ctx_attr.transport), rcc_strerror(rc));
 		goto out_dir;
 	}
 	rc = rcc_listen(r.ctx, o->listen, 0, &lst);

@@ -90,11 +90,23 @@ static int file_failed(struct sender *s, struct outgoing *f, int status, const c
 }
 
 static int send_error(struct sender *s, enum xfer_err code, const char *text);
+static int peer_refused(struct sender *s, struct outgoing *f, const struct xmsg *m);
 
 static int conn_failed(struct sender *s, struct outgoing *f, int rc)
 {
+	struct chan_ev ev;
+
 	if (rc == -EINTR && send_error(s, XE_INTERRUPTED, "the sender was interrupted") == 0)
 		chan_drain(s->ch, 1000);
+	/* A post can find the link gone before we read why the receiver left
+	 * (verbs learns of a disconnect asynchronously): look for its reason. */
+	while (rc == -ECONNRESET && chan_next(s->ch, 1000, 1000, &ev) == 0) {
+		if (ev.type == CEV_MSG && ev.msg.type == XM_ERROR) {
+			peer_refused(s, f, &ev.msg);
+			s->dead = true;
+			return FILE_FATAL;
+		}
+	}
 	const char *token = rc == -EINTR ? "interrupted" : rc == -EBADMSG ? "protocol"
 			    : rc == -ETIMEDOUT ? "timeout" : "connection";
 	file_failed(s, f, exit_for_chan_error(rc), token, "%s", chan_why(s->ch));
@@ -356,20 +368,26 @@ static int data_phase(struct sender *s, struct outgoing *f)
 				break;
 			}
 			if (ev.msg.type == XM_ERROR) {
+				/* The receiver's reason matters more than how the
+				 * connection ends after it (it may close at once). */
 				rc = drain_writes(s, f);
+				if (!rc)
+					send_error(s, ev.msg.u.error.code,
+						   "aborted after the receiver's error");
+				int st = peer_refused(s, f, &ev.msg);
 				if (rc)
-					return conn_failed(s, f, rc);
-				send_error(s, ev.msg.u.error.code, "aborted after the receiver's error");
-				return peer_refused(s, f, &ev.msg);
+					s->dead = true;
+				return rc ? FILE_FATAL : st;
 			}
 			send_error(s, XE_PROTO, "unexpected message during the data phase");
-			file_failed(s, f, XEXIT_PROTO, "protocol", "unexpected %s from the receiver",
-				    xmsg_type_name(ev.msg.type));
+			file_failed(s, f, XEXIT_PROTO, "protocol",
+				    "unexpected %s from the receiver", xmsg_type_name(ev.msg.type));
 			s->dead = true;
 			return FILE_FATAL;
 		case CEV_CHUNK:
 			send_error(s, XE_PROTO, "a sender does not take RDMA writes");
-			file_failed(s, f, XEXIT_PROTO, "protocol", "the receiver wrote into our memory");
+			file_failed(s, f, XEXIT_PROTO, "protocol",
+				    "the receiver wrote into our memory");
 			s->dead = true;
 			return FILE_FATAL;
 		}
@@ -589,8 +607,9 @@ static int send_one(struct sender *s, const char *path)
 	rc = setup_window(s, &f, &acc);
 	if (rc) {
 		send_error(s, XE_INTERNAL, "the sender could not register memory");
-		rc = file_failed(s, &f, XEXIT_LOCAL, "internal", "cannot register %u x %u bytes: %s",
-				 acc.u.accept.chunk_count, acc.u.accept.chunk_size, rcc_strerror(rc));
+		rc = file_failed(s, &f, XEXIT_LOCAL, "internal",
+				 "cannot register %u x %u bytes: %s", acc.u.accept.chunk_count,
+				 acc.u.accept.chunk_size, rcc_strerror(rc));
 		goto out_window;
 	}
 	rc = data_phase(s, &f);
@@ -639,8 +658,8 @@ int xfer_send(const struct xfer_opts *o)
 		out_warn("key file %s is readable by others; chmod 600 it", o->key_file);
 	rc = rcc_ctx_open(&o->ctx_attr, &s.ctx);
 	if (rc) {
-		out_error("cannot open the %s transport: %s", rcc_transport_name(o->ctx_attr.transport),
-			  rcc_strerror(rc));
+		out_error("cannot open the %s transport: %s",
+			  rcc_transport_name(o->ctx_attr.transport), rcc_strerror(rc));
 		s.status = XEXIT_LOCAL;
 		goto out_key;
 	}
