@@ -132,6 +132,8 @@ static void async_events(struct verbs_ctx *ctx)
 			struct verbs_ep *ep = ctx->eps;
 			while (ep && ep->qp != ev.element.qp)
 				ep = ep->next;
+			log_debug("verbs: async %s on QP %u", ibv_event_type_str(t),
+				  ev.element.qp->qp_num);
 			if (ep) {
 				pthread_mutex_lock(&ep->lock);
 				rcci_ep_leave_locked(ep, RCC_EP_ERROR, ibv_event_type_str(t));
