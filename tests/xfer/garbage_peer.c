@@ -525,8 +525,28 @@ static void receiver_messages_from_a_sender(void)
 	raw_close(&r);
 }
 
+/* Authenticated, a file offered, then nothing: the receiver's wait is bounded
+ * (x-garbage.sh starts it with -t 3) and it lets go of the connection. */
+static void goes_silent(void)
+{
+	struct raw r;
+	struct xmsg m;
+	uint32_t code;
+	uint64_t t0;
+
+	CHECK_OK(raw_connect_ok(&r));
+	CHECK_OK(raw_auth(&r));
+	CHECK_OK(raw_meta(&r, "g-silent.bin", 1 << 20, &m));
+	CHECK_EQ(m.type, XM_ACCEPT);
+	t0 = now_ms();
+	CHECK_EQ(expect_closed(&r, &code), EV_CLOSED);
+	CHECK_MSG(now_ms() - t0 >= 2000, "closed after %llu ms, before the timeout",
+		  (unsigned long long)(now_ms() - t0));
+	raw_close(&r);
+}
+
 TEST_MAIN(TEST(rejected_private_data), TEST(random_bytes_frame), TEST(lying_lengths),
 	  TEST(bad_hello), TEST(meta_before_auth), TEST(forged_proof),
 	  TEST(forged_frames_after_auth), TEST(bad_names_and_sizes), TEST(chunks_out_of_line),
 	  TEST(writes_outside_the_window), TEST(done_early_or_wrong),
-	  TEST(receiver_messages_from_a_sender))
+	  TEST(receiver_messages_from_a_sender), TEST(goes_silent))

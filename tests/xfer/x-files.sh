@@ -46,6 +46,18 @@ expect_status "concurrent sender 2" 0 "$st3" "$WORK/s3.err"
 check "concurrent files identical" same "$src/other.bin" "$dst/other.bin"
 check "concurrent files identical (2)" same "$src/b/twin.bin" "$dst/twin.bin"
 
+# A receiver at its --max-conns turns a further sender away at once.
+start_recv one "$WORK/dst-one" --max-conns 1 --chunk-size 1M || finish
+send_bg s6 "$RECV_PORT_one" --json --limit-rate 8M "$src/big.bin"
+p6=$SEND_PID
+check "busy: first transfer under way" wait_until 30 progress_at_least "$WORK/s6.out" 1
+send s7 "$RECV_PORT_one" "$src/one"
+expect_status "busy: second sender turned away" 6 $? "$WORK/s7.err"
+check "busy: says so" has_line "$WORK/s7.err" 'turned the connection away'
+check "busy: receiver logs it" has_line "$WORK/one.err" 'turned away .*--max-conns'
+kill_tree "$p6"
+wait "$p6" 2> /dev/null
+
 # JSON mode: one object per line for scripts.
 send s4 "$RECV_PORT_r" --json --as renamed.bin "$src/one"
 expect_status "send --json --as" 0 $? "$WORK/s4.err"

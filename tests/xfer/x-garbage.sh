@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # A peer that sends garbage (tests/xfer/garbage_peer.c): the receiver refuses
 # every case cleanly, stores nothing, and still serves a real sender after.
+# Its -t 3 bounds how long it waits for a peer that goes silent.
 . "$(dirname "$0")/lib.sh"
 PEER=${2:?usage: $0 rcc-xfer garbage_peer}
 
 dst=$WORK/dst
-start_recv r "$dst" || finish
+start_recv r "$dst" -t 3 || finish
 XFER_TEST_ADDR=$XFER_HOST:$RECV_PORT_r RCC_TEST_TRANSPORT=$XFER_TRANSPORT \
 	timeout -s KILL 90 "$PEER" > "$WORK/peer.out" 2>&1
 st=$?

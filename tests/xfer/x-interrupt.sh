@@ -82,4 +82,16 @@ wait_status "$RECV_PID_r4" 15; st=$ST
 check "sender interrupted: receiver exits non-zero ($st)" test "$st" != 0 -a "$st" != timeout
 check "sender interrupted: receiver says why" has_line "$WORK/r4.err" 'the sender was interrupted'
 resume_check "$d" "sender interrupted" 4
+# --- the receiver freezes (SIGSTOP): the sender's wait is bounded ----------
+d=$WORK/d5
+start_recv r5 "$d" --once --chunk-size 1M || finish
+send_bg s5 "$RECV_PORT_r5" --json --limit-rate $RATE -t 3 "$src/data.bin"
+check "receiver frozen: transfer got going" wait_mid s5
+rpid=$(child_of "$RECV_PID_r5")
+kill -STOP "$rpid"
+wait_status "$SEND_PID" 20
+kill -CONT "$rpid"
+expect_status "receiver frozen: sender gives up after -t 3" 6 "$ST" "$WORK/s5.err"
+check "receiver frozen: sender says why" has_line "$WORK/s5.err" 'silent for 3 s|connection lost'
+check "receiver frozen: no final file" test ! -e "$d/data.bin"
 finish

@@ -2,7 +2,7 @@
 # rcc-xfer end to end on verbs (Soft-RoCE): the tcp test scripts of tests/xfer
 # run again with -T verbs against $RXE_IP -- every file size, wrong keys, hostile
 # names, a changing source, a full disk, killed and interrupted peers, a garbage
-# peer on the verbs API -- plus manual bring-up and a timed 256 MiB transfer with
+# peer on the verbs API -- plus manual bring-up and a timed 128 MiB transfer with
 # the peers pinned apart.
 source tests/rxe/lib.sh
 xfer=$RCC_BUILD/tools/rcc-xfer/rcc-xfer
@@ -41,15 +41,15 @@ unset XFER_EXTRA
 # Throughput with the peers pinned apart (functional figure; TCG is slow).
 work=$(mktemp -d)
 mkdir -p "$work/dst"
-head -c $((256 << 20)) /dev/urandom > "$work/big.bin"
+head -c $((128 << 20)) /dev/urandom > "$work/big.bin"
 export RCC_XFER_KEY=rxe-suite-key-0123456789
 port=$((7700 + RANDOM % 100))
 t0=$(now)
-server_client xfer-256m 'listening on' \
+T_SHORT=180 server_client xfer-128m 'listening on' \
 	"$xfer recv -T verbs --once --dir $work/dst --listen $RXE_IP:$port" \
 	"$xfer send -T verbs $work/big.bin $RXE_IP:$port"
 st=$?
 [ "$st" -eq 0 ] && ! cmp -s "$work/big.bin" "$work/dst/big.bin" && st=1
-check "256 MiB, pinned apart" "$st" "$(grep -o '([0-9.]* [kMG]B/s)' "$RXE_LOGDIR/xfer-256m.cli") $(since "$t0") s"
+check "128 MiB, pinned apart" "$st" "$(grep -o '([0-9.]* [kMG]B/s)' "$RXE_LOGDIR/xfer-128m.cli") $(since "$t0") s"
 rm -rf "$work"
 suite_result
