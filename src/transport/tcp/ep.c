@@ -115,6 +115,7 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max)
 	atomic_init(&ep->parked, false);
 	atomic_init(&ep->kick, false);
 	atomic_init(&ep->want_out, false);
+	atomic_init(&ep->tx_deferred, false);
 	atomic_init(&ep->thread_timer, false);
 	set_sockopts(ep);
 
@@ -253,7 +254,8 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 	/* The busy-polling fast path: nothing came in and nothing is owed (no ack,
 	 * no RNR backoff, no blocked socket): the transmit side has no work. */
 	if (by_user && got == 0 && !kicked && !atomic_load(&ep->thread_timer) &&
-	    !atomic_load(&ep->want_out) && atomic_load(&ep->link) == LINK_UP)
+	    !atomic_load(&ep->want_out) && !atomic_load(&ep->tx_deferred) &&
+	    atomic_load(&ep->link) == LINK_UP)
 		goto out;
 
 	pthread_mutex_lock(&ep->tx_lock);

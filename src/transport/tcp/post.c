@@ -107,7 +107,13 @@ int tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int 
 		}
 		ep->sq_tail = idx + 1;
 	}
-	tx_flush(ep, false);
+	/* With earlier requests still unacknowledged and the application polling
+	 * this endpoint, its next poll sends these together with whatever follows:
+	 * one sendmsg for many small posts, at no cost in latency. Otherwise now. */
+	if (i > 0 && ep->sq_tx != ep->sq_head && !ep->part_n && atomic_load(&ep->parked))
+		atomic_store(&ep->tx_deferred, true);
+	else
+		tx_flush(ep, false);
 	if (ep->tx_err)
 		kick = true;
 out:

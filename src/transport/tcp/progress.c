@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -49,12 +50,18 @@ static void walk(struct tcp_ctx *ctx, bool tick)
 	pthread_mutex_lock(&ctx->eps_lock);
 	for (struct tcp_ep *ep = ctx->eps; ep; ep = ep->next) {
 		bool due = atomic_load(&ep->kick);
-		if (tick && atomic_load(&ep->parked) && !user_driving(ep)) {
-			set_parked(ctx, ep, false);
-			due = true;
+		if (tick) {
+			bool parked = atomic_load(&ep->parked);
+			bool driving = parked && user_driving(ep);
+			if (parked && !driving) {
+				set_parked(ctx, ep, false);
+				due = true;
+			}
+			/* A deferred ack or an RNR backoff of an endpoint the application
+			 * is polling is handled by its next poll: no fight over its locks. */
+			if (atomic_load(&ep->thread_timer) && !driving)
+				due = true;
 		}
-		if (tick && atomic_load(&ep->thread_timer))
-			due = true;
 		if (due)
 			ep_progress(ep, false);
 	}
@@ -65,12 +72,16 @@ static void *progress_main(void *arg)
 {
 	struct tcp_ctx *ctx = arg;
 	struct epoll_event evs[64];
-	uint64_t next_tick = 0;
+	uint64_t next_tick = 0, spin_until = 0;
 
 	while (!atomic_load(&ctx->stop)) {
 		bool timed = atomic_load(&ctx->parked) > 0 || atomic_load(&ctx->timers) > 0;
-		int n = epoll_wait(ctx->epfd, evs, 64, timed ? 1 : -1);
-		bool kicked = false;
+		/* Right after moving bytes, look again for a moment before sleeping:
+		 * back-to-back requests at a passive target then never pay a wake-up
+		 * (a NIC never sleeps at all). */
+		int timeout = tcp_now_ns() < spin_until ? 0 : (timed ? 1 : -1);
+		int n = epoll_wait(ctx->epfd, evs, 64, timeout);
+		bool kicked = false, moved = false;
 
 		for (int i = 0; i < n; i++) {
 			struct tcp_ep *ep = evs[i].data.ptr;
@@ -90,8 +101,11 @@ static void *progress_main(void *arg)
 					continue;
 			}
 			ep_progress(ep, false);
+			moved = true;
 		}
 		uint64_t now = tcp_now_ns();
+		if (moved)
+			spin_until = now + ctx->spin_ns;
 		bool tick = now >= next_tick;
 		if (tick)
 			next_tick = now + TICK_NS;
@@ -188,6 +202,8 @@ int progress_start(struct tcp_ctx *ctx)
 	sigset_t all, old;
 	int rc;
 
+	const char *spin = getenv("RCC_TCP_SPIN_US");
+	ctx->spin_ns = (spin && *spin ? strtoull(spin, NULL, 10) : TCP_SPIN_US_DEFAULT) * 1000ull;
 	atomic_init(&ctx->stop, false);
 	atomic_init(&ctx->parked, 0);
 	atomic_init(&ctx->timers, 0);

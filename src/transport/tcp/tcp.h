@@ -80,8 +80,12 @@ struct tcp_ctx {
 	struct tcp_ep *eps;  /* every endpoint of this context */
 	uint64_t pass_seq;   /* completed passes of the progress thread */
 	atomic_int parked;   /* endpoints parked */
-	atomic_int timers;   /* endpoints waiting out an RNR backoff */
+	atomic_int timers;   /* endpoints waiting out an RNR backoff or owing an ack */
+	uint64_t spin_ns;    /* how long the thread keeps looking after moving bytes */
 };
+
+/* RCC_TCP_SPIN_US overrides it; 0 makes the progress thread sleep at once. */
+#define TCP_SPIN_US_DEFAULT 50
 
 /* ---------------------------------------------------------------------- CQ */
 
@@ -212,6 +216,7 @@ struct tcp_ep {
 	uint8_t *bounce;         /* READ data of a partly sent frame */
 	uint32_t ack_sent;       /* last ack value put on the wire */
 	atomic_bool want_out;    /* the socket is full: watch for EPOLLOUT */
+	atomic_bool tx_deferred; /* posts left for the next poll to send together */
 	bool close_sent;
 	bool shut_wr;
 	int tx_err;              /* socket error seen while sending */

@@ -484,6 +484,7 @@ void tx_flush(struct tcp_ep *ep, bool ack_now)
 
 	if (link == LINK_DOWN || ep->tx_err)
 		return;
+	atomic_store_explicit(&ep->tx_deferred, false, memory_order_relaxed);
 	if (ep->part_n && !send_partial(ep)) {
 		ep_set_want_out(ep, !ep->tx_err);
 		return;
