@@ -439,6 +439,7 @@ int rcci_vcq_create(struct rcc_cq *base)
 	pthread_mutex_init(&cq->bl_lock, NULL);
 	pthread_mutex_init(&cq->ch_lock, NULL);
 	atomic_init(&cq->bl_count, 0);
+	atomic_init(&cq->overrun, false);
 	return 0;
 
 err_cq:

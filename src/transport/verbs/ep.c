@@ -176,6 +176,11 @@ static int wait_markers(struct verbs_ep *ep)
 			drain_cq(rcq);
 		if ((atomic_load(&ep->markers) & all) == all)
 			break;
+		if (atomic_load(&scq->overrun) || atomic_load(&rcq->overrun)) {
+			log_debug("verbs: QP %u: its CQ overran; not waiting for the flush",
+				  ep->qpn);
+			return -EIO;
+		}
 		if (rcci_verbs_ms_left(deadline) == 0) {
 			log_warn("verbs: QP %u: flushed work did not complete within %d ms "
 				 "(markers seen: %d)",

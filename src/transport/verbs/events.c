@@ -145,6 +145,26 @@ static void async_events(struct verbs_ctx *ctx)
 			pthread_mutex_unlock(&ctx->eps_lock);
 			break;
 		}
+		case IBV_EVENT_CQ_ERR: {
+			/* Overrun: the device may have lost completions of every QP on
+			 * it. (cq_context is the rcc CQ, also for another context's CQ;
+			 * it cannot be destroyed before this event is acknowledged.) */
+			struct verbs_cq *vc = ev.element.cq->cq_context;
+			if (!atomic_exchange(&vc->overrun, true))
+				log_error("verbs: a CQ of depth %u overran (make it deeper): its "
+					  "endpoints fail", vc->base.depth);
+			pthread_mutex_lock(&ctx->eps_lock);
+			for (struct verbs_ep *ep = ctx->eps; ep; ep = ep->next) {
+				if (vcq(ep->base.send_cq)->cq != ev.element.cq &&
+				    vcq(ep->base.recv_cq)->cq != ev.element.cq)
+					continue;
+				pthread_mutex_lock(&ep->lock);
+				rcci_ep_leave_locked(ep, RCC_EP_ERROR, "CQ overrun");
+				pthread_mutex_unlock(&ep->lock);
+			}
+			pthread_mutex_unlock(&ctx->eps_lock);
+			break;
+		}
 		case IBV_EVENT_DEVICE_FATAL:
 			log_error("verbs: device fatal error: every endpoint fails");
 			pthread_mutex_lock(&ctx->eps_lock);

@@ -114,6 +114,8 @@ struct verbs_cq {
 	uint32_t bl_cap, bl_head, bl_n;
 	atomic_uint bl_count; /* == bl_n, read without the lock */
 
+	atomic_bool overrun;     /* the device reported a CQ error: completions lost */
+
 	pthread_mutex_t ch_lock; /* completion channel: events, acks, arming */
 	unsigned unacked;
 	bool armed;
