@@ -202,7 +202,8 @@ struct tcp_ep {
 	uint8_t *sq_inline;     /* max_inline bytes per slot */
 	uint32_t sq_mask;
 	uint32_t sq_head, sq_tx, sq_tail;
-	uint32_t peer_ack;       /* requests below this are done at the peer */
+	uint32_t peer_ack;       /* requests below this are done at the peer; written
+				  * by the receive side only (under rx_lock and tx_lock) */
 	uint32_t rd_outstanding; /* READ/atomics on the wire and unanswered */
 	uint32_t rd_max;         /* min(our max_rd_atomic, the peer's) */
 	uint32_t resp_next;      /* oldest READ/atomic msn awaiting its response */
