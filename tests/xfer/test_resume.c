@@ -15,6 +15,13 @@ static struct resume_state sample(void)
 	return st;
 }
 
+/* Field by field: the struct has padding, which memcmp would compare too. */
+static bool same_state(const struct resume_state *a, const struct resume_state *b)
+{
+	return a->size == b->size && a->mtime_s == b->mtime_s && a->mtime_ns == b->mtime_ns &&
+	       a->done == b->done && !memcmp(a->prefix_sha, b->prefix_sha, sizeof(a->prefix_sha));
+}
+
 static void roundtrip(void)
 {
 	struct resume_state st = sample(), out;
@@ -22,7 +29,7 @@ static void roundtrip(void)
 
 	resume_encode(&st, rec);
 	CHECK_OK(resume_decode(rec, sizeof(rec), &out));
-	CHECK(!memcmp(&st, &out, sizeof(st)));
+	CHECK(same_state(&st, &out));
 	CHECK(resume_matches(&out, st.size, st.mtime_s, st.mtime_ns));
 	CHECK(!resume_matches(&out, st.size + 1, st.mtime_s, st.mtime_ns));
 	CHECK(!resume_matches(&out, st.size, st.mtime_s, st.mtime_ns + 1));
@@ -56,7 +63,7 @@ static void file_io(void)
 	CHECK_EQ(resume_read(fd, &out), -ENODATA); /* empty file */
 	CHECK_OK(resume_write(fd, &st));
 	CHECK_OK(resume_read(fd, &out));
-	CHECK(!memcmp(&st, &out, sizeof(st)));
+	CHECK(same_state(&st, &out));
 	st.done += 1;
 	CHECK_OK(resume_write(fd, &st)); /* overwritten in place */
 	CHECK_OK(resume_read(fd, &out));
