@@ -173,7 +173,6 @@ static void set_defaults(struct xfer_opts *o)
 	o->dir = ".";
 	snprintf(o->listen, sizeof(o->listen), "0.0.0.0:%d", XFER_DEFAULT_PORT);
 	o->max_conns = XFER_DEFAULT_MAX_CONNS;
-	o->chunk_size = XFER_DEFAULT_CHUNK;
 	o->window = XFER_DEFAULT_WINDOW;
 	default_id(o->id, sizeof(o->id));
 	/* Read once, before any thread exists: umask() is process-wide. */
@@ -285,8 +284,6 @@ static void check_send_args(struct xfer_opts *o, int argc, char **argv)
 	o->nfiles = argc - 1;
 	if (o->as_name && o->nfiles != 1)
 		usage_error(PROG, "--as names one file: give exactly one FILE with it");
-	if ((uint64_t)o->chunk_size * o->window > XFER_SENDER_WINDOW_MAX)
-		usage_error(PROG, "internal: window too large");
 }
 
 void cli_parse(int argc, char **argv, struct xfer_opts *o)

@@ -292,7 +292,7 @@ static int receive_file(struct session *ss, const struct xmsg *meta)
 		report_failure(ss, meta->u.meta.name, in.jname, e.code, e.text);
 		return e.code == XE_INTERRUPTED ? END_SESSION : NEXT_FILE;
 	}
-	window_shape(in.st.size - in.st.written, r->o->chunk_size, r->o->window, &chunk, &count);
+	window_shape(in.st.size - in.st.written, r->chunk_size, r->o->window, &chunk, &count);
 	rc = window_create(r->ctx, chunk, count, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE,
 			   &in.win);
 	in.granted = calloc(count ? count : 1, 1);

@@ -210,6 +210,9 @@ int xfer_recv(const struct xfer_opts *o)
 			  rcc_transport_name(o->ctx_attr.transport), rcc_strerror(rc));
 		goto out_dir;
 	}
+	r.chunk_size = o->chunk_size ? o->chunk_size
+		       : rcc_ctx_transport(r.ctx) == RCC_TRANSPORT_VERBS ? XFER_DEFAULT_CHUNK_VERBS
+									 : XFER_DEFAULT_CHUNK_TCP;
 	rc = rcc_listen(r.ctx, o->listen, 0, &lst);
 	if (rc) {
 		out_error("cannot listen on %s: %s", o->listen, rcc_strerror(rc));

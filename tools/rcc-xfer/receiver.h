@@ -11,6 +11,7 @@ struct receiver {
 	struct rcc_ctx *ctx;
 	int dirfd;
 	struct store_opts sopts;
+	uint32_t chunk_size;
 };
 
 /* Serve one accepted request to the end. Returns its exit status. */
