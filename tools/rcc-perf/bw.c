@@ -293,21 +293,23 @@ static void stop_posting(struct bw *b)
 /* Post up to each endpoint's target and wait for all of it to complete. */
 static int pump(struct bw *b)
 {
-	bool progress;
+	bool progress = true;
 	int rc;
 
 	for (;;) {
 		bool busy = false;
-		if (b->end_ns && mono_ns() >= b->end_ns)
+		if (b->end_ns && mono_ns() >= b->end_ns) {
 			stop_posting(b);
-		for (int i = 0; i < b->s->neps; i++) {
-			struct pep *e = &b->s->eps[i];
-			rc = post_some(b, e);
+			progress = true;
+		}
+		/* Room appears only with completions: an idle turn just polls again. */
+		for (int i = 0; progress && i < b->s->neps; i++) {
+			rc = post_some(b, &b->s->eps[i]);
 			if (rc)
 				return rc;
-			if (e->completed < e->target)
-				busy = true;
 		}
+		for (int i = 0; i < b->s->neps && !busy; i++)
+			busy = b->s->eps[i].completed < b->s->eps[i].target;
 		if (!busy)
 			return 0;
 		rc = reap(b, &progress);
