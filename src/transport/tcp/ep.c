@@ -158,8 +158,8 @@ static void link_down(struct tcp_ep *ep)
 	ep_update_events(ep);
 }
 
-void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status head_status,
-	     const char *why)
+void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_status,
+	     enum rcc_wc_status recv_status, const char *why)
 {
 	struct rcc_wc wc = { .ep = &ep->base };
 
@@ -180,8 +180,8 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status head_st
 		wc.wr_id = w->wr_id;
 		wc.opcode = sq_wc_opcode(w->opcode);
 		wc.byte_len = 0;
-		wc.status = head_status != RCC_WC_SUCCESS ? head_status : RCC_WC_WR_FLUSH_ERR;
-		head_status = RCC_WC_SUCCESS;
+		wc.status = send_status != RCC_WC_SUCCESS ? send_status : RCC_WC_WR_FLUSH_ERR;
+		send_status = RCC_WC_SUCCESS;
 		cq_push(tcq(ep->base.send_cq), &wc);
 	}
 	ep->sq_tx = ep->sq_tail;
@@ -200,9 +200,10 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status head_st
 
 	pthread_mutex_lock(&ep->rq_lock);
 	wc.opcode = RCC_WC_RECV;
-	wc.status = RCC_WC_WR_FLUSH_ERR;
 	for (; ep->rq_head != ep->rq_tail; ep->rq_head++) {
 		wc.wr_id = ep->rq[ep->rq_head & ep->rq_mask].wr_id;
+		wc.status = recv_status != RCC_WC_SUCCESS ? recv_status : RCC_WC_WR_FLUSH_ERR;
+		recv_status = RCC_WC_SUCCESS;
 		cq_push(tcq(ep->base.recv_cq), &wc);
 	}
 	pthread_mutex_unlock(&ep->rq_lock);
@@ -235,17 +236,17 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 		if (got < 0) {
 			if (got == -ECONNRESET || got == -EPIPE) {
 				ep->rx_eof = true;
-				ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS,
+				ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
 					"the peer closed the connection");
 			} else if (got == -EPROTO) {
-				ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS,
+				ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
 					"malformed or out-of-order frame from the peer");
 				link_down(ep);
 			} else {
 				ep->rx_eof = true;
 				ep_fail(ep, RCC_EP_DISCONNECTED,
 					got == -ETIMEDOUT ? RCC_WC_RETRY_EXC_ERR : RCC_WC_SUCCESS,
-					rcc_strerror((int)got));
+					RCC_WC_SUCCESS, rcc_strerror((int)got));
 			}
 			got = 0;
 		}
@@ -277,7 +278,8 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 
 	if (tx_err) {
 		ep->rx_eof = true;
-		ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, "the connection broke");
+		ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+			"the connection broke");
 		link_down(ep);
 	} else if (atomic_load(&ep->link) == LINK_DRAINING && ep->close_sent && ep->rx_eof) {
 		link_down(ep);
@@ -323,7 +325,7 @@ int tcp_ep_disconnect(struct rcc_ep *base)
 	struct tcp_ep *ep = tep(base);
 
 	pthread_mutex_lock(&ep->rx_lock);
-	ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, "local disconnect");
+	ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS, "local disconnect");
 	pthread_mutex_lock(&ep->tx_lock);
 	tx_flush(ep, false); /* say goodbye now if the socket has room */
 	pthread_mutex_unlock(&ep->tx_lock);

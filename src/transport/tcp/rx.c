@@ -249,11 +249,10 @@ static void responder_error(struct tcp_ep *ep, uint16_t nak, enum rcc_wc_status 
 	log_info("%s: refusing request %u: %s", ep->base.peer,
 		 atomic_load_explicit(&ep->rx_expected, memory_order_relaxed), why);
 	queue_nak(ep, nak, 0);
-	if (recv_status != RCC_WC_SUCCESS)
-		complete_recv(ep, recv_status, RCC_WC_RECV, 0, NULL);
 	ep->rx_in_msg = false;
 	ep->rx_dest = DEST_DISCARD;
-	ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, why);
+	/* the receive being filled is the oldest: ep_fail completes it with recv_status */
+	ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, recv_status, why);
 }
 
 /* No receive posted: refuse with an RNR NAK and drop requests until the
@@ -579,7 +578,8 @@ static int frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 	case WIRE_NAK:
 		return on_response(ep, h);
 	case WIRE_CLOSE:
-		ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, "the peer disconnected");
+		ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+			"the peer disconnected");
 		return 0;
 	default: /* WIRE_ACK */
 		return 0;

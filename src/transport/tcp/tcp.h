@@ -313,11 +313,14 @@ uint64_t tcp_now_ns(void);
 /* ep.c: lifecycle */
 int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max);
 /* Move the endpoint out of service: public state (RCC_EP_ERROR or
- * RCC_EP_DISCONNECTED), flush everything, start the orderly close. The
- * failing send WQE (if head_status != 0) completes with head_status.
+ * RCC_EP_DISCONNECTED) first, then every outstanding request completes: the
+ * oldest send with send_status and the oldest receive with recv_status when
+ * those are not RCC_WC_SUCCESS, all others flushed; then the orderly close
+ * starts. Setting the state before any completion is visible means an
+ * application that sees the error also sees the endpoint out of service.
  * Caller holds rx_lock. */
-void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status head_status,
-	     const char *why);
+void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_status,
+	     enum rcc_wc_status recv_status, const char *why);
 int tcp_ep_disconnect(struct rcc_ep *ep);
 void tcp_ep_destroy(struct rcc_ep *ep);
 /* Move bytes: read and execute what arrived, then transmit.

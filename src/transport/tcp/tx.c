@@ -62,20 +62,16 @@ static void complete_sq(struct tcp_ep *ep, struct sq_wqe *w, enum rcc_wc_status 
 
 /*
  * Complete send WQEs from the head, in order, as far as they are done.
- * Returns the status of a failed WQE reached at the head (already completed),
- * which the caller must turn into ep_fail(); 0 otherwise.
+ * Returns the status of a failed WQE reached at the head (left at the head
+ * for ep_fail() to complete once the endpoint is out of service); 0 otherwise.
  */
 static enum rcc_wc_status sq_advance_locked(struct tcp_ep *ep)
 {
 	while (ep->sq_head != ep->sq_tail) {
 		struct sq_wqe *w = &ep->sq[ep->sq_head & ep->sq_mask];
 
-		if (w->state == WQE_FAILED) {
-			enum rcc_wc_status st = w->status;
-			complete_sq(ep, w, st);
-			ep->sq_head++;
-			return st;
-		}
+		if (w->state == WQE_FAILED)
+			return w->status;
 		if (ep->sq_head == ep->sq_tx)
 			break;
 		bool done = is_rd_atomic(w->opcode) ? w->state == WQE_ANSWERED
@@ -95,7 +91,7 @@ void sq_advance(struct tcp_ep *ep)
 	if (st != RCC_WC_SUCCESS) {
 		/* ep_fail takes tx_lock itself; the caller holds rx_lock. */
 		pthread_mutex_unlock(&ep->tx_lock);
-		ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, rcc_wc_status_str(st));
+		ep_fail(ep, RCC_EP_ERROR, st, RCC_WC_SUCCESS, rcc_wc_status_str(st));
 		pthread_mutex_lock(&ep->tx_lock);
 	}
 }
