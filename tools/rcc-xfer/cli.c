@@ -14,10 +14,7 @@
 #define PROG "rcc-xfer"
 
 enum {
-	OPT_IB_PORT = 256,
-	OPT_BRINGUP,
-	OPT_CQ_MODE,
-	OPT_AS,
+	OPT_AS = 256,
 	OPT_NO_RESUME,
 	OPT_LIMIT_RATE,
 	OPT_ID,
@@ -37,10 +34,10 @@ static const struct option long_opts[] = {
 	{ "key-file", required_argument, NULL, 'k' },
 	{ "transport", required_argument, NULL, 'T' },
 	{ "device", required_argument, NULL, 'd' },
-	{ "ib-port", required_argument, NULL, OPT_IB_PORT },
+	{ "ib-port", required_argument, NULL, 'i' },
 	{ "gid-index", required_argument, NULL, 'g' },
-	{ "bringup", required_argument, NULL, OPT_BRINGUP },
-	{ "cq-mode", required_argument, NULL, OPT_CQ_MODE },
+	{ "bringup", required_argument, NULL, 'B' },
+	{ "cq-mode", required_argument, NULL, 'm' },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "json", no_argument, NULL, 'j' },
@@ -197,7 +194,7 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 			usage_error(PROG, "--transport must be auto, verbs or tcp, not '%s'", arg);
 		break;
 	case 'd': o->ctx_attr.device = arg; break;
-	case OPT_IB_PORT:
+	case 'i':
 		if (parse_int(arg, 1, 255, &v))
 			usage_error(PROG, "--ib-port must be 1-255, not '%s'", arg);
 		o->ctx_attr.port = (int)v;
@@ -207,11 +204,11 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 			usage_error(PROG, "--gid-index must be 0-255, not '%s'", arg);
 		o->ctx_attr.gid_index = v == 0 ? RCC_GID_INDEX_ZERO : (int)v;
 		break;
-	case OPT_BRINGUP:
+	case 'B':
 		if (parse_bringup(arg, &o->ctx_attr.bringup))
 			usage_error(PROG, "--bringup must be cm or manual, not '%s'", arg);
 		break;
-	case OPT_CQ_MODE:
+	case 'm':
 		if (parse_cq_mode(arg, &o->cq_mode) || o->cq_mode == RCC_CQ_FD)
 			usage_error(PROG, "--cq-mode must be poll or wait, not '%s'", arg);
 		break;
@@ -317,7 +314,7 @@ void cli_parse(int argc, char **argv, struct xfer_opts *o)
 	optind = 1;
 	opterr = 0;
 	/* GNU getopt permutes, so options may also follow the operands. */
-	while ((c = getopt_long(argc, argv, "k:T:d:g:t:qjvhVfD:l:", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "k:T:d:i:g:B:m:t:qjvhVfD:l:", long_opts, NULL)) != -1) {
 		if (c == '?' || c == ':') {
 			if (optopt && optopt < 256 && isprint(optopt))
 				usage_error(PROG, "option -%c is unknown or needs a value", optopt);
