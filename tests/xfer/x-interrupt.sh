@@ -82,6 +82,24 @@ wait_status "$RECV_PID_r4" 15; st=$ST
 check "sender interrupted: receiver exits non-zero ($st)" test "$st" != 0 -a "$st" != timeout
 check "sender interrupted: receiver says why" has_line "$WORK/r4.err" 'the sender was interrupted'
 resume_check "$d" "sender interrupted" 4
+# --- the source is rewritten between the runs, same size and mtime ---------
+d=$WORK/d6
+cp "$src/data.bin" "$src/other.bin"
+start_recv r6 "$d" --once --chunk-size 1M || finish
+send_bg s6 "$RECV_PORT_r6" --json --limit-rate $RATE "$src/other.bin"
+check "rewritten source: transfer got going" wait_mid s6
+kill -KILL "$(child_of "$SEND_PID")"
+wait_status "$RECV_PID_r6" 15
+check "rewritten source: part kept" test -s "$d/.other.bin.rcc-part"
+touch -r "$src/other.bin" "$WORK/stamp"
+printf 'changed' | dd of="$src/other.bin" bs=1 seek=1000 conv=notrunc status=none
+touch -r "$WORK/stamp" "$src/other.bin"
+start_recv r6b "$d" --once || finish
+send s6b "$RECV_PORT_r6b" "$src/other.bin"
+expect_status "rewritten source: same command again" 0 $? "$WORK/s6b.err" "$WORK/r6b.err"
+check "rewritten source: noticed, sent whole" has_line "$WORK/s6b.out" 'partial copy differs from this file; sending it whole'
+check "rewritten source: byte-identical to the new content" same "$src/other.bin" "$d/other.bin"
+
 # --- the receiver freezes (SIGSTOP): the sender's wait is bounded ----------
 d=$WORK/d5
 start_recv r5 "$d" --once --chunk-size 1M || finish
