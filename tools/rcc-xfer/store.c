@@ -248,13 +248,14 @@ int store_open(struct store *st, int dirfd, const struct xmsg *meta,
 		if (rc == -EBUSY)
 			return set_err(e, XE_BUSY, rc, "another transfer of '%s' is in progress",
 				       st->name);
-		return set_err(e, XE_IO, rc, "cannot create '%s' in the receiver's folder: %s",
-			       st->part, strerror(-rc));
+		return set_err(e, is_nospace(-rc) ? XE_NOSPACE : XE_IO, rc,
+			       "cannot create '%s' in the receiver's folder: %s", st->part,
+			       strerror(-rc));
 	}
 	st->state_fd = openat(dirfd, st->state, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (st->state_fd < 0) {
-		rc = set_err(e, XE_IO, -errno, "cannot create '%s': %s", st->state,
-			     strerror(errno));
+		rc = set_err(e, is_nospace(errno) ? XE_NOSPACE : XE_IO, -errno,
+			     "cannot create '%s': %s", st->state, strerror(errno));
 		goto err_delete;
 	}
 	if (!(meta->u.meta.flags & XFER_META_NO_RESUME)) {
@@ -363,18 +364,26 @@ int store_digest(const struct store *st, uint8_t out[SHA256_LEN])
 	return sha256_peek(&st->hash, out);
 }
 
-/* rename without replacing, where the filesystem cannot do it atomically:
- * link() refuses an existing target just as well. */
+/* rename without replacing. Where the filesystem cannot do that atomically,
+ * link() refuses an existing target just as well; where it has no links
+ * either (FAT), check and rename, which leaves only a tiny race. */
 static int rename_noreplace(int dirfd, const char *from, const char *to)
 {
+	struct stat sb;
+
 	if (renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE) == 0)
 		return 0;
 	if (errno != EINVAL && errno != ENOSYS)
 		return -errno;
-	if (linkat(dirfd, from, dirfd, to, 0) < 0)
+	if (linkat(dirfd, from, dirfd, to, 0) == 0) {
+		unlinkat(dirfd, from, 0);
+		return 0;
+	}
+	if (errno != EPERM && errno != EOPNOTSUPP)
 		return -errno;
-	unlinkat(dirfd, from, 0);
-	return 0;
+	if (fstatat(dirfd, to, &sb, AT_SYMLINK_NOFOLLOW) == 0)
+		return -EEXIST;
+	return renameat(dirfd, from, dirfd, to) < 0 ? -errno : 0;
 }
 
 int store_finish(struct store *st, const uint8_t sender_sha[SHA256_LEN], bool force,
