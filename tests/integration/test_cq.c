@@ -280,5 +280,89 @@ static void shared_cq_64_endpoints(void)
 	CHECK_OK(rcc_ctx_close(ctx));
 }
 
+/* Several endpoints streaming on one polled CQ each side, requests always in
+ * flight: none may stall (posts queued behind unacknowledged requests and
+ * owed acks need a poll, not input, to move). */
+static void shared_cq_streams(void)
+{
+	enum { N = 3, MSGS = 300, WINDOW = 8, SZ = 512 };
+	struct rcc_ctx *ctx;
+	struct rcc_cq *scq, *ccq;
+	struct rcc_listener *lst;
+	struct rcc_ep *srv[N], *cli[N];
+	struct tbuf r = { 0 }, s = { 0 };
+	char addr[128];
+
+	CHECK_OK(test_ctx_open(&ctx));
+	CHECK_OK(rcc_cq_create(ctx, &(struct rcc_cq_attr){ .depth = 4096 }, &scq));
+	CHECK_OK(rcc_cq_create(ctx, &(struct rcc_cq_attr){ .depth = 4096 }, &ccq));
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	CHECK_OK(rcc_listen(ctx, addr, N, &lst));
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	CHECK_OK(tbuf_alloc(&r, ctx, (size_t)N * MSGS * SZ, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&s, ctx, SZ, RCC_ACCESS_LOCAL_WRITE));
+	struct connector c = { .ctx = ctx, .addr = addr, .eps = cli, .n = N,
+			       .attr = { .send_cq = ccq, .sq_depth = WINDOW } };
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, connect_n, &c) == 0);
+	int accepted = 0;
+	for (int i = 0; i < N; i++) {
+		struct rcc_conn_req *req;
+		if (rcc_get_request(lst, TEST_TIMEOUT_MS, &req))
+			break;
+		size_t len;
+		const uint8_t *pd = rcc_conn_req_private_data(req, &len);
+		int idx = len == 1 ? pd[0] : 0;
+		struct rcc_ep_attr sa = { .send_cq = scq, .rq_depth = MSGS };
+		if (rcc_accept_req(req, &sa, &srv[idx]))
+			break;
+		accepted++;
+	}
+	pthread_join(th, NULL);
+	CHECK_OK(c.rc);
+	CHECK_EQ(accepted, N);
+	for (int i = 0; i < N; i++)
+		for (int m = 0; m < MSGS; m++) {
+			struct rcc_sge rs = tbuf_sge(&r, ((size_t)i * MSGS + m) * SZ, SZ);
+			CHECK_OK(rcc_post_recv(srv[i], &rs, 1, (uint64_t)(i * MSGS + m)));
+		}
+	fill_pattern(s.p, SZ, 88);
+	struct rcc_sge ss = tbuf_sge(&s, 0, SZ);
+	int sent[N] = { 0 }, done[N] = { 0 }, received = 0, all_done = 0;
+	struct rcc_wc wc[32];
+	uint64_t end = now_ms() + 30000;
+	while ((all_done < N * MSGS || received < N * MSGS) && now_ms() < end) {
+		for (int i = 0; i < N; i++)
+			while (sent[i] < MSGS && sent[i] - done[i] < WINDOW) {
+				CHECK_OK(rcc_post_send(cli[i], &ss, 1, (uint64_t)i, RCC_SEND_SIGNALED));
+				sent[i]++;
+			}
+		int n = rcc_cq_poll(ccq, wc, 32);
+		for (int k = 0; k < n; k++) {
+			CHECK_WC(wc[k], RCC_WC_SUCCESS);
+			done[wc[k].wr_id]++;
+			all_done++;
+		}
+		n = rcc_cq_poll(scq, wc, 32);
+		for (int k = 0; k < n; k++)
+			CHECK_WC(wc[k], RCC_WC_SUCCESS);
+		received += n > 0 ? n : 0;
+	}
+	CHECK_EQ(all_done, N * MSGS);
+	CHECK_EQ(received, N * MSGS);
+	for (int i = 0; i < N * MSGS; i++)
+		CHECK_EQ(check_pattern(r.p + (size_t)i * SZ, SZ, 88), -1);
+	for (int i = 0; i < N; i++) {
+		rcc_ep_close(cli[i]);
+		rcc_ep_close(srv[i]);
+	}
+	tbuf_free(&r);
+	tbuf_free(&s);
+	rcc_listener_close(lst);
+	rcc_cq_destroy(scq);
+	rcc_cq_destroy(ccq);
+	CHECK_OK(rcc_ctx_close(ctx));
+}
+
 TEST_MAIN(TEST(mode_poll), TEST(mode_wait), TEST(mode_fd), TEST(wait_wakes_up),
-	  TEST(epoll_over_8_cqs), TEST(shared_cq_64_endpoints))
+	  TEST(epoll_over_8_cqs), TEST(shared_cq_64_endpoints), TEST(shared_cq_streams))

@@ -232,6 +232,15 @@ static void drive(struct tcp_cq *cq)
 		int n = epoll_wait(cq->pepfd, evs, 32, 0);
 		for (int i = 0; i < n; i++)
 			ep_progress(evs[i].data.ptr, true);
+		/* Work that waits for a poll rather than for input (posts left to
+		 * be sent together, an ack owed, an RNR backoff) has no readiness
+		 * to report: look for it. Two relaxed loads per endpoint. */
+		for (int i = 0; i < cq->neps; i++) {
+			struct tcp_ep *ep = cq->eps[i];
+			if (atomic_load_explicit(&ep->tx_deferred, memory_order_relaxed) ||
+			    atomic_load_explicit(&ep->thread_timer, memory_order_relaxed))
+				ep_progress(ep, true);
+		}
 	}
 	pthread_mutex_unlock(&cq->eps_lock);
 }
