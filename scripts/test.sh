@@ -52,8 +52,10 @@ run_valgrind() {
 		build/tests/integration/test_session; do
 		[ -x "$t" ] || continue
 		printf '  %s\n' "$t"
-		RCC_TEST_QUICK=1 timeout 600 valgrind -q --error-exitcode=99 --leak-check=full \
-			--errors-for-leak-kinds=definite,indirect --track-fds=no "$t" >/dev/null ||
+		# --fair-sched: valgrind runs one thread at a time, and its default lock
+		# lets a busy-polling thread starve the progress thread indefinitely
+		RCC_TEST_QUICK=1 timeout 600 valgrind -q --fair-sched=yes --error-exitcode=99 \
+			--leak-check=full --errors-for-leak-kinds=definite,indirect "$t" >/dev/null ||
 			{ echo "  valgrind found problems in $t"; failed=1; }
 	done
 	return $failed
