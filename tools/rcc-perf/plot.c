@@ -112,8 +112,10 @@ static void write_script(FILE *f, const char *absdir, const struct perf_results 
 	char title[256];
 	bool first;
 
-	fprintf(f, "# rcc-perf charts; redraw with: gnuplot %s/rcc-perf.gp\n", absdir);
-	fprintf(f, "cd \"%s\"\n", absdir);
+	/* No absolute paths: the folder may be drawn where it was not written
+	 * (results of a Soft-RoCE VM, which has no gnuplot, redrawn on the host). */
+	fprintf(f, "# rcc-perf charts of %s; redraw with: cd DIR && gnuplot rcc-perf.gp\n",
+		absdir);
 	fprintf(f, "set terminal pngcairo size 960,600 noenhanced font \",10\"\n");
 	fprintf(f, "set datafile commentschars \"#\"\n");
 	fprintf(f, "set logscale x 2\nset format x \"%%.0b%%B\"\n");
@@ -175,13 +177,18 @@ static void write_script(FILE *f, const char *absdir, const struct perf_results 
 }
 
 /* Run gnuplot on the script, bounded in time. */
-static int run_gnuplot(const char *dir, char *script)
+static int run_gnuplot(const char *dir)
 {
-	char *argv[] = { "gnuplot", script, NULL };
+	char *argv[] = { "gnuplot", "rcc-perf.gp", NULL };
+	posix_spawn_file_actions_t fa;
 	pid_t pid;
 	int rc, status;
 
-	rc = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+	/* gnuplot runs in the chart folder: the script names its files relatively */
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addchdir_np(&fa, dir);
+	rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
 	if (rc) {
 		fprintf(stderr, "rcc-perf: cannot run gnuplot (%s): apt-get install gnuplot-nox\n",
 			strerror(rc));
@@ -243,5 +250,5 @@ int plot_results(const char *dir, const struct perf_config *cfg, const struct pe
 		fprintf(stderr, "rcc-perf: error writing %s\n", path);
 		return -EIO;
 	}
-	return run_gnuplot(dir, path);
+	return run_gnuplot(dir);
 }
