@@ -99,7 +99,7 @@ static int next_event(struct rdma_event_channel *ch, uint64_t deadline, struct c
 		}
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return -errno;
-		int rc = rcci_verbs_wait_fd(ch->fd, POLLIN, deadline);
+		int rc = rcci_wait_fd(ch->fd, POLLIN, deadline);
 		if (rc)
 			return rc;
 	}
@@ -219,7 +219,7 @@ int rcci_cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t sa
 		    int timeout_ms)
 {
 	struct verbs_ep *ep = vep(base);
-	uint64_t deadline = rcci_verbs_deadline(timeout_ms);
+	uint64_t deadline = rcci_deadline(timeout_ms);
 	uint8_t pd[PD_HDR + RCC_CONNECT_PRIVATE_DATA_MAX];
 	struct rdma_conn_param cp;
 	struct cm_ev ev;
@@ -238,7 +238,7 @@ int rcci_cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t sa
 		goto err;
 	}
 	/* rdma_cm wants its own bound for resolution; ours is the overall one. */
-	ms = rcci_verbs_ms_left(deadline);
+	ms = rcci_ms_left(deadline);
 	if (rdma_resolve_addr(ep->id, NULL, (struct sockaddr *)sa, ms < 0 || ms > 5000 ? 5000 : ms)) {
 		rc = errno == ENODEV || errno == EADDRNOTAVAIL || errno == ENETUNREACH
 			     ? -EHOSTUNREACH : cm_err("rdma_resolve_addr");
@@ -247,7 +247,7 @@ int rcci_cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t sa
 	rc = wait_for(ep, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, &ev);
 	if (rc)
 		goto err;
-	ms = rcci_verbs_ms_left(deadline);
+	ms = rcci_ms_left(deadline);
 	if (rdma_resolve_route(ep->id, ms < 0 || ms > 5000 ? 5000 : ms)) {
 		rc = cm_err("rdma_resolve_route");
 		goto err;
@@ -370,14 +370,14 @@ int rcci_cm_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_co
 	struct verbs_listener *lst = (struct verbs_listener *)base;
 	struct verbs_req *req = (struct verbs_req *)rbase;
 	struct verbs_ctx *ctx = vctx(base->ctx);
-	uint64_t deadline = rcci_verbs_deadline(timeout_ms);
+	uint64_t deadline = rcci_deadline(timeout_ms);
 	struct rdma_cm_event *ev;
 
 	for (;;) {
 		if (rdma_get_cm_event(lst->ch, &ev)) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				return cm_err("rdma_get_cm_event");
-			int rc = rcci_verbs_wait_fd(lst->ch->fd, POLLIN, deadline);
+			int rc = rcci_wait_fd(lst->ch->fd, POLLIN, deadline);
 			if (rc)
 				return rc;
 			continue;
@@ -463,7 +463,7 @@ int rcci_cm_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 		rc = cm_err("rdma_accept");
 		goto err;
 	}
-	rc = next_event(ep->ch, rcci_verbs_deadline(VERBS_HANDSHAKE_MS), &ev);
+	rc = next_event(ep->ch, rcci_deadline(VERBS_HANDSHAKE_MS), &ev);
 	if (rc == 0 && ev.type != RDMA_CM_EVENT_ESTABLISHED) {
 		log_info("verbs: %s: %s instead of ESTABLISHED", base->peer,
 			 rdma_event_str(ev.type));

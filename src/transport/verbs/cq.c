@@ -364,13 +364,13 @@ int rcci_vcq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 int rcci_vcq_wait(struct rcc_cq *base, struct rcc_wc *wc, int max, int timeout_ms)
 {
 	struct verbs_cq *cq = vcq(base);
-	uint64_t deadline = rcci_verbs_deadline(timeout_ms);
+	uint64_t deadline = rcci_deadline(timeout_ms);
 
 	for (;;) {
 		int n = rcci_vcq_poll(base, wc, max);
 		if (n)
 			return n;
-		int ms = rcci_verbs_ms_left(deadline);
+		int ms = rcci_ms_left(deadline);
 		if (ms == 0)
 			return -ETIMEDOUT;
 		if (!cq->ch)

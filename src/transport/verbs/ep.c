@@ -166,7 +166,7 @@ static void drain_cq(struct verbs_cq *cq)
 static int wait_markers(struct verbs_ep *ep)
 {
 	struct verbs_cq *scq = vcq(ep->base.send_cq), *rcq = vcq(ep->base.recv_cq);
-	uint64_t deadline = rcci_verbs_deadline(VERBS_DRAIN_MS);
+	uint64_t deadline = rcci_deadline(VERBS_DRAIN_MS);
 	const int all = MARK_SEND | MARK_RECV;
 	unsigned spins = 0;
 
@@ -181,7 +181,7 @@ static int wait_markers(struct verbs_ep *ep)
 				  ep->qpn);
 			return -EIO;
 		}
-		if (rcci_verbs_ms_left(deadline) == 0) {
+		if (rcci_ms_left(deadline) == 0) {
 			log_warn("verbs: QP %u: flushed work did not complete within %d ms "
 				 "(markers seen: %d)",
 				 ep->qpn, VERBS_DRAIN_MS, atomic_load(&ep->markers));

@@ -102,70 +102,24 @@ static int msg_decode_hdr(const uint8_t *in, struct msg *m)
 	return 0;
 }
 
-static int send_all(int fd, const void *buf, size_t len, uint64_t deadline)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t r = send(fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (r > 0) {
-			p += r;
-			len -= (size_t)r;
-			continue;
-		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		int rc = rcci_verbs_wait_fd(fd, POLLOUT, deadline);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-static int recv_all(int fd, void *buf, size_t len, uint64_t deadline)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t r = recv(fd, p, len, MSG_DONTWAIT);
-		if (r > 0) {
-			p += r;
-			len -= (size_t)r;
-			continue;
-		}
-		if (r == 0)
-			return -ECONNRESET;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		int rc = rcci_verbs_wait_fd(fd, POLLIN, deadline);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
 static int msg_send(int fd, const struct msg *m, uint64_t deadline)
 {
 	uint8_t buf[MSG_HDR + RCC_ACCEPT_PRIVATE_DATA_MAX];
 	msg_encode(m, buf);
-	return send_all(fd, buf, MSG_HDR + m->pdata_len, deadline);
+	return rcci_send_all(fd, buf, MSG_HDR + m->pdata_len, deadline);
 }
 
 static int msg_recv(int fd, struct msg *m, uint64_t deadline)
 {
 	uint8_t hdr[MSG_HDR];
-	int rc = recv_all(fd, hdr, sizeof(hdr), deadline);
+	int rc = rcci_recv_all(fd, hdr, sizeof(hdr), deadline);
 
 	if (rc)
 		return rc;
 	rc = msg_decode_hdr(hdr, m);
 	if (rc)
 		return rc;
-	return recv_all(fd, m->pdata, m->pdata_len, deadline);
+	return rcci_recv_all(fd, m->pdata, m->pdata_len, deadline);
 }
 
 static uint32_t random_psn(void)
@@ -271,7 +225,7 @@ int rcci_man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t s
 		     int timeout_ms)
 {
 	struct verbs_ep *ep = vep(base);
-	uint64_t deadline = rcci_verbs_deadline(timeout_ms);
+	uint64_t deadline = rcci_deadline(timeout_ms);
 	uint32_t psn = random_psn();
 	struct msg m, peer;
 	int err = 0, rc;
@@ -288,7 +242,7 @@ int rcci_man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t s
 		rc = -errno;
 		goto err;
 	}
-	rc = rcci_verbs_wait_fd(ep->sock, POLLOUT, deadline);
+	rc = rcci_wait_fd(ep->sock, POLLOUT, deadline);
 	if (rc)
 		goto err;
 	if (getsockopt(ep->sock, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
@@ -371,13 +325,13 @@ int rcci_man_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_c
 {
 	struct verbs_listener *lst = (struct verbs_listener *)base;
 	struct verbs_req *req = (struct verbs_req *)rbase;
-	uint64_t deadline = rcci_verbs_deadline(timeout_ms);
+	uint64_t deadline = rcci_deadline(timeout_ms);
 
 	for (;;) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		struct msg m;
-		int rc = rcci_verbs_wait_fd(lst->fd, POLLIN, deadline);
+		int rc = rcci_wait_fd(lst->fd, POLLIN, deadline);
 		if (rc)
 			return rc;
 		int fd = accept4(lst->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -391,7 +345,7 @@ int rcci_man_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_c
 		 * when the caller only asked whether a request is there (timeout 0):
 		 * the client creates its QP before it speaks. A silent client holds
 		 * the listener no longer than that. */
-		rc = msg_recv(fd, &m, rcci_verbs_deadline(VERBS_HANDSHAKE_MS));
+		rc = msg_recv(fd, &m, rcci_deadline(VERBS_HANDSHAKE_MS));
 		if (rc || m.kind != MSG_HELLO) {
 			log_warn("verbs: dropped a connection from %s: %s", rbase->peer,
 				 rc ? rcc_strerror(rc) : "unexpected bring-up message");
@@ -417,7 +371,7 @@ int rcci_man_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 {
 	struct verbs_req *req = (struct verbs_req *)rbase;
 	struct verbs_ep *ep = vep(base);
-	uint64_t deadline = rcci_verbs_deadline(VERBS_HANDSHAKE_MS);
+	uint64_t deadline = rcci_deadline(VERBS_HANDSHAKE_MS);
 	uint32_t psn = random_psn();
 	struct msg m, peer;
 	int rc;
@@ -480,7 +434,7 @@ int rcci_man_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 	m.pdata_len = (uint16_t)len;
 	if (len)
 		memcpy(m.pdata, pdata, len);
-	rc = msg_send(req->fd, &m, rcci_verbs_deadline(VERBS_HANDSHAKE_MS));
+	rc = msg_send(req->fd, &m, rcci_deadline(VERBS_HANDSHAKE_MS));
 	close(req->fd);
 	return rc;
 }

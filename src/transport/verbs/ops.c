@@ -16,37 +16,6 @@ uint64_t rcci_verbs_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-uint64_t rcci_verbs_deadline(int timeout_ms)
-{
-	return timeout_ms < 0 ? UINT64_MAX : rcci_verbs_now_ms() + (uint64_t)timeout_ms;
-}
-
-int rcci_verbs_ms_left(uint64_t deadline)
-{
-	if (deadline == UINT64_MAX)
-		return -1;
-	uint64_t now = rcci_verbs_now_ms();
-	if (now >= deadline)
-		return 0;
-	uint64_t left = deadline - now;
-	return left > 86400000u ? 86400000 : (int)left;
-}
-
-int rcci_verbs_wait_fd(int fd, short events, uint64_t deadline)
-{
-	for (;;) {
-		struct pollfd p = { .fd = fd, .events = events };
-		/* A deadline already reached still gets one look (timeout 0). */
-		int r = poll(&p, 1, rcci_verbs_ms_left(deadline));
-		if (r > 0)
-			return 0;
-		if (r == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
-			return -errno;
-	}
-}
-
 int rcci_verbs_set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);

@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/sock.h"
 #include "transport/transport.h"
 
 /* Waits inside the library that have no caller-given bound. */
@@ -269,11 +270,6 @@ int rcci_man_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t sal
 
 /* util (ops.c) */
 uint64_t rcci_verbs_now_ms(void);
-/* Milliseconds left to deadline (UINT64_MAX: none -> -1), 0 when passed. */
-int rcci_verbs_ms_left(uint64_t deadline);
-uint64_t rcci_verbs_deadline(int timeout_ms);
-/* poll(2) one fd for events until deadline: 0, -ETIMEDOUT or -errno. */
-int rcci_verbs_wait_fd(int fd, short events, uint64_t deadline);
 int rcci_verbs_set_nonblock(int fd);
 
 #endif
