@@ -178,7 +178,6 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 	enum rcc_cq_mode mode;
 	uint64_t size;
 	uint32_t mask = 0;
-	long v;
 	int c;
 
 	defaults(cfg);
@@ -269,26 +268,22 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 			cfg->p.flags |= PF_NO_PEAK;
 			break;
 		case 'T':
-			if (rcc_transport_parse(optarg, &cfg->ctx.transport))
-				usage_error(prog, "bad transport '%s' (auto, verbs, tcp)", optarg);
+			opt_transport(prog, optarg, &cfg->ctx);
 			break;
 		case 'd':
 			cfg->ctx.device = optarg;
 			break;
 		case 'i':
-			cfg->ctx.port = get_u16(prog, "device port", optarg, 1, 255);
+			opt_ib_port(prog, optarg, &cfg->ctx);
 			break;
 		case 'x':
-			if (parse_int(optarg, 0, 1023, &v))
-				usage_error(prog, "bad GID index '%s'", optarg);
-			cfg->ctx.gid_index = v ? (int)v : RCC_GID_INDEX_ZERO;
+			opt_gid_index(prog, optarg, &cfg->ctx);
 			break;
 		case 'R':
 			cfg->ctx.bringup = RCC_BRINGUP_CM;
 			break;
 		case OPT_BRINGUP:
-			if (parse_bringup(optarg, &cfg->ctx.bringup))
-				usage_error(prog, "bad bring-up '%s' (cm, manual)", optarg);
+			opt_bringup(prog, optarg, &cfg->ctx);
 			break;
 		case 'p':
 			cfg->port = get_u16(prog, "port", optarg, 0, 65535);

@@ -189,25 +189,11 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 		usage_error(PROG, "--%s is an option of 'recv'", opt_name(c));
 	switch (c) {
 	case 'k': o->key_file = arg; break;
-	case 'T':
-		if (rcc_transport_parse(arg, &o->ctx_attr.transport))
-			usage_error(PROG, "--transport must be auto, verbs or tcp, not '%s'", arg);
-		break;
+	case 'T': opt_transport(PROG, arg, &o->ctx_attr); break;
 	case 'd': o->ctx_attr.device = arg; break;
-	case 'i':
-		if (parse_int(arg, 1, 255, &v))
-			usage_error(PROG, "--ib-port must be 1-255, not '%s'", arg);
-		o->ctx_attr.port = (int)v;
-		break;
-	case 'g':
-		if (parse_int(arg, 0, 255, &v))
-			usage_error(PROG, "--gid-index must be 0-255, not '%s'", arg);
-		o->ctx_attr.gid_index = v == 0 ? RCC_GID_INDEX_ZERO : (int)v;
-		break;
-	case 'B':
-		if (parse_bringup(arg, &o->ctx_attr.bringup))
-			usage_error(PROG, "--bringup must be cm or manual, not '%s'", arg);
-		break;
+	case 'i': opt_ib_port(PROG, arg, &o->ctx_attr); break;
+	case 'g': opt_gid_index(PROG, arg, &o->ctx_attr); break;
+	case 'B': opt_bringup(PROG, arg, &o->ctx_attr); break;
 	case 'm':
 		if (parse_cq_mode(arg, &o->cq_mode) || o->cq_mode == RCC_CQ_FD)
 			usage_error(PROG, "--cq-mode must be poll or wait, not '%s'", arg);
