@@ -46,7 +46,7 @@ wait_file() {
 free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 20000))
+		p=$((20000 + RANDOM % 12000)) # below the ephemeral ports
 		ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
 	done
 }

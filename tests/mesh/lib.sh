@@ -27,12 +27,17 @@ trap 'exit 130' INT TERM
 note() { printf '[mesh-test] %s\n' "$*" >&2; }
 fail() { note "FAIL: $*"; exit 1; }
 
-# free_ports N: N consecutive TCP ports nobody listens on, from a random base,
-# so parallel runs do not collide.
+# free_ports N: N consecutive TCP ports nobody uses, from a random base, so
+# parallel runs do not collide. Below the ephemeral range: an outgoing
+# connection (ours or another test's) may otherwise take a rank's port as its
+# local port before that rank listens.
 free_ports() {
-	local n=$1 base tries p busy
+	local n=$1 base tries p busy lo=32768 span
+	read -r lo _ < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+	span=$((lo - 10000 - n))
+	[ "$span" -gt 100 ] || span=20000 # an unusual range: take our chances
 	for tries in $(seq 50); do
-		base=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+		base=$((10000 + (RANDOM * 32768 + RANDOM) % span))
 		busy=0
 		for p in $(seq "$base" $((base + n - 1))); do
 			if ss -Htan "( sport = :$p )" 2>/dev/null | grep -q .; then

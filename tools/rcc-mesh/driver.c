@@ -1,6 +1,7 @@
 /*
  * Driver threads run the outgoing connections: one per connection in per-ep
- * mode, --threads of them sharing all in shared mode. A driver busy-polls its
+ * mode; in shared mode --threads of them, each driving the connections that
+ * complete on its group's CQ. A driver busy-polls its
  * CQs (poll mode) or sleeps in epoll on their descriptors and on an eventfd
  * that wakes it when the phase changes; it never sleeps past a deadline of
  * its connections, nor longer than CHECK_MS, so a connection that ends
@@ -110,23 +111,31 @@ static int driver_init(struct mesh *m, struct driver *d, int nconns)
 	return 0;
 }
 
-static int driver_add(struct driver *d, struct out_conn *c)
+static int driver_watch(struct driver *d, struct rcc_cq *cq)
 {
-	d->conns[d->n++] = c;
 	if (d->m->o->cq_mode == RCC_CQ_POLL)
 		return 0;
-	struct epoll_event ev = { .events = EPOLLIN, .data.fd = rcc_cq_fd(out_cq(c)) };
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = rcc_cq_fd(cq) };
 	if (ev.data.fd < 0)
 		return ev.data.fd;
 	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) ? -errno : 0;
 }
 
+/* A connection of a group is watched through the group's CQ, once. */
+static int driver_add(struct driver *d, struct out_conn *c)
+{
+	struct out_group *g = out_group_of(c);
+
+	d->conns[d->n++] = c;
+	if (g && g->conns[0] != c)
+		return 0;
+	return driver_watch(d, out_cq(c));
+}
+
 int drivers_start(struct mesh *m)
 {
 	int peers = m->n - 1;
-	int nd = m->o->thread_mode == RCC_THREAD_PER_EP ? peers
-		 : m->o->threads < peers		 ? m->o->threads
-							 : peers;
+	int nd = m->ngroups ? m->ngroups : peers;
 	int per = (peers + nd - 1) / nd, rc = 0, k = 0;
 	sigset_t all, old;
 
@@ -138,10 +147,13 @@ int drivers_start(struct mesh *m)
 		m->drivers[i].wakefd = m->drivers[i].epfd = -1;
 	for (int i = 0; i < nd && !rc; i++)
 		rc = driver_init(m, &m->drivers[i], per);
-	/* round robin, so the threads share the peers evenly */
-	for (int r = 0; r < m->n && !rc; r++)
+	/* shared mode: driver i runs group i; per-ep: one connection each */
+	for (int i = 0; i < m->ngroups && !rc; i++)
+		for (int j = 0; j < m->groups[i].n && !rc; j++)
+			rc = driver_add(&m->drivers[i], m->groups[i].conns[j]);
+	for (int r = 0; r < m->n && !rc && !m->ngroups; r++)
 		if (r != m->rank)
-			rc = driver_add(&m->drivers[k++ % nd], m->peers[r].out);
+			rc = driver_add(&m->drivers[k++], m->peers[r].out);
 	if (rc) {
 		complain(m, "cannot set up the driver threads: %s", rcc_strerror(rc));
 		drivers_stop(m);

@@ -128,6 +128,9 @@ struct mesh {
 	struct peer *peers;           /* n entries; ours is unused */
 	struct driver *drivers;
 	int ndrivers;
+	/* shared mode: the outgoing connections' CQs, one per driver thread */
+	struct out_group *groups;
+	int ngroups;
 
 	uint32_t q[2];                /* window per stream; 0: stream not used */
 	uint32_t stride;              /* write slot stride */
@@ -177,10 +180,26 @@ void mesh_close(struct mesh *m);
 /* incoming.c: the receiving side, run by the server's agents */
 extern const struct rcc_server_ops incoming_ops;
 
+/*
+ * Shared mode: connections that complete on one CQ, driven by one thread.
+ * Each completion is handed to the connection its endpoint belongs to.
+ */
+struct out_group {
+	struct rcc_cq *cq;
+	struct out_conn **conns;
+	int n, cap;
+};
+
 /* outgoing.c: the sending side of one connection, run by one driver */
-int out_create(struct mesh *m, struct peer *p, uint64_t deadline_ns, struct out_conn **out);
+/* grp: the shared CQ to complete on, or NULL for a CQ of its own (per-ep). */
+int out_create(struct mesh *m, struct peer *p, struct out_group *grp, uint64_t deadline_ns,
+	       struct out_conn **out);
 void out_destroy(struct out_conn *c);
 struct rcc_cq *out_cq(const struct out_conn *c);
+struct out_group *out_group_of(const struct out_conn *c);
+/* A CQ deep enough for n connections; conns gets room for them. */
+int out_group_init(struct mesh *m, struct out_group *g, int n);
+void out_group_destroy(struct out_group *g);
 /* Take completions and post what the phase allows. Returns the work done (0: idle). */
 int out_step(struct out_conn *c, uint64_t now);
 /* Nothing more will happen on this connection (done or failed). */

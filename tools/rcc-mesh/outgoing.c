@@ -45,6 +45,7 @@ struct out_conn {
 	struct rcc_client *cli;
 	struct rcc_ep *ep;
 	struct rcc_cq *cq;
+	struct out_group *grp; /* NULL: cq is the connection's own */
 	enum out_state st;
 	struct rcc_remote_mr target;
 	uint32_t rstride, rslots;
@@ -65,6 +66,7 @@ struct out_conn {
 };
 
 struct rcc_cq *out_cq(const struct out_conn *c) { return c->cq; }
+struct out_group *out_group_of(const struct out_conn *c) { return c->grp; }
 bool out_finished(const struct out_conn *c) { return c->st == OUT_DONE || c->st == OUT_FAILED; }
 
 uint64_t out_deadline(const struct out_conn *c)
@@ -332,11 +334,38 @@ static void on_wc(struct out_conn *c, const struct rcc_wc *wc, uint64_t now)
 	}
 }
 
+static struct out_conn *group_find(const struct out_group *g, const struct rcc_ep *ep)
+{
+	for (int i = 0; i < g->n; i++)
+		if (g->conns[i]->ep == ep)
+			return g->conns[i];
+	return NULL;
+}
+
+/* Everything on the shared CQ, whichever connection of the group it is for. */
+static int group_drain(struct out_group *g, uint64_t now)
+{
+	struct rcc_wc wc[POLL_BATCH];
+	int n, work = 0;
+
+	while ((n = rcc_cq_poll(g->cq, wc, POLL_BATCH)) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct out_conn *c = group_find(g, wc[i].ep);
+			if (c)
+				on_wc(c, &wc[i], now);
+		}
+		work += n;
+	}
+	return work;
+}
+
 static int drain(struct out_conn *c, uint64_t now)
 {
 	struct rcc_wc wc[POLL_BATCH];
 	int n, work = 0;
 
+	if (c->grp)
+		return group_drain(c->grp, now);
 	while (c->st != OUT_FAILED && (n = rcc_cq_poll(c->cq, wc, POLL_BATCH)) > 0) {
 		for (int i = 0; i < n; i++)
 			on_wc(c, &wc[i], now);
@@ -485,7 +514,40 @@ static int check_server(struct out_conn *c)
 	return 0;
 }
 
-int out_create(struct mesh *m, struct peer *p, uint64_t deadline_ns, struct out_conn **out)
+/* Queue room one connection needs: its sends (data, control, slack) and receives. */
+static uint32_t conn_sq_depth(const struct mesh *m) { return m->q[0] + m->q[1] + CLI_CTRL_SENDS + 2; }
+
+int out_group_init(struct mesh *m, struct out_group *g, int n)
+{
+	struct rcc_cq_attr a = {
+		/* sleeping modes use the CQ's fd so a driver can watch it and be woken */
+		.mode = m->o->cq_mode == RCC_CQ_POLL ? RCC_CQ_POLL : RCC_CQ_FD,
+		.depth = (uint32_t)n * (conn_sq_depth(m) + CLI_CTRL_RECVS),
+	};
+	int rc;
+
+	*g = (struct out_group){ .cap = n };
+	g->conns = calloc((size_t)n, sizeof(*g->conns));
+	if (!g->conns)
+		return -ENOMEM;
+	rc = rcc_cq_create(m->ctx, &a, &g->cq);
+	if (rc) {
+		free(g->conns);
+		g->conns = NULL;
+	}
+	return rc;
+}
+
+void out_group_destroy(struct out_group *g)
+{
+	if (g->cq)
+		rcc_cq_destroy(g->cq);
+	free(g->conns);
+	*g = (struct out_group){ 0 };
+}
+
+int out_create(struct mesh *m, struct peer *p, struct out_group *grp, uint64_t deadline_ns,
+	       struct out_conn **out)
 {
 	struct out_conn *c = calloc(1, sizeof(*c));
 	uint8_t hello[HELLO_LEN];
@@ -538,10 +600,11 @@ int out_create(struct mesh *m, struct peer *p, uint64_t deadline_ns, struct out_
 	uint64_t now = mono_ns();
 	int left_ms = deadline_ns > now ? (int)((deadline_ns - now) / 1000000) : 0;
 	struct rcc_client_attr ca = {
+		.cq = grp ? grp->cq : NULL,
 		/* sleeping modes use the CQ's fd so a driver can watch many and be woken */
 		.cq_mode = m->o->cq_mode == RCC_CQ_POLL ? RCC_CQ_POLL : RCC_CQ_FD,
 		.ep_attr = {
-			.sq_depth = m->q[0] + m->q[1] + CLI_CTRL_SENDS + 2,
+			.sq_depth = conn_sq_depth(m),
 			.rq_depth = CLI_CTRL_RECVS,
 			.private_data = hello,
 			.private_data_len = sizeof(hello),
@@ -565,6 +628,10 @@ int out_create(struct mesh *m, struct peer *p, uint64_t deadline_ns, struct out_
 	c->cq = rcc_client_cq(c->cli);
 	if ((rc = check_server(c)))
 		goto err_cli;
+	if (grp) {
+		c->grp = grp;
+		grp->conns[grp->n++] = c;
+	}
 	*out = c;
 	return 0;
 

@@ -173,12 +173,40 @@ int mesh_listen(struct mesh *m)
  * One peer after the other: each rcc_client retries while its peer is not up
  * yet, and our server accepts meanwhile, so no start order can deadlock.
  */
+/* Shared mode: one CQ per driver thread, the peers dealt out in turn. */
+static int groups_create(struct mesh *m)
+{
+	int peers = m->n - 1;
+	int ng = m->o->threads < peers ? m->o->threads : peers;
+
+	m->groups = calloc((size_t)ng, sizeof(*m->groups));
+	if (!m->groups)
+		return -ENOMEM;
+	for (int i = 0; i < ng; i++) {
+		int rc = out_group_init(m, &m->groups[i], (peers + ng - 1 - i) / ng);
+		if (rc) {
+			complain(m, "cannot create a shared completion queue: %s", rcc_strerror(rc));
+			return rc;
+		}
+		m->ngroups = i + 1;
+	}
+	return 0;
+}
+
 int mesh_connect_all(struct mesh *m, uint64_t deadline_ns)
 {
+	bool shared = m->o->thread_mode == RCC_THREAD_SHARED_CQ && m->n > 1;
+
+	if (shared) {
+		int rc = groups_create(m);
+		if (rc)
+			return rc;
+	}
 	for (int k = 1; k < m->n; k++) {
 		/* start with the next rank so the nodes do not all queue at rank 0 */
 		struct peer *p = &m->peers[(m->rank + k) % m->n];
-		int rc = out_create(m, p, deadline_ns, &p->out);
+		struct out_group *g = shared ? &m->groups[(k - 1) % m->ngroups] : NULL;
+		int rc = out_create(m, p, g, deadline_ns, &p->out);
 		if (rc)
 			return rc;
 		if (atomic_load(&m->phase) == PH_EXIT)
@@ -197,6 +225,11 @@ void mesh_close(struct mesh *m)
 			out_destroy(m->peers[i].out);
 		m->peers[i].out = NULL;
 	}
+	for (int i = 0; i < m->ngroups; i++)
+		out_group_destroy(&m->groups[i]);
+	free(m->groups);
+	m->groups = NULL;
+	m->ngroups = 0;
 	pools_destroy(m);
 	if (m->ctx && rcc_ctx_close(m->ctx))
 		complain(m, "the context still had objects open at exit");
