@@ -4,10 +4,15 @@
 . "$(dirname "$0")/lib.sh"
 XFER_T=${XFER_T_LARGE:-500}
 
-# tmpfs when there is room, so the test measures rcc-xfer and not the disk.
+# tmpfs when there is room, so the test measures rcc-xfer and not the disk;
+# XFER_LARGE_DIR names a folder with room for two copies (the Soft-RoCE suite
+# mounts one, as its /tmp is too small).
 base=$WORK
-[ -d /dev/shm ] && [ "$(df -k --output=avail /dev/shm | tail -1)" -gt $((3 << 20)) ] &&
+if [ -n "${XFER_LARGE_DIR:-}" ]; then
+	base=$(mktemp -d "$XFER_LARGE_DIR/rcc-xfer-large.XXXXXX")
+elif [ -d /dev/shm ] && [ "$(df -k --output=avail /dev/shm | tail -1)" -gt $((3 << 20)) ]; then
 	base=$(mktemp -d /dev/shm/rcc-xfer-large.XXXXXX)
+fi
 trap 'rm -rf "$base"; cleanup' EXIT
 src=$base/src dst=$base/dst
 mkdir -p "$src"
