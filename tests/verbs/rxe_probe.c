@@ -1,7 +1,7 @@
 /*
  * rxe_probe: what the device actually reports for the error cases the tcp
  * transport must imitate. Not a test: it prints statuses, states and times
- * for both sides (see /work/notes/verbs-findings.md). Run in the Soft-RoCE VM:
+ * for both sides (summarised in docs/verbs.md). Run in the Soft-RoCE VM:
  *   RCC_TEST_TRANSPORT=verbs RCC_TEST_ADDR=$RXE_IP rxe_probe [case...]
  */
 #include <errno.h>
