@@ -340,7 +340,8 @@ const char *rcc_conn_req_peer(const struct rcc_conn_req *req);
 
 /* Accept: creates the endpoint; attr->private_data goes back to the client. */
 int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, struct rcc_ep **ep);
-/* Reject with optional private data; the client's rcc_connect() gets -ECONNABORTED. */
+/* Reject with optional private data; the client's rcc_connect() gets
+ * -ECONNABORTED, and rcc_connect_ex() the private data too. */
 int rcc_reject_req(struct rcc_conn_req *req, const void *private_data, size_t len);
 
 /* rcc_get_request() followed by rcc_accept_req(). */
@@ -354,6 +355,17 @@ int rcc_accept(struct rcc_listener *lst, const struct rcc_ep_attr *attr, int tim
  */
 int rcc_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
 		int timeout_ms, struct rcc_ep **ep);
+
+/*
+ * rcc_connect(), and when the server rejected (-ECONNABORTED) the private
+ * data it gave rcc_reject_req() -- typically why: reject_data must have room
+ * for RCC_REJECT_PRIVATE_DATA_MAX bytes, and *reject_len is set to the
+ * number copied (0: none). Both are left alone on any other result. Pass
+ * both or neither. A rejecting peer that is not rcc, over rdma_cm, may give a
+ * fixed-size block with trailing padding.
+ */
+int rcc_connect_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
+		   int timeout_ms, struct rcc_ep **ep, void *reject_data, size_t *reject_len);
 
 /*
  * Disconnect: the endpoint leaves RCC_EP_CONNECTED, the peer is told, and

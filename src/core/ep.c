@@ -249,13 +249,19 @@ int rcc_accept(struct rcc_listener *lst, const struct rcc_ep_attr *attr, int tim
 int rcc_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
 		int timeout_ms, struct rcc_ep **out)
 {
+	return rcc_connect_ex(ctx, addr, attr, timeout_ms, out, NULL, NULL);
+}
+
+int rcc_connect_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
+		   int timeout_ms, struct rcc_ep **out, void *reject_data, size_t *reject_len)
+{
 	struct sockaddr_storage ss;
 	struct rcc_ep_attr ra;
 	socklen_t len;
 	struct rcc_ep *ep;
 	int rc;
 
-	if (!ctx || !addr || !out || timeout_ms < -1)
+	if (!ctx || !addr || !out || timeout_ms < -1 || (!reject_data != !reject_len))
 		return -EINVAL;
 	rc = resolve_attr(ctx, attr, RCC_CONNECT_PRIVATE_DATA_MAX, &ra);
 	if (rc)
@@ -269,9 +275,15 @@ int rcc_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr 
 	if (!ep)
 		return -ENOMEM;
 	rcci_addr_format((struct sockaddr *)&ss, ep->peer, sizeof(ep->peer));
+	/* a rejecting transport leaves the reject's private data in peer_pdata */
+	ep->peer_pdata_len = 0;
 	rc = ctx->ops->connect(ep, (struct sockaddr *)&ss, len, timeout_ms);
 	if (rc) {
 		log_debug("connect to %s failed: %s", addr, rcc_strerror(rc));
+		if (rc == -ECONNABORTED && reject_data) {
+			memcpy(reject_data, ep->peer_pdata, ep->peer_pdata_len);
+			*reject_len = ep->peer_pdata_len;
+		}
 		free(ep);
 		return rc;
 	}

@@ -4,6 +4,9 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "addr.h"
 
 static uint64_t now_ms(void)
 {
@@ -86,4 +89,51 @@ int rcci_recv_all(int fd, void *buf, size_t len, uint64_t deadline)
 			return rc;
 	}
 	return 0;
+}
+
+int rcci_sock_listen(const struct sockaddr *sa, socklen_t salen, int backlog, int *port)
+{
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	int one = 1, fd, rc;
+
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* a restarted server must not wait out the old one's TIME_WAIT */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, sa, salen) || listen(fd, backlog) ||
+	    getsockname(fd, (struct sockaddr *)&bound, &blen)) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	*port = rcci_addr_port((struct sockaddr *)&bound);
+	return fd;
+}
+
+int rcci_sock_connect(const struct sockaddr *sa, socklen_t salen, uint64_t deadline)
+{
+	int fd, rc, err = 0;
+	socklen_t el = sizeof(err);
+
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, sa, salen) && errno != EINPROGRESS) {
+		rc = -errno;
+		goto err_fd;
+	}
+	rc = rcci_wait_fd(fd, POLLOUT, deadline);
+	if (rc)
+		goto err_fd;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
+		rc = -(err ? err : errno);
+		goto err_fd;
+	}
+	return fd;
+
+err_fd:
+	close(fd);
+	return rc;
 }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* A monotonic deadline timeout_ms from now; UINT64_MAX for -1 (none). */
 uint64_t rcci_deadline(int timeout_ms);
@@ -19,5 +20,12 @@ int rcci_wait_fd(int fd, short events, uint64_t deadline);
  * -ETIMEDOUT, -ECONNRESET (the peer closed) or a negative errno. */
 int rcci_send_all(int fd, const void *buf, size_t len, uint64_t deadline);
 int rcci_recv_all(int fd, void *buf, size_t len, uint64_t deadline);
+
+/* A non-blocking listening socket on sa; *port is the port it got (sa may ask
+ * for 0). The fd, or a negative errno. */
+int rcci_sock_listen(const struct sockaddr *sa, socklen_t salen, int backlog, int *port);
+/* A non-blocking socket connected to sa by the deadline: the fd, or
+ * -ETIMEDOUT, -ECONNREFUSED, ... */
+int rcci_sock_connect(const struct sockaddr *sa, socklen_t salen, uint64_t deadline);
 
 #endif

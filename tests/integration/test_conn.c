@@ -147,19 +147,43 @@ static void reject_with_private_data(void)
 				.reply_len = 7 };
 	CHECK(pthread_create(&th, NULL, serve_one, &j) == 0);
 	struct rcc_ep_attr a = { .send_cq = e.cq, .private_data = "hi", .private_data_len = 2 };
-	int rc = rcc_connect(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep);
+	uint8_t why[RCC_REJECT_PRIVATE_DATA_MAX];
+	size_t why_len = 999;
+	int rc = rcc_connect_ex(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep, why, &why_len);
 	pthread_join(th, NULL);
 	CHECK_EQ(rc, -ECONNABORTED);
 	CHECK(ep == NULL);
 	CHECK_OK(j.rc);
 	CHECK_EQ(j.got_len, 2);
-	/* the listener keeps working after a reject */
+	CHECK_EQ(why_len, 7);
+	CHECK(!memcmp(why, "go away", 7));
+
+	/* the largest reject private data arrives whole */
+	uint8_t big[RCC_REJECT_PRIVATE_DATA_MAX];
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)(0xa5 ^ i);
+	struct server_job jb = { .lst = e.lst, .cq = e.cq, .reject = true, .reply = big,
+				 .reply_len = sizeof(big) };
+	CHECK(pthread_create(&th, NULL, serve_one, &jb) == 0);
+	rc = rcc_connect_ex(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep, why, &why_len);
+	pthread_join(th, NULL);
+	CHECK_EQ(rc, -ECONNABORTED);
+	CHECK_OK(jb.rc);
+	CHECK_EQ(why_len, sizeof(big));
+	CHECK(!memcmp(why, big, sizeof(big)));
+	/* a buffer without its length (or the other way round) is a usage error */
+	CHECK_EQ(rcc_connect_ex(e.ctx, e.addr, &a, 0, &ep, why, NULL), -EINVAL);
+	CHECK_EQ(rcc_connect_ex(e.ctx, e.addr, &a, 0, &ep, NULL, &why_len), -EINVAL);
+
+	/* the listener keeps working after a reject; an accept leaves why_len alone */
 	struct server_job j2 = { .lst = e.lst, .cq = e.cq };
 	CHECK(pthread_create(&th, NULL, serve_one, &j2) == 0);
-	rc = rcc_connect(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep);
+	why_len = 999;
+	rc = rcc_connect_ex(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep, why, &why_len);
 	pthread_join(th, NULL);
 	CHECK_OK(rc);
 	CHECK_OK(j2.rc);
+	CHECK_EQ(why_len, 999);
 	rcc_ep_close(ep);
 	rcc_ep_close(j2.ep);
 	env_close(&e);

@@ -53,7 +53,7 @@ p6=$SEND_PID
 check "busy: first transfer under way" wait_until 30 progress_at_least "$WORK/s6.out" 1
 send s7 "$RECV_PORT_one" "$src/one"
 expect_status "busy: second sender turned away" 6 $? "$WORK/s7.err"
-check "busy: says so" has_line "$WORK/s7.err" 'turned the connection away'
+check "busy: says why" has_line "$WORK/s7.err" 'turned the connection away: already serving 1 connections'
 check "busy: receiver logs it" has_line "$WORK/one.err" 'turned away .*--max-conns'
 kill_tree "$p6"
 wait "$p6" 2> /dev/null

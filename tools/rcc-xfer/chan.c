@@ -169,6 +169,17 @@ static int ep_attr_for(struct chan *c, const struct chan_opts *o, const uint8_t 
 	return 0;
 }
 
+/* A reason worth showing: printable ASCII only (it comes from the peer). */
+static bool printable(const uint8_t *s, size_t n)
+{
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return false;
+	return true;
+}
+
 int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *o,
 		 int timeout_ms, struct chan **out, char *err, size_t errlen)
 {
@@ -177,7 +188,8 @@ int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *
 	struct rcc_recv_wr *wrs;
 	struct rcc_sge *sges;
 	const void *peer_pd;
-	size_t peer_len;
+	size_t peer_len, why_len = 0;
+	uint8_t why[RCC_REJECT_PRIVATE_DATA_MAX];
 	struct chan *c;
 	int rc;
 
@@ -198,11 +210,14 @@ int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *
 		snprintf(err, errlen, "out of memory");
 		goto err_chan;
 	}
-	rc = rcc_connect(ctx, addr, &a, timeout_ms, &c->ep);
+	rc = rcc_connect_ex(ctx, addr, &a, timeout_ms, &c->ep, why, &why_len);
 	free(wrs);
 	free(sges);
 	if (rc) {
-		if (rc == -ECONNABORTED)
+		if (rc == -ECONNABORTED && printable(why, why_len))
+			snprintf(err, errlen, "the receiver turned the connection away: %.*s",
+				 (int)why_len, (const char *)why);
+		else if (rc == -ECONNABORTED)
 			snprintf(err, errlen, "the receiver turned the connection away (busy, or "
 				 "not an rcc-xfer receiver of this version)");
 		else

@@ -121,6 +121,16 @@ static int announce(struct receiver *r, struct rcc_listener *lst)
 	return 0;
 }
 
+/* Refuse a connection and tell the sender why (the reject's private data). */
+static void turn_away(struct rcc_conn_req *req, const char *why)
+{
+	size_t len = strlen(why);
+
+	out_error("turned away %s: %s", rcc_conn_req_peer(req), why);
+	rcc_reject_req(req, why, len < RCC_REJECT_PRIVATE_DATA_MAX ? len
+								   : RCC_REJECT_PRIVATE_DATA_MAX);
+}
+
 static int accept_loop(struct receiver *r, struct rcc_listener *lst)
 {
 	const struct xfer_opts *o = r->o;
@@ -145,10 +155,8 @@ static int accept_loop(struct receiver *r, struct rcc_listener *lst)
 		const void *pd = rcc_conn_req_private_data(req, &pdlen);
 		rc = pdata_decode(pd, pdlen, token);
 		if (rc) {
-			out_error("turned away %s: %s", rcc_conn_req_peer(req),
-				  rc == -EPROTONOSUPPORT ? "other rcc-xfer protocol version"
-							 : "not an rcc-xfer sender");
-			rcc_reject_req(req, NULL, 0);
+			turn_away(req, rc == -EPROTONOSUPPORT ? "other rcc-xfer protocol version"
+							      : "not an rcc-xfer sender");
 			continue;
 		}
 		if (o->once) {
@@ -156,9 +164,10 @@ static int accept_loop(struct receiver *r, struct rcc_listener *lst)
 			break;
 		}
 		if (active >= o->max_conns) {
-			out_error("turned away %s: already serving %d connections (--max-conns)",
-				  rcc_conn_req_peer(req), active);
-			rcc_reject_req(req, NULL, 0);
+			char why[64];
+			snprintf(why, sizeof(why), "already serving %d connections (--max-conns)",
+				 active);
+			turn_away(req, why);
 			continue;
 		}
 		rc = spawn(r, ws, o->max_conns, req, token);

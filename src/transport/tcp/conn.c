@@ -47,29 +47,14 @@ static int recv_hs(int fd, struct wire_hs *h, uint8_t *pdata, uint64_t deadline)
 	return rcci_recv_all(fd, pdata, h->pdata_len, deadline);
 }
 
-static int new_socket(int family)
-{
-	return socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-}
-
 int tcp_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen, int backlog)
 {
 	struct tcp_listener *lst = (struct tcp_listener *)base;
-	struct sockaddr_storage bound;
-	socklen_t blen = sizeof(bound);
-	int one = 1, rc;
+	int fd = rcci_sock_listen(sa, salen, backlog, &base->port);
 
-	lst->fd = new_socket(sa->sa_family);
-	if (lst->fd < 0)
-		return -errno;
-	setsockopt(lst->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lst->fd, sa, salen) || listen(lst->fd, backlog) ||
-	    getsockname(lst->fd, (struct sockaddr *)&bound, &blen)) {
-		rc = -errno;
-		close(lst->fd);
-		return rc;
-	}
-	base->port = rcci_addr_port((struct sockaddr *)&bound);
+	if (fd < 0)
+		return fd;
+	lst->fd = fd;
 	return 0;
 }
 
@@ -163,23 +148,11 @@ int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
 	uint64_t deadline = rcci_deadline(timeout_ms);
 	uint8_t pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
 	struct wire_hs h;
-	int fd, rc, err = 0;
-	socklen_t el = sizeof(err);
+	int fd, rc;
 
-	fd = new_socket(sa->sa_family);
+	fd = rcci_sock_connect(sa, salen, deadline);
 	if (fd < 0)
-		return -errno;
-	if (connect(fd, sa, salen) && errno != EINPROGRESS) {
-		rc = -errno;
-		goto err_fd;
-	}
-	rc = rcci_wait_fd(fd, POLLOUT, deadline);
-	if (rc)
-		goto err_fd;
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
-		rc = -(err ? err : errno);
-		goto err_fd;
-	}
+		return fd;
 	rc = send_hs(fd, WIRE_HS_HELLO, base->attr.max_rd_atomic, base->own_pdata,
 		     base->own_pdata_len, deadline);
 	if (rc)
@@ -192,6 +165,8 @@ int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
 	if (h.kind == WIRE_HS_REJECT) {
 		log_info("connection to %s rejected by the server (%u bytes of private data)",
 			 base->peer, h.pdata_len);
+		memcpy(base->peer_pdata, pdata, h.pdata_len); /* wire_hs_decode bounds it */
+		base->peer_pdata_len = h.pdata_len;
 		rc = -ECONNABORTED;
 		goto err_fd;
 	}

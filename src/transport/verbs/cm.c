@@ -202,6 +202,9 @@ static int wait_for(struct verbs_ep *ep, enum rdma_cm_event_type want, uint64_t 
 	case RDMA_CM_EVENT_REJECTED:
 		if (ev->status == REJ_CONSUMER_DEFINED) {
 			log_info("verbs: connection to %s rejected by the server", ep->base.peer);
+			ep->base.peer_pdata_len = pd_decode(ev->pdata, ev->pdata_len,
+							    ep->base.peer_pdata,
+							    RCC_REJECT_PRIVATE_DATA_MAX);
 			return -ECONNABORTED;
 		}
 		log_debug("verbs: %s: rejected with reason %d", ep->base.peer, ev->status);

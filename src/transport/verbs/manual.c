@@ -228,25 +228,14 @@ int rcci_man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t s
 	uint64_t deadline = rcci_deadline(timeout_ms);
 	uint32_t psn = random_psn();
 	struct msg m, peer;
-	int err = 0, rc;
-	socklen_t el = sizeof(err);
+	int rc;
 
 	rcci_ep_init(ep);
 	ep->kind = VEP_MANUAL;
-	ep->sock = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	ep->sock = rcci_sock_connect(sa, salen, deadline);
 	if (ep->sock < 0) {
-		rc = -errno;
-		goto err;
-	}
-	if (connect(ep->sock, sa, salen) && errno != EINPROGRESS) {
-		rc = -errno;
-		goto err;
-	}
-	rc = rcci_wait_fd(ep->sock, POLLOUT, deadline);
-	if (rc)
-		goto err;
-	if (getsockopt(ep->sock, SOL_SOCKET, SO_ERROR, &err, &el) || err) {
-		rc = -(err ? err : errno);
+		rc = ep->sock;
+		ep->sock = -1;
 		goto err;
 	}
 	sock_opts(ep->sock);
@@ -264,6 +253,8 @@ int rcci_man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t s
 		goto err;
 	if (peer.kind == MSG_REJECT) {
 		log_info("verbs: connection to %s rejected by the server", base->peer);
+		memcpy(base->peer_pdata, peer.pdata, peer.pdata_len); /* <= the reject maximum */
+		base->peer_pdata_len = peer.pdata_len;
 		rc = -ECONNABORTED;
 		goto err;
 	}
@@ -298,21 +289,11 @@ int rcci_man_listen(struct rcc_listener *base, const struct sockaddr *sa, sockle
 		    int backlog)
 {
 	struct verbs_listener *lst = (struct verbs_listener *)base;
-	struct sockaddr_storage bound;
-	socklen_t blen = sizeof(bound);
-	int one = 1, rc;
+	int fd = rcci_sock_listen(sa, salen, backlog, &base->port);
 
-	lst->fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (lst->fd < 0)
-		return -errno;
-	setsockopt(lst->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lst->fd, sa, salen) || listen(lst->fd, backlog) ||
-	    getsockname(lst->fd, (struct sockaddr *)&bound, &blen)) {
-		rc = -errno;
-		close(lst->fd);
-		return rc;
-	}
-	base->port = rcci_addr_port((struct sockaddr *)&bound);
+	if (fd < 0)
+		return fd;
+	lst->fd = fd;
 	return 0;
 }
 
