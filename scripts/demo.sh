@@ -22,9 +22,12 @@ trap cleanup EXIT
 # Server and client on different CPUs when there are two: busy pollers sharing one core
 # measure the scheduler, not the transport.
 pin() { if [ "$(nproc)" -ge 2 ]; then taskset -c "$1" "${@:2}"; else "${@:2}"; fi; }
+# In the background: the subshell becomes the program (exec), so $! is the
+# program itself and killing it stops the server, not just a wrapper shell.
+pin_bg() { if [ "$(nproc)" -ge 2 ]; then exec taskset -c "$1" "${@:2}"; else exec "${@:2}"; fi; }
 
 say "rcc-pingpong: server and client on loopback"
-pin 0 "$PP" -p "$PORT" >"$LOG" 2>&1 &
+pin_bg 0 "$PP" -p "$PORT" >"$LOG" 2>&1 &
 SRV=$!
 for _ in $(seq 100); do grep -q listening "$LOG" && break; sleep 0.05; done
 grep -q listening "$LOG" || { cat "$LOG"; die "the rcc-pingpong server did not start"; }
@@ -37,7 +40,7 @@ kill "$SRV"; wait "$SRV" 2>/dev/null || true; SRV=
 if [ -x "$PERF" ]; then
 	say "benchmark: rcc-perf, send and write latency and bandwidth"
 	# the server picks a free port and prints it when it is ready
-	pin 0 timeout 120 "$PERF" -p 0 >"$LOG" 2>&1 &
+	pin_bg 0 timeout 120 "$PERF" -p 0 >"$LOG" 2>&1 &
 	SRV=$!
 	for _ in $(seq 200); do grep -q "on port" "$LOG" && break; sleep 0.05; done
 	PERF_PORT=$(sed -n 's/.* on port \([0-9]*\).*/\1/p' "$LOG" | head -n1)
