@@ -337,6 +337,8 @@ int rcc_listener_fd(const struct rcc_listener *lst);
 int rcc_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req **req);
 const void *rcc_conn_req_private_data(const struct rcc_conn_req *req, size_t *len);
 const char *rcc_conn_req_peer(const struct rcc_conn_req *req);
+/* The context of the listener the request came to (for accepting elsewhere). */
+struct rcc_ctx *rcc_conn_req_ctx(const struct rcc_conn_req *req);
 
 /* Accept: creates the endpoint; attr->private_data goes back to the client. */
 int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, struct rcc_ep **ep);

@@ -176,6 +176,11 @@ const char *rcc_conn_req_peer(const struct rcc_conn_req *req)
 	return req ? req->peer : "";
 }
 
+struct rcc_ctx *rcc_conn_req_ctx(const struct rcc_conn_req *req)
+{
+	return req ? req->lst->ctx : NULL;
+}
+
 int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, struct rcc_ep **out)
 {
 	struct rcc_ep_attr ra;

@@ -8,6 +8,7 @@
 #include "pair.h"
 
 struct server_job {
+	struct rcc_ctx *ctx;
 	struct rcc_listener *lst;
 	struct rcc_cq *cq;
 	bool reject;
@@ -28,6 +29,11 @@ static void *serve_one(void *arg)
 	j->rc = rcc_get_request(j->lst, TEST_TIMEOUT_MS, &req);
 	if (j->rc)
 		return NULL;
+	if (rcc_conn_req_ctx(req) != j->ctx) {
+		j->rc = -EFAULT; /* the request does not know its context */
+		rcc_reject_req(req, NULL, 0);
+		return NULL;
+	}
 	const void *pd = rcc_conn_req_private_data(req, &j->got_len);
 	if (j->got_len <= sizeof(j->got) && pd)
 		memcpy(j->got, pd, j->got_len);
@@ -87,7 +93,7 @@ static void private_data_both_ways(void)
 	CHECK_OK(env_open(&e));
 	fill_pattern(req, sizeof(req), 1);
 	fill_pattern(rep, sizeof(rep), 2);
-	struct server_job j = { .lst = e.lst, .cq = e.cq, .reply = rep, .reply_len = sizeof(rep) };
+	struct server_job j = { .ctx = e.ctx, .lst = e.lst, .cq = e.cq, .reply = rep, .reply_len = sizeof(rep) };
 	CHECK(pthread_create(&th, NULL, serve_one, &j) == 0);
 	struct rcc_ep_attr a = { .send_cq = e.cq, .private_data = req,
 				 .private_data_len = sizeof(req) };
@@ -119,7 +125,7 @@ static void private_data_none_and_short(void)
 	struct rcc_ep *ep;
 
 	CHECK_OK(env_open(&e));
-	struct server_job j = { .lst = e.lst, .cq = e.cq, .reply = "ok", .reply_len = 2 };
+	struct server_job j = { .ctx = e.ctx, .lst = e.lst, .cq = e.cq, .reply = "ok", .reply_len = 2 };
 	CHECK(pthread_create(&th, NULL, serve_one, &j) == 0);
 	struct rcc_ep_attr a = { .send_cq = e.cq };
 	int rc = rcc_connect(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep);
@@ -143,7 +149,7 @@ static void reject_with_private_data(void)
 	struct rcc_ep *ep = NULL;
 
 	CHECK_OK(env_open(&e));
-	struct server_job j = { .lst = e.lst, .cq = e.cq, .reject = true, .reply = "go away",
+	struct server_job j = { .ctx = e.ctx, .lst = e.lst, .cq = e.cq, .reject = true, .reply = "go away",
 				.reply_len = 7 };
 	CHECK(pthread_create(&th, NULL, serve_one, &j) == 0);
 	struct rcc_ep_attr a = { .send_cq = e.cq, .private_data = "hi", .private_data_len = 2 };
@@ -162,7 +168,7 @@ static void reject_with_private_data(void)
 	uint8_t big[RCC_REJECT_PRIVATE_DATA_MAX];
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (uint8_t)(0xa5 ^ i);
-	struct server_job jb = { .lst = e.lst, .cq = e.cq, .reject = true, .reply = big,
+	struct server_job jb = { .ctx = e.ctx, .lst = e.lst, .cq = e.cq, .reject = true, .reply = big,
 				 .reply_len = sizeof(big) };
 	CHECK(pthread_create(&th, NULL, serve_one, &jb) == 0);
 	rc = rcc_connect_ex(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep, why, &why_len);
@@ -176,7 +182,7 @@ static void reject_with_private_data(void)
 	CHECK_EQ(rcc_connect_ex(e.ctx, e.addr, &a, 0, &ep, NULL, &why_len), -EINVAL);
 
 	/* the listener keeps working after a reject; an accept leaves why_len alone */
-	struct server_job j2 = { .lst = e.lst, .cq = e.cq };
+	struct server_job j2 = { .ctx = e.ctx, .lst = e.lst, .cq = e.cq };
 	CHECK(pthread_create(&th, NULL, serve_one, &j2) == 0);
 	why_len = 999;
 	rc = rcc_connect_ex(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep, why, &why_len);
@@ -274,7 +280,7 @@ static void initial_receives(void)
 	CHECK_OK(tbuf_alloc(&s, e.ctx, 128, RCC_ACCESS_LOCAL_WRITE));
 	struct rcc_sge rs = tbuf_sge(&r, 0, 128);
 	struct rcc_recv_wr rw = { .wr_id = 42, .sg_list = &rs, .num_sge = 1 };
-	struct server_job j = { .lst = e.lst, .cq = e.cq };
+	struct server_job j = { .ctx = e.ctx, .lst = e.lst, .cq = e.cq };
 	CHECK(pthread_create(&th, NULL, serve_one, &j) == 0);
 	struct rcc_ep_attr a = { .send_cq = e.cq, .initial_recv = &rw, .num_initial_recv = 1 };
 	int rc = rcc_connect(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep);
