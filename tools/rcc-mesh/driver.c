@@ -27,6 +27,7 @@ struct driver {
 	atomic_bool stop;
 	struct out_conn **conns;
 	int n;
+	struct out_group *grp; /* shared mode: the CQ all of conns complete on */
 	int wakefd, epfd;
 };
 
@@ -56,7 +57,7 @@ static void *driver_main(void *arg)
 
 	while (!atomic_load_explicit(&d->stop, memory_order_acquire)) {
 		uint64_t now = mono_ns();
-		int work = 0;
+		int work = d->grp ? out_group_drain(d->grp, now) : 0;
 		for (int i = 0; i < d->n; i++)
 			work += out_step(d->conns[i], now);
 		if (work) {
@@ -127,8 +128,9 @@ static int driver_add(struct driver *d, struct out_conn *c)
 	struct out_group *g = out_group_of(c);
 
 	d->conns[d->n++] = c;
-	if (g && g->conns[0] != c)
+	if (g && d->grp)
 		return 0;
+	d->grp = g;
 	return driver_watch(d, out_cq(c));
 }
 

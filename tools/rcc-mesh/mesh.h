@@ -200,7 +200,11 @@ struct out_group *out_group_of(const struct out_conn *c);
 /* A CQ deep enough for n connections; conns gets room for them. */
 int out_group_init(struct mesh *m, struct out_group *g, int n);
 void out_group_destroy(struct out_group *g);
-/* Take completions and post what the phase allows. Returns the work done (0: idle). */
+/* Everything on a group's CQ, each completion to the connection it is for.
+ * Returns the completions taken. */
+int out_group_drain(struct out_group *g, uint64_t now);
+/* Take completions (a group's: out_group_drain first) and post what the
+ * phase allows. Returns the work done (0: idle). */
 int out_step(struct out_conn *c, uint64_t now);
 /* Nothing more will happen on this connection (done or failed). */
 bool out_finished(const struct out_conn *c);

@@ -342,8 +342,7 @@ static struct out_conn *group_find(const struct out_group *g, const struct rcc_e
 	return NULL;
 }
 
-/* Everything on the shared CQ, whichever connection of the group it is for. */
-static int group_drain(struct out_group *g, uint64_t now)
+int out_group_drain(struct out_group *g, uint64_t now)
 {
 	struct rcc_wc wc[POLL_BATCH];
 	int n, work = 0;
@@ -365,7 +364,7 @@ static int drain(struct out_conn *c, uint64_t now)
 	int n, work = 0;
 
 	if (c->grp)
-		return group_drain(c->grp, now);
+		return out_group_drain(c->grp, now);
 	while (c->st != OUT_FAILED && (n = rcc_cq_poll(c->cq, wc, POLL_BATCH)) > 0) {
 		for (int i = 0; i < n; i++)
 			on_wc(c, &wc[i], now);
@@ -452,7 +451,8 @@ int out_step(struct out_conn *c, uint64_t now)
 		rcc_ep_disconnect(c->ep);
 		return 1;
 	}
-	int work = drain(c, now);
+	/* a group's CQ was drained by its driver just before this step */
+	int work = c->grp ? 0 : drain(c, now);
 	if (c->st == OUT_FAILED)
 		return work;
 	work += advance(c, now);
