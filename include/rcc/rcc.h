@@ -45,6 +45,8 @@ extern "C" {
 #define RCC_CONNECT_PRIVATE_DATA_MAX 48
 #define RCC_ACCEPT_PRIVATE_DATA_MAX 192
 #define RCC_REJECT_PRIVATE_DATA_MAX 144
+/* What a zero sq_depth / rq_depth of struct rcc_ep_attr stands for. */
+#define RCC_DEFAULT_QUEUE_DEPTH 128
 
 struct rcc_ctx;
 struct rcc_mr;
@@ -292,8 +294,8 @@ struct rcc_ep_attr {
 	struct rcc_cq *send_cq;  /* required */
 	struct rcc_cq *recv_cq;  /* NULL: same as send_cq */
 	/* Queue capacities are minimums: a device may round them up. */
-	uint32_t sq_depth;       /* outstanding send work requests; 0: 128 */
-	uint32_t rq_depth;       /* posted receives; 0: 128 */
+	uint32_t sq_depth;       /* outstanding send work requests; 0: RCC_DEFAULT_QUEUE_DEPTH */
+	uint32_t rq_depth;       /* posted receives; 0: RCC_DEFAULT_QUEUE_DEPTH */
 	uint32_t max_send_sge;   /* 0: 4 */
 	uint32_t max_recv_sge;   /* 0: 4 */
 	uint32_t max_inline;     /* 0: transport default; see rcc_ep_max_inline() */

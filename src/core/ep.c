@@ -26,9 +26,9 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 	if (out->send_cq->ctx != ctx || out->recv_cq->ctx != ctx)
 		return -EINVAL;
 	if (!out->sq_depth)
-		out->sq_depth = 128;
+		out->sq_depth = RCC_DEFAULT_QUEUE_DEPTH;
 	if (!out->rq_depth)
-		out->rq_depth = 128;
+		out->rq_depth = RCC_DEFAULT_QUEUE_DEPTH;
 	if (!out->max_send_sge)
 		out->max_send_sge = 4;
 	if (!out->max_recv_sge)

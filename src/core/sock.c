@@ -1,6 +1,8 @@
 #include "sock.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -136,4 +138,15 @@ int rcci_sock_connect(const struct sockaddr *sa, socklen_t salen, uint64_t deadl
 err_fd:
 	close(fd);
 	return rc;
+}
+
+void rcci_sock_keepalive(int fd)
+{
+	int one = 1, idle = 10, intvl = 2, cnt = 3;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
 }

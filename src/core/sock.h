@@ -27,5 +27,8 @@ int rcci_sock_listen(const struct sockaddr *sa, socklen_t salen, int backlog, in
 /* A non-blocking socket connected to sa by the deadline: the fd, or
  * -ETIMEDOUT, -ECONNREFUSED, ... */
 int rcci_sock_connect(const struct sockaddr *sa, socklen_t salen, uint64_t deadline);
+/* No Nagle, and keepalive probes after 10 s idle (every 2 s, 3 times): the
+ * socket is how a vanished peer is noticed, and this bounds how late. */
+void rcci_sock_keepalive(int fd);
 
 #endif

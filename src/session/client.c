@@ -5,20 +5,15 @@
 #include <time.h>
 
 #include "core/log.h"
+#include "core/sock.h"
 #include "rcc/session.h"
+#include "cq_depth.h"
 
 struct rcc_client {
 	struct rcc_cq *cq;
 	bool own_cq;
 	struct rcc_ep *ep;
 };
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* Errors that mean "the server is not up yet", worth another attempt. */
 static bool retryable(int rc)
@@ -42,9 +37,7 @@ int rcc_client_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_c
 		return -EINVAL;
 	const struct rcc_ep_attr *t = &attr->ep_attr;
 	struct rcc_cq_attr ca = {
-		.depth = attr->cq_depth ? attr->cq_depth
-					: (t->sq_depth ? t->sq_depth : 128) +
-						  (t->rq_depth ? t->rq_depth : 128) + 16,
+		.depth = attr->cq_depth ? attr->cq_depth : rcci_ep_cq_depth(t),
 		.mode = attr->cq_mode,
 	};
 	cli = calloc(1, sizeof(*cli));
@@ -62,16 +55,16 @@ int rcc_client_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_c
 	struct rcc_ep_attr ea = *t;
 	ea.send_cq = ea.recv_cq = cli->cq;
 	int timeout = attr->connect_timeout_ms ? attr->connect_timeout_ms : 5000;
-	uint64_t give_up = mono_ms() + (uint64_t)attr->retry_for_ms;
+	uint64_t give_up = rcci_deadline(attr->retry_for_ms);
 	long backoff_ms = 10;
 	for (;;) {
 		rc = rcc_connect(ctx, addr, &ea, timeout, &cli->ep);
-		if (!rc || !retryable(rc) || mono_ms() >= give_up)
+		int left = rcci_ms_left(give_up);
+		if (!rc || !retryable(rc) || left == 0)
 			break;
 		log_debug("client: %s not ready (%s), retrying", addr, rcc_strerror(rc));
 		/* Back off between attempts (not a synchronisation: the peer may be far). */
-		uint64_t left = give_up - mono_ms();
-		long ms = backoff_ms < (long)left ? backoff_ms : (long)left;
+		long ms = backoff_ms < left ? backoff_ms : left;
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 		nanosleep(&ts, NULL);
 		if (backoff_ms < 200)

@@ -19,6 +19,7 @@
 
 #include "core/log.h"
 #include "rcc/session.h"
+#include "cq_depth.h"
 
 /* How often an idle agent looks for connections that ended without a completion. */
 #define STATE_CHECK_MS 100
@@ -250,12 +251,9 @@ static void agent_free(struct agent *ag)
 
 static uint32_t cq_depth_for(const struct rcc_server *srv, bool per_ep)
 {
-	const struct rcc_ep_attr *a = &srv->attr.ep_attr;
 	if (srv->attr.cq_depth)
 		return srv->attr.cq_depth;
-	if (!per_ep)
-		return SHARED_CQ_DEPTH;
-	return (a->sq_depth ? a->sq_depth : 128) + (a->rq_depth ? a->rq_depth : 128) + 16;
+	return per_ep ? rcci_ep_cq_depth(&srv->attr.ep_attr) : SHARED_CQ_DEPTH;
 }
 
 static int agent_new(struct rcc_server *srv, bool per_ep, struct agent **out)
@@ -395,6 +393,7 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 	if (srv->attr.thread_mode == RCC_THREAD_PER_EP) {
 		rc = agent_new(srv, true, &ag);
 		if (rc) {
+			atomic_fetch_add(&srv->rejected, 1);
 			rcc_reject_req(req, NULL, 0);
 			goto err_user;
 		}
@@ -432,15 +431,15 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 	if (ag->per_ep) {
 		rc = agent_start(ag);
 		if (rc) {
-			/* nobody will run it: take the connection back down here */
+			/* Nobody will run it: end the connection here, as its agent
+			 * would (flushes delivered, then on_disconnect). */
 			log_error("server: cannot start an agent thread: %s", rcc_strerror(rc));
 			ag->incoming = NULL;
-			all_unlink(srv, c);
-			if (srv->ops.on_disconnect)
-				srv->ops.on_disconnect(c->ep, c->user);
-			rcc_ep_close(c->ep);
-			free(c);
-			atomic_fetch_sub(&srv->active, 1);
+			atomic_store(&ag->has_incoming, false);
+			c->next = NULL;
+			ag->conns = c;
+			atomic_fetch_sub(&srv->accepted, 1);
+			end_conn(ag, c);
 			agent_free(ag);
 		}
 	}

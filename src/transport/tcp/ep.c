@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/sock.h"
 #include "tcp.h"
 
 /* Read at most this much per pass, so one busy endpoint cannot starve others. */
@@ -30,19 +31,13 @@ static uint32_t pow2_at_least(uint32_t v)
 
 static void set_sockopts(struct tcp_ep *ep)
 {
-	int one = 1;
 	/* A NIC gives up after timeout * 2^retry; TCP's own retries stand in for
 	 * that, but never below a few seconds so a busy host is not declared dead. */
 	double t_ms = 4.096e-3 * (double)(1u << ep->base.attr.timeout) *
 		      (ep->base.attr.retry_cnt + 1);
 	unsigned user_timeout = t_ms < 10000 ? 10000 : (unsigned)t_ms;
-	int idle = 10, intvl = 2, cnt = 3;
 
-	setsockopt(ep->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(ep->fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-	setsockopt(ep->fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	setsockopt(ep->fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-	setsockopt(ep->fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+	rcci_sock_keepalive(ep->fd);
 	setsockopt(ep->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
 }
 

@@ -42,32 +42,32 @@ static struct verbs_ep *slot_find(const struct verbs_cq *cq, uint32_t qpn)
 	}
 }
 
-static void slot_put(struct qp_slot *slots, uint32_t cap, uint32_t qpn, struct verbs_ep *ep)
+/* Returns whether it took a never-used slot (not a tombstone). */
+static bool slot_put(struct qp_slot *slots, uint32_t cap, uint32_t qpn, struct verbs_ep *ep)
 {
 	uint32_t i = slot_hash(qpn, cap);
 	while (slots[i].qpn != 0 && !slots[i].dead)
 		i = (i + 1) & (cap - 1);
+	bool fresh = slots[i].qpn == 0;
 	slots[i] = (struct qp_slot){ .qpn = qpn, .ep = ep };
+	return fresh;
 }
 
-/* Caller holds poll_lock for writing. */
-static int slots_grow(struct verbs_cq *cq)
+/* Rebuild the table without its tombstones, at cap slots. Caller holds
+ * poll_lock for writing. */
+static int slots_rehash(struct verbs_cq *cq, uint32_t cap)
 {
-	uint32_t cap = cq->slot_cap * 2, used = 0;
 	struct qp_slot *n = calloc(cap, sizeof(*n));
 
 	if (!n)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < cq->slot_cap; i++) {
-		if (cq->slots[i].qpn && !cq->slots[i].dead) {
+	for (uint32_t i = 0; i < cq->slot_cap; i++)
+		if (cq->slots[i].qpn && !cq->slots[i].dead)
 			slot_put(n, cap, cq->slots[i].qpn, cq->slots[i].ep);
-			used++;
-		}
-	}
 	free(cq->slots);
 	cq->slots = n;
 	cq->slot_cap = cap;
-	cq->slot_used = used;
+	cq->slot_used = cq->slot_live;
 	return 0;
 }
 
@@ -78,13 +78,18 @@ int rcci_vcq_attach(struct verbs_cq *cq, struct verbs_ep *ep)
 	pthread_rwlock_wrlock(&cq->poll_lock);
 	if (slot_find(cq, ep->qpn) == ep)
 		goto out; /* send CQ == recv CQ */
+	/* Probes end at a never-used slot: keep at least half of them free.
+	 * Tombstones of endpoints that came and went are dropped by a rehash at
+	 * the same size; only live endpoints make the table grow. */
 	if ((cq->slot_used + 1) * 2 > cq->slot_cap) {
-		rc = slots_grow(cq);
+		uint32_t cap = (cq->slot_live + 1) * 4 > cq->slot_cap ? cq->slot_cap * 2
+								       : cq->slot_cap;
+		rc = slots_rehash(cq, cap);
 		if (rc)
 			goto out;
 	}
-	slot_put(cq->slots, cq->slot_cap, ep->qpn, ep);
-	cq->slot_used++;
+	cq->slot_used += slot_put(cq->slots, cq->slot_cap, ep->qpn, ep);
+	cq->slot_live++;
 out:
 	pthread_rwlock_unlock(&cq->poll_lock);
 	return rc;
@@ -100,6 +105,7 @@ void rcci_vcq_detach(struct verbs_cq *cq, struct verbs_ep *ep)
 		if (cq->slots[i].qpn == ep->qpn && !cq->slots[i].dead) {
 			cq->slots[i].dead = true;
 			cq->slots[i].ep = NULL;
+			cq->slot_live--;
 			break;
 		}
 	}
@@ -260,22 +266,24 @@ void rcci_vcq_forget(struct verbs_cq *cq, struct verbs_ep *ep)
 	pthread_mutex_unlock(&cq->bl_lock);
 }
 
-void rcci_vcq_drain_locked(struct verbs_cq *cq)
+void rcci_vcq_drain(struct verbs_cq *cq)
 {
 	struct ibv_wc w[POLL_BATCH];
+	struct rcc_wc wc[POLL_BATCH];
 	int n;
 
+	pthread_rwlock_wrlock(&cq->poll_lock);
 	do {
+		int k = 0;
 		n = ibv_poll_cq(cq->cq, POLL_BATCH, w);
-		for (int i = 0; i < n; i++) {
-			struct rcc_wc wc;
-			if (!map_wc(cq, &w[i], &wc))
-				continue;
-			pthread_mutex_lock(&cq->bl_lock);
-			bl_push(cq, &wc);
-			pthread_mutex_unlock(&cq->bl_lock);
-		}
+		for (int i = 0; i < n; i++)
+			k += map_wc(cq, &w[i], &wc[k]);
+		pthread_mutex_lock(&cq->bl_lock);
+		for (int i = 0; i < k; i++)
+			bl_push(cq, &wc[i]);
+		pthread_mutex_unlock(&cq->bl_lock);
 	} while (n == POLL_BATCH);
+	pthread_rwlock_unlock(&cq->poll_lock);
 }
 
 /* -------------------------------------------------------------- polling */
@@ -370,14 +378,13 @@ int rcci_vcq_wait(struct rcc_cq *base, struct rcc_wc *wc, int max, int timeout_m
 		int n = rcci_vcq_poll(base, wc, max);
 		if (n)
 			return n;
-		int ms = rcci_ms_left(deadline);
-		if (ms == 0)
+		if (rcci_ms_left(deadline) == 0)
 			return -ETIMEDOUT;
 		if (!cq->ch)
 			continue; /* RCC_CQ_POLL: spin */
-		struct pollfd p = { .fd = cq->ch->fd, .events = POLLIN };
-		if (poll(&p, 1, ms) < 0 && errno != EINTR)
-			return -errno;
+		int rc = rcci_wait_fd(cq->ch->fd, POLLIN, deadline);
+		if (rc && rc != -ETIMEDOUT)
+			return rc; /* a timeout gets one more poll above */
 	}
 }
 

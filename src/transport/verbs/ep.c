@@ -52,9 +52,7 @@ int rcci_ep_attach(struct verbs_ep *ep)
  * destroyed already, so nothing new can arrive. */
 static void retire_cq(struct verbs_cq *cq, struct verbs_ep *ep)
 {
-	pthread_rwlock_wrlock(&cq->poll_lock);
-	rcci_vcq_drain_locked(cq);
-	pthread_rwlock_unlock(&cq->poll_lock);
+	rcci_vcq_drain(cq);
 	rcci_vcq_detach(cq, ep);
 	rcci_vcq_forget(cq, ep);
 }
@@ -155,13 +153,6 @@ static void post_markers(struct verbs_ep *ep)
 	ibv_modify_qp(ep->qp, &a, IBV_QP_STATE);
 }
 
-static void drain_cq(struct verbs_cq *cq)
-{
-	pthread_rwlock_wrlock(&cq->poll_lock);
-	rcci_vcq_drain_locked(cq);
-	pthread_rwlock_unlock(&cq->poll_lock);
-}
-
 /* Until both markers were seen (by us or by a concurrent poller). */
 static int wait_markers(struct verbs_ep *ep)
 {
@@ -171,9 +162,9 @@ static int wait_markers(struct verbs_ep *ep)
 	unsigned spins = 0;
 
 	while ((atomic_load(&ep->markers) & all) != all) {
-		drain_cq(scq);
+		rcci_vcq_drain(scq);
 		if (rcq != scq)
-			drain_cq(rcq);
+			rcci_vcq_drain(rcq);
 		if ((atomic_load(&ep->markers) & all) == all)
 			break;
 		if (atomic_load(&scq->overrun) || atomic_load(&rcq->overrun)) {

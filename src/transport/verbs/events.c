@@ -111,9 +111,7 @@ static void failures(struct verbs_ctx *ctx)
 	for (struct verbs_ep *ep = ctx->eps; ep; ep = ep->next) {
 		if (!atomic_exchange(&ep->fail_pending, false))
 			continue;
-		pthread_mutex_lock(&ep->lock);
-		rcci_ep_leave_locked(ep, RCC_EP_ERROR, "a work request completed in error");
-		pthread_mutex_unlock(&ep->lock);
+		rcci_ep_leave(ep, RCC_EP_ERROR, "a work request completed in error");
 	}
 	pthread_mutex_unlock(&ctx->eps_lock);
 }
@@ -135,9 +133,7 @@ static void async_events(struct verbs_ctx *ctx)
 			log_debug("verbs: async %s on QP %u", ibv_event_type_str(t),
 				  ev.element.qp->qp_num);
 			if (ep) {
-				pthread_mutex_lock(&ep->lock);
-				rcci_ep_leave_locked(ep, RCC_EP_ERROR, ibv_event_type_str(t));
-				pthread_mutex_unlock(&ep->lock);
+				rcci_ep_leave(ep, RCC_EP_ERROR, ibv_event_type_str(t));
 			} else {
 				log_debug("verbs: async %s for a QP of another context",
 					  ibv_event_type_str(t));
@@ -158,9 +154,7 @@ static void async_events(struct verbs_ctx *ctx)
 				if (vcq(ep->base.send_cq)->cq != ev.element.cq &&
 				    vcq(ep->base.recv_cq)->cq != ev.element.cq)
 					continue;
-				pthread_mutex_lock(&ep->lock);
-				rcci_ep_leave_locked(ep, RCC_EP_ERROR, "CQ overrun");
-				pthread_mutex_unlock(&ep->lock);
+				rcci_ep_leave(ep, RCC_EP_ERROR, "CQ overrun");
 			}
 			pthread_mutex_unlock(&ctx->eps_lock);
 			break;
@@ -168,11 +162,8 @@ static void async_events(struct verbs_ctx *ctx)
 		case IBV_EVENT_DEVICE_FATAL:
 			log_error("verbs: device fatal error: every endpoint fails");
 			pthread_mutex_lock(&ctx->eps_lock);
-			for (struct verbs_ep *ep = ctx->eps; ep; ep = ep->next) {
-				pthread_mutex_lock(&ep->lock);
-				rcci_ep_leave_locked(ep, RCC_EP_ERROR, "device fatal error");
-				pthread_mutex_unlock(&ep->lock);
-			}
+			for (struct verbs_ep *ep = ctx->eps; ep; ep = ep->next)
+				rcci_ep_leave(ep, RCC_EP_ERROR, "device fatal error");
 			pthread_mutex_unlock(&ctx->eps_lock);
 			break;
 		case IBV_EVENT_PORT_ERR:

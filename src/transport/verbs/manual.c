@@ -126,7 +126,7 @@ static uint32_t random_psn(void)
 {
 	uint32_t v = 0;
 	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
-		v = (uint32_t)rcci_verbs_now_ms() * 2654435761u;
+		v = (uint32_t)rcci_deadline(0) * 2654435761u; /* the clock: any start will do */
 	return v & 0xffffff;
 }
 
@@ -208,17 +208,6 @@ static int setup_qp(struct verbs_ep *ep)
 	return rcci_qp_post_initial(ep);
 }
 
-static void sock_opts(int fd)
-{
-	int one = 1, idle = 10, intvl = 2, cnt = 3;
-	/* The socket is how a vanished peer is noticed: keepalive bounds that. */
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
-	setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
-}
-
 /* ---------------------------------------------------------------- active */
 
 int rcci_man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
@@ -238,7 +227,7 @@ int rcci_man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t s
 		ep->sock = -1;
 		goto err;
 	}
-	sock_opts(ep->sock);
+	rcci_sock_keepalive(ep->sock);
 	rc = setup_qp(ep);
 	if (rc)
 		goto err;
@@ -333,7 +322,7 @@ int rcci_man_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_c
 			close(fd);
 			continue;
 		}
-		sock_opts(fd);
+		rcci_sock_keepalive(fd);
 		req->fd = fd;
 		req->peer_qpn = m.qpn;
 		req->peer_psn = m.psn;

@@ -9,13 +9,6 @@
 #include "core/log.h"
 #include "verbs.h"
 
-uint64_t rcci_verbs_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 int rcci_verbs_set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);

@@ -108,7 +108,9 @@ struct verbs_cq {
 	 * between the two. */
 	pthread_rwlock_t poll_lock;
 	struct qp_slot *slots;
-	uint32_t slot_cap, slot_used;
+	uint32_t slot_cap;
+	uint32_t slot_used; /* slots ever taken since the last rehash (live + tombstones) */
+	uint32_t slot_live; /* endpoints attached */
 
 	pthread_mutex_t bl_lock;
 	struct rcc_wc *bl;
@@ -132,8 +134,8 @@ int rcci_vcq_fd(struct rcc_cq *cq);
 int rcci_vcq_attach(struct verbs_cq *cq, struct verbs_ep *ep);
 void rcci_vcq_detach(struct verbs_cq *cq, struct verbs_ep *ep);
 /* Move everything in the hardware CQ into the backlog (markers are noted,
- * not kept). Caller holds poll_lock for writing. */
-void rcci_vcq_drain_locked(struct verbs_cq *cq);
+ * not kept), excluding pollers meanwhile. */
+void rcci_vcq_drain(struct verbs_cq *cq);
 /* Drop backlog entries that name ep. */
 void rcci_vcq_forget(struct verbs_cq *cq, struct verbs_ep *ep);
 
@@ -269,7 +271,6 @@ int rcci_man_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t sal
 		     int timeout_ms);
 
 /* util (ops.c) */
-uint64_t rcci_verbs_now_ms(void);
 int rcci_verbs_set_nonblock(int fd);
 
 #endif
