@@ -255,6 +255,93 @@ static void rnr_wait_then_deliver_in_order(void)
 	pair_close(&p);
 }
 
+/*
+ * Long messages: the target refuses them at their first frame while the
+ * initiator is still sending the rest, which must neither break the
+ * connection nor resend from the middle.
+ */
+static size_t long_msg(void)
+{
+	return test_quick() ? (size_t)4 << 20 : (size_t)64 << 20;
+}
+
+static void long_send_rnr_exhausted(void)
+{
+	struct pair p;
+	struct pair_opts o = { .attr_a = { .rnr_retry = 2 } };
+	struct tbuf s = { 0 };
+
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&s, p.ctx, long_msg(), RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge ss = tbuf_sge(&s, 0, long_msg());
+	CHECK_OK(rcc_post_send(p.a, &ss, 1, 1, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_a, 1, RCC_WC_RNR_RETRY_EXC_ERR);
+	tbuf_free(&s);
+	pair_close(&p);
+}
+
+/* A short and a long send find no receive (RNR, retried forever); receives
+ * posted later take both, whole and in order. */
+static void long_send_waits_for_receive(void)
+{
+	struct pair p;
+	struct pair_opts o = { .attr_a = { .rnr_retry = RCC_RETRY_FOREVER } };
+	struct tbuf s = { 0 }, r = { 0 };
+	struct rcc_wc wc[2];
+	size_t n = long_msg();
+
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&s, p.ctx, n, RCC_ACCESS_LOCAL_WRITE));
+	fill_pattern(s.p, n, 71);
+	struct rcc_sge s0 = tbuf_sge(&s, 0, 64), s1 = tbuf_sge(&s, 0, n);
+	struct rcc_send_wr wr[2] = {
+		{ .wr_id = 1, .sg_list = &s0, .num_sge = 1, .opcode = RCC_WR_SEND,
+		  .flags = RCC_SEND_SIGNALED },
+		{ .wr_id = 2, .sg_list = &s1, .num_sge = 1, .opcode = RCC_WR_SEND,
+		  .flags = RCC_SEND_SIGNALED },
+	};
+	CHECK_OK(rcc_post_send_list(p.a, wr, 2, NULL));
+	/* the receive side gets its memory only now, while the sends are refused */
+	CHECK_OK(tbuf_alloc(&r, p.ctx, 64 + n, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge r0 = tbuf_sge(&r, 0, 64), r1 = tbuf_sge(&r, 64, n);
+	CHECK_OK(rcc_post_recv(p.b, &r0, 1, 10));
+	CHECK_OK(rcc_post_recv(p.b, &r1, 1, 11));
+	CHECK_EQ(wait_n(p.cq_b, wc, 2, TEST_TIMEOUT_MS), 2);
+	CHECK_WC(wc[0], RCC_WC_SUCCESS);
+	CHECK_EQ(wc[0].wr_id, 10);
+	CHECK_EQ(wc[0].byte_len, 64);
+	CHECK_WC(wc[1], RCC_WC_SUCCESS);
+	CHECK_EQ(wc[1].wr_id, 11);
+	CHECK_EQ(wc[1].byte_len, n);
+	CHECK_EQ(check_pattern(r.p, 64, 71), -1);
+	CHECK_EQ(check_pattern(r.p + 64, n, 71), -1);
+	CHECK_EQ(wait_n(p.cq_a, wc, 2, TEST_TIMEOUT_MS), 2);
+	CHECK_WC(wc[0], RCC_WC_SUCCESS);
+	CHECK_WC(wc[1], RCC_WC_SUCCESS);
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_CONNECTED);
+	tbuf_free(&s);
+	tbuf_free(&r);
+	pair_close(&p);
+}
+
+static void long_write_bad_rkey(void)
+{
+	struct pair p;
+	struct tbuf l = { 0 }, t = { 0 };
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&l, p.ctx, long_msg(), RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&t, p.ctx, 64, ALL_ACCESS));
+	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
+	struct rcc_sge sg = tbuf_sge(&l, 0, long_msg());
+	CHECK_OK(rcc_post_write(p.a, &sg, 1, rm.addr, rm.rkey ^ 0x5a5a0000u, 1, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_a, 1, RCC_WC_REM_ACCESS_ERR);
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_ERROR);
+	tbuf_free(&l);
+	tbuf_free(&t);
+	pair_close(&p);
+}
+
 /* A send from memory that is not registered: a local protection error. */
 static void bad_lkey(void)
 {
@@ -561,7 +648,8 @@ int main(int argc, char **argv)
 	  TEST(atomic_out_of_bounds), TEST(write_without_permission), TEST(read_without_permission),
 	  TEST(atomic_without_permission), TEST(deregistered_region),
 	  TEST(receive_buffer_too_small), TEST(rnr_no_retry), TEST(rnr_retries_exhausted),
-	  TEST(rnr_wait_then_deliver_in_order), TEST(bad_lkey), TEST(disconnect_flushes_both_sides),
+	  TEST(rnr_wait_then_deliver_in_order), TEST(long_send_rnr_exhausted),
+	  TEST(long_send_waits_for_receive), TEST(long_write_bad_rkey), TEST(bad_lkey), TEST(disconnect_flushes_both_sides),
 	  TEST(close_forgets_completions), TEST(peer_killed_mid_stream), TEST(malformed_posts),
 	  TEST(bad_arguments) };
 

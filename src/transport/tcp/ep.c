@@ -169,6 +169,12 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_st
 		log_debug("%s: disconnected: %s", ep->base.peer, why);
 	atomic_store_explicit(&ep->base.state, st, memory_order_release);
 
+	/* The application may reuse memory once its request completes: a frame
+	 * still half in the socket must not send from it any more. */
+	if (ep->part_n && tx_own_partial(ep)) {
+		ep->part_n = ep->part_i = 0; /* the stream cannot be finished: stop it */
+		ep->tx_err = ENOMEM;
+	}
 	/* Send queue: the failing request carries its status, the rest are flushed. */
 	for (; ep->sq_head != ep->sq_tail; ep->sq_head++) {
 		struct sq_wqe *w = &ep->sq[ep->sq_head & ep->sq_mask];

@@ -482,11 +482,15 @@ static int on_response(struct tcp_ep *ep, const struct wire_hdr *h)
 	int rc = 0;
 
 	pthread_mutex_lock(&ep->tx_lock);
-	if (msn_lt(h->msn, ep->sq_head) || !msn_lt(h->msn, ep->sq_tx)) {
+	struct sq_wqe *w = sq_at(ep, h->msn);
+	/* The target NAKs a long message at its first frame, while we may still
+	 * be sending the rest of it: that one is not behind sq_tx yet. */
+	bool nak_in_flight = h->type == WIRE_NAK && h->msn == ep->sq_tx &&
+			     ep->sq_tx != ep->sq_tail && w->tx_off > 0;
+	if (msn_lt(h->msn, ep->sq_head) || (!msn_lt(h->msn, ep->sq_tx) && !nak_in_flight)) {
 		rc = -EPROTO;
 		goto out;
 	}
-	struct sq_wqe *w = sq_at(ep, h->msn);
 	switch (h->type) {
 	case WIRE_READ_RESP:
 		if (w->opcode != RCC_WR_READ || w->state != WQE_SENT ||

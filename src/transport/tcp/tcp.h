@@ -214,7 +214,7 @@ struct tcp_ep {
 	struct iovec part[TX_MAX_IOV + 1]; /* rest of a frame the socket did not take */
 	int part_n, part_i;
 	uint8_t part_hdr[WIRE_HDR_LEN + WIRE_ATOMIC_REQ_LEN];
-	uint8_t *bounce;         /* READ data of a partly sent frame */
+	uint8_t *bounce;         /* payload of a partly sent frame, once we own it */
 	uint32_t ack_sent;       /* last ack value put on the wire */
 	atomic_bool want_out;    /* the socket is full: watch for EPOLLOUT */
 	atomic_bool tx_deferred; /* posts left for the next poll to send together */
@@ -340,6 +340,9 @@ bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t
 
 /* tx.c: caller holds tx_lock */
 void tx_flush(struct tcp_ep *ep, bool ack_now);
+/* Copy what a half-sent frame still needs from application memory into the
+ * endpoint's own buffer (tx_lock held). 0 or -ENOMEM. */
+int tx_own_partial(struct tcp_ep *ep);
 int tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job);
 void sq_advance(struct tcp_ep *ep);
 void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code);

@@ -100,7 +100,9 @@ void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code)
 {
 	struct sq_wqe *w = &ep->sq[msn & ep->sq_mask];
 
-	for (uint32_t i = msn; i != ep->sq_tx; i++) {
+	/* Through sq_tail: the request at sq_tx may be half sent (NAKed at its
+	 * first frame); it starts over from its first frame too. */
+	for (uint32_t i = msn; i != ep->sq_tail; i++) {
 		struct sq_wqe *x = &ep->sq[i & ep->sq_mask];
 		if (is_rd_atomic(x->opcode) && x->state == WQE_SENT)
 			ep->rd_outstanding--;
@@ -398,9 +400,37 @@ static void commit(struct tcp_ep *ep, const struct tx_item *it)
 	}
 }
 
+/* Does p point into memory the endpoint owns (not the application's)? */
+static bool part_owned(const struct tcp_ep *ep, const void *p)
+{
+	const uint8_t *b = p;
+	return (b >= ep->part_hdr && b < ep->part_hdr + sizeof(ep->part_hdr)) ||
+	       (ep->bounce && b >= ep->bounce && b < ep->bounce + WIRE_FRAME_MAX);
+}
+
+int tx_own_partial(struct tcp_ep *ep)
+{
+	size_t off = 0;
+
+	for (int k = ep->part_i; k < ep->part_n; k++) {
+		struct iovec *v = &ep->part[k];
+		if (part_owned(ep, v->iov_base))
+			continue;
+		if (!ep->bounce && !(ep->bounce = malloc(WIRE_FRAME_MAX)))
+			return -ENOMEM;
+		memcpy(ep->bounce + off, v->iov_base, v->iov_len);
+		v->iov_base = ep->bounce + off;
+		off += v->iov_len;
+	}
+	return 0;
+}
+
 /*
- * Keep the unsent rest of a frame so the byte stream stays whole. READ data
- * is copied: its region may be deregistered once the lock is dropped.
+ * Keep the unsent rest of a frame so the byte stream stays whole. Request
+ * payload stays in the application's memory (its request is not complete
+ * before the peer has the whole message; ep_fail copies it when it completes
+ * the request early); READ data is copied now: its region may be
+ * deregistered once the lock is dropped.
  */
 static int save_partial(struct tcp_ep *ep, struct tx_batch *b, const struct tx_item *it,
 			size_t done)
@@ -420,20 +450,12 @@ static int save_partial(struct tcp_ep *ep, struct tx_batch *b, const struct tx_i
 			/* header bytes live in the batch: move them */
 			memcpy(ep->part_hdr, v.iov_base, v.iov_len);
 			v.iov_base = ep->part_hdr;
-		} else if (it->read_data) {
-			if (!ep->bounce) {
-				ep->bounce = malloc(WIRE_FRAME_MAX);
-				if (!ep->bounce)
-					return -ENOMEM;
-			}
-			memcpy(ep->bounce, v.iov_base, v.iov_len);
-			v.iov_base = ep->bounce;
 		}
 		ep->part[n++] = v;
 	}
 	ep->part_n = n;
 	ep->part_i = 0;
-	return 0;
+	return it->read_data ? tx_own_partial(ep) : 0;
 }
 
 static ssize_t send_iov(struct tcp_ep *ep, struct iovec *iov, int n)
