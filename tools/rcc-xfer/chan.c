@@ -123,6 +123,12 @@ err_free:
 	return rc;
 }
 
+void chan_disconnect(struct chan *c)
+{
+	if (c && c->ep)
+		rcc_ep_disconnect(c->ep);
+}
+
 void chan_close(struct chan *c)
 {
 	if (!c)
@@ -282,11 +288,6 @@ int chan_accept(struct rcc_ctx *ctx, struct rcc_conn_req *req,
 err_chan:
 	chan_close(c);
 	return rc;
-}
-
-struct rcc_ctx *chan_ctx(const struct chan *c)
-{
-	return c->ctx;
 }
 
 const char *chan_peer(const struct chan *c)

@@ -56,8 +56,11 @@ int chan_accept(struct rcc_ctx *ctx, struct rcc_conn_req *req,
 		const uint8_t peer_token[XFER_TOKEN_LEN],
 		const struct chan_opts *o, struct chan **out, char *err, size_t errlen);
 void chan_close(struct chan *c);
+/* Stop a dead channel's endpoint: every request still outstanding (WRITEs
+ * from a caller's window among them) has completed when this returns, so
+ * their memory may go. */
+void chan_disconnect(struct chan *c);
 
-struct rcc_ctx *chan_ctx(const struct chan *c);
 const char *chan_peer(const struct chan *c);
 /* The connection tokens as (sender's, receiver's), for the auth transcript. */
 void chan_tokens(const struct chan *c, uint8_t token_s[XFER_TOKEN_LEN],

@@ -616,6 +616,8 @@ static int send_one(struct sender *s, const char *path)
 	if (!rc)
 		rc = finish_file(s, &f);
 out_window:
+	if (s->dead)
+		chan_disconnect(s->ch); /* WRITEs may still read from the window */
 	teardown_window(&f);
 	progress_end(&f.prog);
 out_hash:
