@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,4 +124,10 @@ void usage_error(const char *prog, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry '%s --help'.\n", prog);
 	exit(2);
+}
+
+void join_host_port(char *buf, size_t len, const char *host, int port)
+{
+	bool bare_v6 = strchr(host, ':') && host[0] != '[';
+	snprintf(buf, len, bare_v6 ? "[%s]:%d" : "%s:%d", host, port);
 }

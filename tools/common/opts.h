@@ -30,6 +30,10 @@ void opt_ib_port(const char *prog, const char *arg, struct rcc_ctx_attr *a);
 void opt_gid_index(const char *prog, const char *arg, struct rcc_ctx_attr *a);
 void opt_bringup(const char *prog, const char *arg, struct rcc_ctx_attr *a);
 
+/* "host:port" for rcc's address parser: a bare IPv6 literal gets brackets,
+ * an already bracketed one does not get them twice. */
+void join_host_port(char *buf, size_t len, const char *host, int port);
+
 /* Print "prog: message" to stderr and exit with status 2 (usage error). */
 void usage_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 

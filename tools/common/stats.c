@@ -46,21 +46,24 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-double percentile_sorted(const double *sorted, size_t n, double p)
+uint64_t nearest_rank(double p, uint64_t n)
 {
 	if (n == 0)
 		return 0;
 	if (p <= 0)
-		return sorted[0];
+		return 1;
 	/* p/100*n in binary floating point can land just above an integer
 	 * (99.9% of 1000 is 999.0000000000001): forgive that much rounding. */
 	double r = p / 100.0 * (double)n;
-	size_t rank = (size_t)ceil(r - r * 1e-12); /* 1-based */
+	uint64_t rank = (uint64_t)ceil(r - r * 1e-12);
 	if (rank < 1)
 		rank = 1;
-	if (rank > n)
-		rank = n;
-	return sorted[rank - 1];
+	return rank > n ? n : rank;
+}
+
+double percentile_sorted(const double *sorted, size_t n, double p)
+{
+	return n ? sorted[nearest_rank(p, n) - 1] : 0;
 }
 
 void samples_summarise(struct samples *s, struct summary *out)

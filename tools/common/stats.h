@@ -28,6 +28,8 @@ struct summary {
 /* Sorts the samples in place. An empty set gives all zeroes. */
 void samples_summarise(struct samples *s, struct summary *out);
 
+/* The 1-based nearest rank of percentile p among n values (0 when n is 0). */
+uint64_t nearest_rank(double p, uint64_t n);
 /* Nearest-rank percentile (0 < p <= 100) of sorted values. */
 double percentile_sorted(const double *sorted, size_t n, double p);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "json.h"
 #include "rcc/rcc.h"
 
 static const char *prog = "rcc-info";
@@ -104,18 +105,11 @@ static void print_text(const struct rcc_device_info *d, bool verbose)
 	}
 }
 
-static void json_str(const char *s)
+/* s as a JSON string on stdout. */
+static void put_json_str(const char *s)
 {
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", (unsigned char)*s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
+	char buf[512];
+	fputs(json_str(s, buf, sizeof(buf)), stdout);
 }
 
 static void print_json_device(const struct rcc_device_info *d)
@@ -124,11 +118,11 @@ static void print_json_device(const struct rcc_device_info *d)
 
 	guid_str(d->node_guid, guid, sizeof(guid));
 	printf("{\"name\":");
-	json_str(d->name);
+	put_json_str(d->name);
 	printf(",\"node_type\":");
-	json_str(d->node_type);
+	put_json_str(d->node_type);
 	printf(",\"node_guid\":\"%s\",\"fw_ver\":", guid);
-	json_str(d->fw_ver);
+	put_json_str(d->fw_ver);
 	printf(",\"max_qp\":%d,\"max_qp_wr\":%d,\"max_sge\":%d,\"max_cqe\":%d,\"max_mr\":%d,"
 	       "\"max_mr_size\":%" PRIu64 ",\"max_qp_rd_atom\":%d,\"ports\":[",
 	       d->max_qp, d->max_qp_wr, d->max_sge, d->max_cqe, d->max_mr, d->max_mr_size,
@@ -136,9 +130,9 @@ static void print_json_device(const struct rcc_device_info *d)
 	for (int p = 0; p < d->num_ports; p++) {
 		const struct rcc_port_info *pi = &d->ports[p];
 		printf("%s{\"port\":%d,\"state\":", p ? "," : "", pi->port);
-		json_str(pi->state);
+		put_json_str(pi->state);
 		printf(",\"link_layer\":");
-		json_str(pi->link_layer);
+		put_json_str(pi->link_layer);
 		printf(",\"active_mtu\":%d,\"max_mtu\":%d,\"lid\":%u,\"gids\":[", pi->active_mtu,
 		       pi->max_mtu, pi->lid);
 		for (int i = 0; i < pi->num_gids; i++) {
@@ -148,11 +142,11 @@ static void print_json_device(const struct rcc_device_info *d)
 			gid_addr(g->gid, addr, sizeof(addr));
 			printf("%s{\"index\":%d,\"gid\":\"%s\",\"type\":", i ? "," : "", g->index,
 			       hex);
-			json_str(g->type);
+			put_json_str(g->type);
 			printf(",\"netdev\":");
-			json_str(g->netdev);
+			put_json_str(g->netdev);
 			printf(",\"address\":");
-			json_str(strchr(addr, ' ') + 1);
+			put_json_str(strchr(addr, ' ') + 1);
 			printf(",\"family\":\"%s\"}", gid_v4(g->gid) ? "ipv4" : "ipv6");
 		}
 		printf("]}");
@@ -231,7 +225,7 @@ int main(int argc, char **argv)
 		printf("]");
 		if (!shown) {
 			printf(",\"reason\":");
-			json_str(n ? "no device with that name" : no_device_reason(rc));
+			put_json_str(n ? "no device with that name" : no_device_reason(rc));
 		}
 		printf("}\n");
 	} else {

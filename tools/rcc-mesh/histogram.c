@@ -1,7 +1,8 @@
 #include "histogram.h"
 
-#include <math.h>
 #include <string.h>
+
+#include "stats.h"
 
 static unsigned bucket_of(uint64_t v)
 {
@@ -36,23 +37,11 @@ void hist_add(struct histogram *h, uint64_t v)
 		h->max = v;
 }
 
-void hist_merge(struct histogram *into, const struct histogram *from)
-{
-	for (unsigned i = 0; i < HIST_BUCKETS; i++)
-		into->bucket[i] += from->bucket[i];
-	into->count += from->count;
-	if (from->max > into->max)
-		into->max = from->max;
-}
-
 uint64_t hist_percentile(const struct histogram *h, double p)
 {
 	if (!h->count)
 		return 0;
-	uint64_t rank = (uint64_t)ceil(p / 100.0 * (double)h->count);
-	if (rank < 1)
-		rank = 1;
-	uint64_t seen = 0;
+	uint64_t rank = nearest_rank(p, h->count), seen = 0;
 	for (unsigned i = 0; i < HIST_BUCKETS; i++) {
 		seen += h->bucket[i];
 		if (seen >= rank) {

@@ -18,7 +18,6 @@ struct histogram {
 
 void hist_init(struct histogram *h);
 void hist_add(struct histogram *h, uint64_t v);
-void hist_merge(struct histogram *into, const struct histogram *from);
 /* Nearest-rank percentile (0 < p <= 100); 0 when empty. */
 uint64_t hist_percentile(const struct histogram *h, double p);
 

@@ -42,8 +42,7 @@ int node_parse(const char *s, struct node *nd, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	nd->port = (int)port;
-	snprintf(nd->addr, sizeof(nd->addr), strchr(nd->host, ':') ? "[%s]:%d" : "%s:%d",
-		 nd->host, nd->port);
+	join_host_port(nd->addr, sizeof(nd->addr), nd->host, nd->port);
 	return 0;
 }
 

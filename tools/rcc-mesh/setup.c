@@ -139,8 +139,7 @@ int mesh_listen(struct mesh *m)
 	int rc;
 
 	if (m->o->bind)
-		snprintf(addr, sizeof(addr), strchr(m->o->bind, ':') ? "[%s]:%d" : "%s:%d",
-			 m->o->bind, me->port);
+		join_host_port(addr, sizeof(addr), m->o->bind, me->port);
 	else
 		snprintf(addr, sizeof(addr), "%s", me->addr);
 	struct rcc_server_attr attr = {

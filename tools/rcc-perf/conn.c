@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "opts.h"
 #include "sess.h"
 
 #define ALL_ACCESS                                                                                 \
@@ -161,14 +162,6 @@ static const char *connect_error(int rc)
 	}
 }
 
-static void format_addr(char *buf, size_t len, const char *host, int port)
-{
-	if (strchr(host, ':') && host[0] != '[')
-		snprintf(buf, len, "[%s]:%d", host, port);
-	else
-		snprintf(buf, len, "%s:%d", host, port);
-}
-
 int sess_client_connect(struct sess *s)
 {
 	const struct perf_config *cfg = s->cfg;
@@ -191,7 +184,7 @@ int sess_client_connect(struct sess *s)
 		perr("control channel: %s", rcc_strerror(rc));
 		return rc;
 	}
-	format_addr(addr, sizeof(addr), cfg->host, cfg->port);
+	join_host_port(addr, sizeof(addr), cfg->host, cfg->port);
 	params_encode(&s->p, pd);
 	ctrl_fill_attr(&s->ctrl, &a);
 	a.private_data = pd;

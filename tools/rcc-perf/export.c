@@ -4,12 +4,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "json.h"
+#include "opts.h"
 #include "perf.h"
-
-static const char *cq_mode_str(uint8_t m)
-{
-	return m == RCC_CQ_POLL ? "poll" : m == RCC_CQ_WAIT ? "wait" : "fd";
-}
 
 static const char *bringup_str(const struct perf_config *cfg, const struct run_info *ri)
 {
@@ -88,19 +85,22 @@ static void json_params(FILE *f, const struct perf_config *cfg, const struct per
 	else
 		fprintf(f, "    \"inline_size\": %u,\n", p->inline_size);
 	fprintf(f, "    \"max_inline\": %u,\n", ri->max_inline);
-	fprintf(f, "    \"cq_mode\": \"%s\",\n", cq_mode_str(p->cq_mode));
+	fprintf(f, "    \"cq_mode\": \"%s\",\n", cq_mode_name((enum rcc_cq_mode)p->cq_mode));
 	fprintf(f, "    \"bidirectional\": %s,\n", p->flags & PF_BIDIR ? "true" : "false");
 	fprintf(f, "    \"validate\": %s,\n", p->flags & PF_VALIDATE ? "true" : "false");
 	fprintf(f, "    \"target_poll\": %s,\n", p->flags & PF_TARGET_POLL ? "true" : "false");
 	fprintf(f, "    \"peak\": %s,\n", p->flags & PF_NO_PEAK ? "false" : "true");
 	fprintf(f, "    \"transport\": \"%s\",\n", ri->transport);
 	fprintf(f, "    \"bringup\": \"%s\",\n", bringup_str(cfg, ri));
-	fprintf(f, "    \"device\": \"%s\",\n", cfg->ctx.device ? cfg->ctx.device : "");
+	char jb[300];
+	fprintf(f, "    \"device\": %s,\n",
+		json_str(cfg->ctx.device ? cfg->ctx.device : "", jb, sizeof(jb)));
 	fprintf(f, "    \"ib_port\": %d,\n", cfg->ctx.port);
 	fprintf(f, "    \"gid_index\": %d,\n",
 		cfg->ctx.gid_index == RCC_GID_INDEX_ZERO ? 0
 		: cfg->ctx.gid_index ? cfg->ctx.gid_index : -1);
-	fprintf(f, "    \"server\": \"%s\",\n    \"port\": %d\n  },\n", ri->peer, cfg->port);
+	fprintf(f, "    \"server\": %s,\n    \"port\": %d\n  },\n", json_str(ri->peer, jb, sizeof(jb)),
+		cfg->port);
 }
 
 static void json_point(FILE *f, const struct perf_point *pt, const char *sep)
@@ -182,7 +182,7 @@ int export_csv(const char *path, const struct perf_config *cfg, const struct per
 			(unsigned long long)pt->bytes, pt->seconds, ri->transport,
 			bringup_str(cfg, ri), pt->kind == KIND_LAT ? 1 : p->qps, p->post_list,
 			p->cq_mod, p->tx_depth, p->rx_depth, ri->max_inline, p->outs,
-			cq_mode_str(p->cq_mode), !!(p->flags & PF_BIDIR),
+			cq_mode_name((enum rcc_cq_mode)p->cq_mode), !!(p->flags & PF_BIDIR),
 			!!(p->flags & PF_VALIDATE), !!(p->flags & PF_TARGET_POLL));
 		if (p->flags & PF_WARMUP_SET)
 			fprintf(f, "%u,", p->warmup);

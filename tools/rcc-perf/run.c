@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "opts.h"
 #include "sess.h"
 
 /* Memory and receives for a point, before the barrier lets the peer in. */
@@ -182,10 +183,7 @@ int perf_server(const struct perf_config *cfg)
 		     rc == -ENODEV ? "no usable RDMA device" : rcc_strerror(rc));
 		return 1;
 	}
-	if (cfg->bind && strchr(cfg->bind, ':') && cfg->bind[0] != '[')
-		snprintf(addr, sizeof(addr), "[%s]:%d", cfg->bind, cfg->port);
-	else
-		snprintf(addr, sizeof(addr), "%s:%d", cfg->bind ? cfg->bind : "", cfg->port);
+	join_host_port(addr, sizeof(addr), cfg->bind ? cfg->bind : "", cfg->port);
 	rc = rcc_listen(ctx, addr, 0, &lst);
 	if (rc) {
 		perr("listening on %s: %s", addr, rcc_strerror(rc));

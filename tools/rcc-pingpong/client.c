@@ -11,6 +11,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "opts.h"
 #include "pingpong.h"
 #include "stats.h"
@@ -97,12 +98,13 @@ static void report(const struct pp_opts *o, struct samples *s, double secs, cons
 	double rt_per_s = secs > 0 ? (double)m.n / secs : 0;
 
 	if (o->json) {
-		printf("{\"tool\":\"rcc-pingpong\",\"transport\":\"%s\",\"server\":\"%s\","
+		char jb[300];
+		printf("{\"tool\":\"rcc-pingpong\",\"transport\":\"%s\",\"server\":%s,"
 		       "\"size\":%u,\"iters\":%zu,\"cq_mode\":\"%s\","
 		       "\"half_rtt_us\":{\"min\":%.3f,\"median\":%.3f,\"avg\":%.3f,"
 		       "\"p99\":%.3f,\"max\":%.3f,\"stdev\":%.3f},"
 		       "\"round_trips_per_s\":%.1f,\"msgs_per_s\":%.1f}\n",
-		       rcc_transport_name(t), peer, o->size, m.n, cq_mode_name(o->cq_mode), m.min,
+		       rcc_transport_name(t), json_str(peer, jb, sizeof(jb)), o->size, m.n, cq_mode_name(o->cq_mode), m.min,
 		       m.median, m.mean, m.p99, m.max, m.stdev, rt_per_s, 2 * rt_per_s);
 		return;
 	}
@@ -132,8 +134,7 @@ int pp_client(const struct pp_opts *o)
 			rcc_transport_name(o->ctx.transport), rcc_strerror(rc));
 		return 1;
 	}
-	snprintf(addr, sizeof(addr), strchr(o->host, ':') && o->host[0] != '[' ? "[%s]:%d" : "%s:%d",
-		 o->host, o->port);
+	join_host_port(addr, sizeof(addr), o->host, o->port);
 	pp_hello_encode(o->size, hello);
 	struct rcc_client_attr ca = {
 		.cq_mode = o->cq_mode,

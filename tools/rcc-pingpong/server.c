@@ -183,8 +183,7 @@ int pp_server(const struct pp_opts *o)
 		perror("rcc-pingpong: eventfd");
 		goto out_ctx;
 	}
-	snprintf(addr, sizeof(addr), strchr(o->bind, ':') ? "[%s]:%d" : "%s:%d", o->bind,
-		 o->port);
+	join_host_port(addr, sizeof(addr), o->bind, o->port);
 	struct rcc_server_attr attr = {
 		.addr = addr,
 		.thread_mode = o->thread_mode,

@@ -10,10 +10,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "json.h"
+
 enum out_mode { OUT_HUMAN = 0, OUT_QUIET, OUT_JSON };
 
 void out_init(enum out_mode m);
-enum out_mode out_get_mode(void);
 
 void out_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void out_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -21,8 +22,6 @@ void out_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* One JSON object per line; fmt produces the object without the newline. */
 void out_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* s as a JSON string literal (quotes included), truncated to fit buf. */
-const char *json_str(const char *s, char *buf, size_t len);
 
 /* Peak resident memory of this process in KiB (reported in JSON summaries). */
 long peak_rss_kib(void);

@@ -21,30 +21,6 @@ const char *xmsg_type_name(unsigned type)
 	return "unknown";
 }
 
-const char *xfer_err_str(uint32_t code)
-{
-	switch (code) {
-	case XE_NONE: return "no error";
-	case XE_AUTH: return "authentication failed";
-	case XE_PROTO: return "protocol error";
-	case XE_VERSION: return "unsupported protocol version";
-	case XE_BADNAME: return "file name refused";
-	case XE_EXISTS: return "destination exists";
-	case XE_BUSY: return "busy";
-	case XE_NOSPACE: return "no space left on device";
-	case XE_IO: return "I/O error";
-	case XE_INTEGRITY: return "integrity check failed";
-	case XE_SOURCE_CHANGED: return "source file changed during the transfer";
-	case XE_RESUME_MISMATCH: return "partial copy does not match the source";
-	case XE_INTERRUPTED: return "interrupted";
-	case XE_TOO_LARGE: return "too large";
-	case XE_TIMEOUT: return "timed out";
-	case XE_INTERNAL: return "internal error";
-	case XE_NOTSUPP: return "not supported";
-	}
-	return "unknown error";
-}
-
 void xmsg_error(struct xmsg *m, enum xfer_err code, const char *fmt, ...)
 {
 	va_list ap;

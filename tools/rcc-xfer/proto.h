@@ -157,8 +157,6 @@ int xmsg_decode_body(const struct xhdr *h, const uint8_t *body, struct xmsg *m,
 /* "HELLO", "META", ...; "unknown" for others. */
 const char *xmsg_type_name(unsigned type);
 
-/* Human text for an error code, e.g. "file exists". */
-const char *xfer_err_str(uint32_t code);
 
 /* Fill an XM_ERROR message; text is truncated to XFER_TEXT_MAX. */
 void xmsg_error(struct xmsg *m, enum xfer_err code, const char *fmt, ...)

@@ -32,12 +32,3 @@ bool stop_requested(void)
 	return atomic_load(&stop_sig) != 0;
 }
 
-int stop_signal(void)
-{
-	return atomic_load(&stop_sig);
-}
-
-void stop_request(int sig)
-{
-	atomic_store(&stop_sig, sig);
-}

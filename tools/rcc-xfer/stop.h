@@ -7,9 +7,5 @@
 /* Install handlers for SIGINT and SIGTERM (no SA_RESTART) and ignore SIGPIPE. */
 int stop_install(void);
 bool stop_requested(void);
-/* The signal that asked to stop, or 0. */
-int stop_signal(void);
-/* Ask to stop from code (tests, fatal errors in another thread). */
-void stop_request(int sig);
 
 #endif
