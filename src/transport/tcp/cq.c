@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/sock.h"
 #include "tcp.h"
 
 static uint32_t pow2_at_least(uint32_t v)
@@ -234,11 +235,18 @@ static void drive(struct tcp_cq *cq)
 			ep_progress(evs[i].data.ptr, true);
 		/* Work that waits for a poll rather than for input (posts left to
 		 * be sent together, an ack owed, an RNR backoff) has no readiness
-		 * to report: look for it. Two relaxed loads per endpoint. */
+		 * to report: look for it. Two relaxed loads per endpoint. One just
+		 * progressed above is left alone: the ack it owes for what it just
+		 * received should ride on the application's reply, not go alone. */
 		for (int i = 0; i < cq->neps; i++) {
 			struct tcp_ep *ep = cq->eps[i];
-			if (atomic_load_explicit(&ep->tx_deferred, memory_order_relaxed) ||
-			    atomic_load_explicit(&ep->thread_timer, memory_order_relaxed))
+			if (!atomic_load_explicit(&ep->tx_deferred, memory_order_relaxed) &&
+			    !atomic_load_explicit(&ep->thread_timer, memory_order_relaxed))
+				continue;
+			bool just_done = false;
+			for (int k = 0; k < n && !just_done; k++)
+				just_done = evs[k].data.ptr == ep;
+			if (!just_done)
 				ep_progress(ep, true);
 		}
 	}
@@ -252,7 +260,10 @@ int tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 
 	if (n || base->mode != RCC_CQ_POLL)
 		return n;
-	atomic_fetch_add_explicit(&cq->polls, 1, memory_order_relaxed);
+	/* the progress thread only asks "has it changed": no read-modify-write */
+	atomic_store_explicit(&cq->polls,
+			      atomic_load_explicit(&cq->polls, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	drive(cq);
 	return cq_pop(cq, wc, max);
 }
@@ -260,30 +271,20 @@ int tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 int tcp_cq_wait(struct rcc_cq *base, struct rcc_wc *wc, int max, int timeout_ms)
 {
 	struct tcp_cq *cq = tcq(base);
-	uint64_t deadline = timeout_ms < 0 ? UINT64_MAX
-					   : tcp_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline = rcci_deadline(timeout_ms);
 	int n;
 
-	if (base->mode == RCC_CQ_POLL) {
-		for (;;) {
-			n = tcp_cq_poll(base, wc, max);
-			if (n)
-				return n;
-			if (tcp_now_ns() >= deadline)
-				return -ETIMEDOUT;
-		}
-	}
 	for (;;) {
-		n = cq_pop(cq, wc, max);
+		n = base->mode == RCC_CQ_POLL ? tcp_cq_poll(base, wc, max) : cq_pop(cq, wc, max);
 		if (n)
 			return n;
-		uint64_t now = tcp_now_ns();
-		if (now >= deadline)
+		if (rcci_ms_left(deadline) == 0)
 			return -ETIMEDOUT;
-		int ms = deadline == UINT64_MAX ? -1 : (int)((deadline - now + 999999) / 1000000);
-		struct pollfd p = { .fd = cq->efd, .events = POLLIN };
-		if (poll(&p, 1, ms) < 0 && errno != EINTR)
-			return -errno;
+		if (base->mode == RCC_CQ_POLL)
+			continue; /* spin */
+		int rc = rcci_wait_fd(cq->efd, POLLIN, deadline);
+		if (rc && rc != -ETIMEDOUT)
+			return rc; /* a timeout gets one more look above */
 	}
 }
 

@@ -217,7 +217,8 @@ static void build_responses(struct tcp_ep *ep, struct tx_batch *b)
 				  (off + chunk == j->len ? WIRE_F_LAST : 0);
 			/* The region may have been deregistered since the request was checked;
 			 * then the response ends early with an error (idempotent if rebuilt). */
-			if (chunk && !mr_covers_locked(ep->ctx, j->rkey, j->raddr + off, chunk, 0)) {
+			if (chunk && !mr_covers_locked(ep->ctx, j->rkey, j->raddr + off, chunk,
+							 RCC_ACCESS_REMOTE_READ)) {
 				j->status = WIRE_NAK_REM_ACCESS;
 				j->len = off;
 			}
