@@ -309,14 +309,15 @@ void ep_update_events(struct tcp_ep *ep)
 			want |= EPOLLOUT;
 	}
 	if (want != ep->ev_mask) {
+		int op = !want ? EPOLL_CTL_DEL : !ep->ev_mask ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
 		ev.events = want;
-		if (!want)
-			epoll_ctl(ep->ctx->epfd, EPOLL_CTL_DEL, ep->fd, NULL);
-		else if (!ep->ev_mask)
-			epoll_ctl(ep->ctx->epfd, EPOLL_CTL_ADD, ep->fd, &ev);
+		/* Record only what took effect, so the next update tries again
+		 * rather than leave the endpoint silently unwatched. */
+		if (epoll_ctl(ep->ctx->epfd, op, ep->fd, want ? &ev : NULL) == 0)
+			ep->ev_mask = want;
 		else
-			epoll_ctl(ep->ctx->epfd, EPOLL_CTL_MOD, ep->fd, &ev);
-		ep->ev_mask = want;
+			log_error("%s: watching the socket failed: %s", ep->base.peer,
+				  rcc_strerror(-errno));
 	}
 	pthread_mutex_unlock(&ep->ev_lock);
 }
