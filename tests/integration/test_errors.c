@@ -75,22 +75,28 @@ static void refused_one_sided(enum rcc_wr_opcode op, unsigned access, int64_t of
 	pair_close(&p);
 }
 
-static void bad_rkey(void)
+/* A WRITE of len bytes with a wrong rkey. */
+static void write_bad_rkey(size_t len)
 {
 	struct pair p;
 	struct tbuf l = { 0 }, t = { 0 };
 
 	CHECK_OK(pair_open(&p, NULL));
-	CHECK_OK(tbuf_alloc(&l, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&l, p.ctx, len, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&t, p.ctx, 64, ALL_ACCESS));
 	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
-	struct rcc_sge sg = tbuf_sge(&l, 0, 64);
+	struct rcc_sge sg = tbuf_sge(&l, 0, len);
 	CHECK_OK(rcc_post_write(p.a, &sg, 1, rm.addr, rm.rkey ^ 0x5a5a0000u, 1, RCC_SEND_SIGNALED));
 	EXPECT_STATUS(p.cq_a, 1, RCC_WC_REM_ACCESS_ERR);
 	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_ERROR);
 	tbuf_free(&l);
 	tbuf_free(&t);
 	pair_close(&p);
+}
+
+static void bad_rkey(void)
+{
+	write_bad_rkey(64);
 }
 
 static void write_out_of_bounds(void)
@@ -326,20 +332,7 @@ static void long_send_waits_for_receive(void)
 
 static void long_write_bad_rkey(void)
 {
-	struct pair p;
-	struct tbuf l = { 0 }, t = { 0 };
-
-	CHECK_OK(pair_open(&p, NULL));
-	CHECK_OK(tbuf_alloc(&l, p.ctx, long_msg(), RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&t, p.ctx, 64, ALL_ACCESS));
-	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
-	struct rcc_sge sg = tbuf_sge(&l, 0, long_msg());
-	CHECK_OK(rcc_post_write(p.a, &sg, 1, rm.addr, rm.rkey ^ 0x5a5a0000u, 1, RCC_SEND_SIGNALED));
-	EXPECT_STATUS(p.cq_a, 1, RCC_WC_REM_ACCESS_ERR);
-	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_ERROR);
-	tbuf_free(&l);
-	tbuf_free(&t);
-	pair_close(&p);
+	write_bad_rkey(long_msg());
 }
 
 /* A send from memory that is not registered: a local protection error. */
