@@ -23,7 +23,8 @@ static void *accept_one(void *arg)
 	(void)arg;
 	struct rcc_remote_mr rm = rcc_mr_remote(target_mr);
 	rcc_remote_mr_encode(&rm, desc);
-	struct rcc_ep_attr attr = { .send_cq = target_cq, .private_data = desc,
+	struct rcc_ep_attr attr = { .send_cq = target_cq,
+				    .private_data = desc,
 				    .private_data_len = sizeof(desc) };
 	rcc_accept(lst, &attr, 5000, &target_ep);
 	return NULL;
@@ -41,7 +42,10 @@ static int run(struct rcc_ep *ep, struct rcc_cq *cq, struct rcc_send_wr *wr)
 
 int main(void)
 {
-	struct { uint64_t old; char text[56]; } local = { 0, "" };
+	struct {
+		uint64_t old;
+		char text[56];
+	} local = { 0, "" };
 	struct rcc_cq *cq;
 	struct rcc_mr *mr;
 	struct rcc_ep *ep = NULL;
@@ -55,7 +59,8 @@ int main(void)
 	    (rc = rcc_cq_create(ctx, NULL, &target_cq)) ||
 	    (rc = rcc_mr_reg(ctx, &shared, sizeof(shared),
 			     RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_READ |
-				     RCC_ACCESS_REMOTE_ATOMIC, &target_mr))) {
+				     RCC_ACCESS_REMOTE_ATOMIC,
+			     &target_mr))) {
 		fprintf(stderr, "setup: %s\n", rcc_strerror(rc));
 		return 1;
 	}
@@ -71,15 +76,27 @@ int main(void)
 	if (rc == 0) {
 		struct rcc_sge text = rcc_mr_sge(mr, local.text, sizeof(local.text));
 		struct rcc_sge old = rcc_mr_sge(mr, &local.old, 8);
-		struct rcc_send_wr rd = { .sg_list = &text, .num_sge = 1, .opcode = RCC_WR_READ,
-					  .flags = RCC_SEND_SIGNALED, .remote_addr = rm.addr + 8,
+		struct rcc_send_wr rd = { .sg_list = &text,
+					  .num_sge = 1,
+					  .opcode = RCC_WR_READ,
+					  .flags = RCC_SEND_SIGNALED,
+					  .remote_addr = rm.addr + 8,
 					  .rkey = rm.rkey };
-		struct rcc_send_wr fadd = { .sg_list = &old, .num_sge = 1, .opcode = RCC_WR_FADD,
-					    .flags = RCC_SEND_SIGNALED, .remote_addr = rm.addr,
-					    .rkey = rm.rkey, .compare_add = 1 };
-		struct rcc_send_wr cas = { .sg_list = &old, .num_sge = 1, .opcode = RCC_WR_CAS,
-					   .flags = RCC_SEND_SIGNALED, .remote_addr = rm.addr,
-					   .rkey = rm.rkey, .compare_add = 42, .swap = 100 };
+		struct rcc_send_wr fadd = { .sg_list = &old,
+					    .num_sge = 1,
+					    .opcode = RCC_WR_FADD,
+					    .flags = RCC_SEND_SIGNALED,
+					    .remote_addr = rm.addr,
+					    .rkey = rm.rkey,
+					    .compare_add = 1 };
+		struct rcc_send_wr cas = { .sg_list = &old,
+					   .num_sge = 1,
+					   .opcode = RCC_WR_CAS,
+					   .flags = RCC_SEND_SIGNALED,
+					   .remote_addr = rm.addr,
+					   .rkey = rm.rkey,
+					   .compare_add = 42,
+					   .swap = 100 };
 		if (!(rc = run(ep, cq, &rd)))
 			printf("read: %s\n", local.text);
 		if (!rc && !(rc = run(ep, cq, &fadd)))

@@ -20,14 +20,16 @@ static void *target(void *arg)
 
 	(void)arg;
 	rcc_cq_create(ctx, NULL, &cq);
-	rcc_mr_reg(ctx, region, sizeof(region),
-		   RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE, &mr);
+	rcc_mr_reg(ctx, region, sizeof(region), RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE,
+		   &mr);
 	/* tell the initiator where to write: {addr, len, rkey} in the accept data */
 	struct rcc_remote_mr rm = rcc_mr_remote(mr);
 	rcc_remote_mr_encode(&rm, desc);
 	struct rcc_recv_wr recv = { .wr_id = 1 }; /* WRITE_IMM consumes a receive, no buffer */
-	struct rcc_ep_attr attr = { .send_cq = cq, .private_data = desc,
-				    .private_data_len = sizeof(desc), .initial_recv = &recv,
+	struct rcc_ep_attr attr = { .send_cq = cq,
+				    .private_data = desc,
+				    .private_data_len = sizeof(desc),
+				    .initial_recv = &recv,
 				    .num_initial_recv = 1 };
 	if (rcc_accept(lst, &attr, 5000, &ep) == 0) {
 		if (rcc_cq_wait(cq, &wc, 1, 5000) == 1 && wc.status == RCC_WC_SUCCESS)

@@ -149,8 +149,7 @@ struct rcc_remote_mr {
 };
 
 /* Register [addr, addr+length). length must be non-zero. */
-int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access,
-	       struct rcc_mr **mr);
+int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access, struct rcc_mr **mr);
 
 /* Deregister. Afterwards the region can no longer be reached by peers or by
  * work requests that name its keys; they fail with a protection or remote
@@ -291,23 +290,23 @@ const char *rcc_wc_opcode_str(enum rcc_wc_opcode opcode);
 #define RCC_RETRY_FOREVER 7
 
 struct rcc_ep_attr {
-	struct rcc_cq *send_cq;  /* required */
-	struct rcc_cq *recv_cq;  /* NULL: same as send_cq */
+	struct rcc_cq *send_cq; /* required */
+	struct rcc_cq *recv_cq; /* NULL: same as send_cq */
 	/* Queue capacities are minimums: a device may round them up. */
-	uint32_t sq_depth;       /* outstanding send work requests; 0: RCC_DEFAULT_QUEUE_DEPTH */
-	uint32_t rq_depth;       /* posted receives; 0: RCC_DEFAULT_QUEUE_DEPTH */
-	uint32_t max_send_sge;   /* 0: 4 */
-	uint32_t max_recv_sge;   /* 0: 4 */
-	uint32_t max_inline;     /* 0: transport default; see rcc_ep_max_inline() */
-	uint32_t max_rd_atomic;  /* outstanding READ/atomic per direction; 0: 16 */
-	int retry_cnt;           /* transport retries 1..7; 0: 7; RCC_NO_RETRY */
-	int rnr_retry;           /* RNR retries 1..6, 7 = forever; 0: 7; RCC_NO_RETRY */
-	uint8_t min_rnr_timer;   /* IB encoding 1..31; 0: 12 (0.64 ms) */
-	uint8_t timeout;         /* IB encoding 4.096us * 2^t, 1..31; 0: 14 */
-	bool sig_all;            /* every send work request generates a completion */
+	uint32_t sq_depth;        /* outstanding send work requests; 0: RCC_DEFAULT_QUEUE_DEPTH */
+	uint32_t rq_depth;        /* posted receives; 0: RCC_DEFAULT_QUEUE_DEPTH */
+	uint32_t max_send_sge;    /* 0: 4 */
+	uint32_t max_recv_sge;    /* 0: 4 */
+	uint32_t max_inline;      /* 0: transport default; see rcc_ep_max_inline() */
+	uint32_t max_rd_atomic;   /* outstanding READ/atomic per direction; 0: 16 */
+	int retry_cnt;            /* transport retries 1..7; 0: 7; RCC_NO_RETRY */
+	int rnr_retry;            /* RNR retries 1..6, 7 = forever; 0: 7; RCC_NO_RETRY */
+	uint8_t min_rnr_timer;    /* IB encoding 1..31; 0: 12 (0.64 ms) */
+	uint8_t timeout;          /* IB encoding 4.096us * 2^t, 1..31; 0: 14 */
+	bool sig_all;             /* every send work request generates a completion */
 	const void *private_data; /* sent with connect (<= 48 B) or accept (<= 192 B) */
 	uint32_t private_data_len;
-	void *context;           /* returned by rcc_ep_context() */
+	void *context; /* returned by rcc_ep_context() */
 	/* Receives posted before the peer learns the connection is up (as an
 	 * rdma_cm user posts before rdma_accept), so its first messages never
 	 * meet an empty receive queue. Read during the call only. */
@@ -412,9 +411,9 @@ enum rcc_wr_opcode {
 };
 
 enum rcc_send_flags {
-	RCC_SEND_SIGNALED = 1 << 0,  /* generate a completion on success */
-	RCC_SEND_INLINE = 1 << 1,    /* copy the payload at post time; no lkey needed */
-	RCC_SEND_FENCE = 1 << 2,     /* wait for earlier READ/atomics first */
+	RCC_SEND_SIGNALED = 1 << 0, /* generate a completion on success */
+	RCC_SEND_INLINE = 1 << 1,   /* copy the payload at post time; no lkey needed */
+	RCC_SEND_FENCE = 1 << 2,    /* wait for earlier READ/atomics first */
 	RCC_SEND_SOLICITED = 1 << 3,
 };
 
@@ -428,12 +427,12 @@ struct rcc_send_wr {
 	const struct rcc_sge *sg_list;
 	int num_sge;
 	enum rcc_wr_opcode opcode;
-	unsigned flags;        /* enum rcc_send_flags */
-	uint32_t imm_data;     /* SEND_IMM / WRITE_IMM, host byte order */
-	uint64_t remote_addr;  /* WRITE*, READ, CAS, FADD */
+	unsigned flags;       /* enum rcc_send_flags */
+	uint32_t imm_data;    /* SEND_IMM / WRITE_IMM, host byte order */
+	uint64_t remote_addr; /* WRITE*, READ, CAS, FADD */
 	uint32_t rkey;
-	uint64_t compare_add;  /* CAS: compare value; FADD: value to add */
-	uint64_t swap;         /* CAS: new value */
+	uint64_t compare_add; /* CAS: compare value; FADD: value to add */
+	uint64_t swap;        /* CAS: new value */
 };
 
 struct rcc_recv_wr {
@@ -478,16 +477,16 @@ int rcc_post_fadd(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remo
 struct rcc_gid_info {
 	int index;
 	uint8_t gid[16];
-	char type[16];    /* "IB", "RoCE v1", "RoCE v2" */
-	char netdev[32];  /* Ethernet device behind a RoCE GID, or "" */
+	char type[16];   /* "IB", "RoCE v1", "RoCE v2" */
+	char netdev[32]; /* Ethernet device behind a RoCE GID, or "" */
 };
 
 struct rcc_port_info {
 	int port;
-	char state[16];       /* "ACTIVE", "DOWN", ... */
-	char link_layer[16];  /* "InfiniBand", "Ethernet" */
-	int active_mtu;       /* bytes */
-	int max_mtu;          /* bytes */
+	char state[16];      /* "ACTIVE", "DOWN", ... */
+	char link_layer[16]; /* "InfiniBand", "Ethernet" */
+	int active_mtu;      /* bytes */
+	int max_mtu;         /* bytes */
 	uint16_t lid;
 	int num_gids;
 	struct rcc_gid_info *gids;
@@ -495,8 +494,8 @@ struct rcc_port_info {
 
 struct rcc_device_info {
 	char name[64];
-	char node_type[16];   /* "CA", "RNIC", ... */
-	uint64_t node_guid;   /* host byte order */
+	char node_type[16]; /* "CA", "RNIC", ... */
+	uint64_t node_guid; /* host byte order */
 	char fw_ver[64];
 	int max_qp;
 	int max_qp_wr;

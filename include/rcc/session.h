@@ -57,15 +57,15 @@ struct rcc_server_ops {
 };
 
 struct rcc_server_attr {
-	const char *addr;                /* listen address, e.g. ":7471" */
+	const char *addr; /* listen address, e.g. ":7471" */
 	enum rcc_thread_mode thread_mode;
-	int num_threads;                 /* RCC_THREAD_SHARED_CQ only; 0: 1 */
-	enum rcc_cq_mode cq_mode;        /* POLL: agents spin; WAIT/FD: agents sleep */
-	uint32_t cq_depth;               /* 0: enough for the endpoints it serves */
-	struct rcc_ep_attr ep_attr;      /* template; its CQ fields are ignored */
-	int max_connections;             /* 0: 1024; further requests are rejected */
+	int num_threads;            /* RCC_THREAD_SHARED_CQ only; 0: 1 */
+	enum rcc_cq_mode cq_mode;   /* POLL: agents spin; WAIT/FD: agents sleep */
+	uint32_t cq_depth;          /* 0: enough for the endpoints it serves */
+	struct rcc_ep_attr ep_attr; /* template; its CQ fields are ignored */
+	int max_connections;        /* 0: 1024; further requests are rejected */
 	const struct rcc_server_ops *ops;
-	void *arg;                       /* passed to on_request / on_connect */
+	void *arg; /* passed to on_request / on_connect */
 };
 
 struct rcc_server_stats {
@@ -102,10 +102,10 @@ struct rcc_client_attr {
 	 * own with cq_mode and cq_depth. */
 	struct rcc_cq *cq;
 	enum rcc_cq_mode cq_mode;
-	uint32_t cq_depth;            /* 0: sq_depth + rq_depth */
-	struct rcc_ep_attr ep_attr;   /* its CQ fields are filled in */
-	int connect_timeout_ms;       /* per attempt; 0: 5000 */
-	int retry_for_ms;             /* retry refused/unreachable attempts this long; 0: once */
+	uint32_t cq_depth;          /* 0: sq_depth + rq_depth */
+	struct rcc_ep_attr ep_attr; /* its CQ fields are filled in */
+	int connect_timeout_ms;     /* per attempt; 0: 5000 */
+	int retry_for_ms;           /* retry refused/unreachable attempts this long; 0: once */
 };
 
 int rcc_client_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_client_attr *attr,

@@ -15,8 +15,7 @@ int rcci_addr_split(const char *str, char *host, size_t hostlen, char *port, siz
 
 /* Resolve to one socket address; passive selects the listen form (an empty
  * host means every IPv4 address). -ENOENT: unknown host; -EINVAL: malformed. */
-int rcci_addr_resolve(const char *str, bool passive, struct sockaddr_storage *ss,
-		     socklen_t *len);
+int rcci_addr_resolve(const char *str, bool passive, struct sockaddr_storage *ss, socklen_t *len);
 
 /* "a.b.c.d:port" or "[v6]:port". */
 void rcci_addr_format(const struct sockaddr *sa, char *buf, size_t n);

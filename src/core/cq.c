@@ -73,7 +73,4 @@ int rcc_cq_fd(struct rcc_cq *cq)
 	return cq->ctx->ops->cq_fd(cq);
 }
 
-enum rcc_cq_mode rcc_cq_get_mode(const struct rcc_cq *cq)
-{
-	return cq ? cq->mode : RCC_CQ_POLL;
-}
+enum rcc_cq_mode rcc_cq_get_mode(const struct rcc_cq *cq) { return cq ? cq->mode : RCC_CQ_POLL; }

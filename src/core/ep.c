@@ -134,10 +134,7 @@ int rcc_listener_close(struct rcc_listener *lst)
 	return 0;
 }
 
-int rcc_listener_port(const struct rcc_listener *lst)
-{
-	return lst ? lst->port : -EINVAL;
-}
+int rcc_listener_port(const struct rcc_listener *lst) { return lst ? lst->port : -EINVAL; }
 
 int rcc_listener_fd(const struct rcc_listener *lst)
 {
@@ -171,10 +168,7 @@ const void *rcc_conn_req_private_data(const struct rcc_conn_req *req, size_t *le
 	return req && req->pdata_len ? req->pdata : NULL;
 }
 
-const char *rcc_conn_req_peer(const struct rcc_conn_req *req)
-{
-	return req ? req->peer : "";
-}
+const char *rcc_conn_req_peer(const struct rcc_conn_req *req) { return req ? req->peer : ""; }
 
 struct rcc_ctx *rcc_conn_req_ctx(const struct rcc_conn_req *req)
 {
@@ -324,8 +318,8 @@ int rcc_ep_close(struct rcc_ep *ep)
 
 enum rcc_ep_state rcc_ep_state(const struct rcc_ep *ep)
 {
-	return ep ? (enum rcc_ep_state)atomic_load_explicit(&ep->state, memory_order_acquire)
-		  : RCC_EP_DISCONNECTED;
+	return ep ? (enum rcc_ep_state)atomic_load_explicit(&ep->state, memory_order_acquire) :
+		    RCC_EP_DISCONNECTED;
 }
 
 void *rcc_ep_context(const struct rcc_ep *ep)

@@ -22,10 +22,10 @@ static inline bool rcc_log_enabled(enum rcc_log_level level)
 	return (int)level <= t;
 }
 
-#define RCC_LOG_AT(level, ...)                                                                     \
-	do {                                                                                       \
-		if (rcc_log_enabled(level))                                                        \
-			rcci_log_emit(level, __VA_ARGS__);                                          \
+#define RCC_LOG_AT(level, ...)                             \
+	do {                                               \
+		if (rcc_log_enabled(level))                \
+			rcci_log_emit(level, __VA_ARGS__); \
 	} while (0)
 
 #define log_error(...) RCC_LOG_AT(RCC_LOG_ERROR, __VA_ARGS__)

@@ -7,12 +7,11 @@
 #include "transport/transport.h"
 #include "wire_le.h"
 
-#define ACCESS_ALL                                                                                 \
-	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ |               \
+#define ACCESS_ALL                                                                   \
+	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ | \
 	 RCC_ACCESS_REMOTE_ATOMIC)
 
-int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access,
-	       struct rcc_mr **out)
+int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access, struct rcc_mr **out)
 {
 	struct rcc_mr *mr;
 	int rc;

@@ -7,8 +7,7 @@
 #include "log.h"
 #include "transport/transport.h"
 
-#define SEND_FLAGS_ALL                                                                             \
-	(RCC_SEND_SIGNALED | RCC_SEND_INLINE | RCC_SEND_FENCE | RCC_SEND_SOLICITED)
+#define SEND_FLAGS_ALL (RCC_SEND_SIGNALED | RCC_SEND_INLINE | RCC_SEND_FENCE | RCC_SEND_SOLICITED)
 
 static int sge_total(const struct rcc_sge *sg, int n, uint64_t *total)
 {
@@ -55,9 +54,8 @@ static int check_send_wr(const struct rcc_ep *ep, const struct rcc_send_wr *wr)
 
 static inline int check_connected(const struct rcc_ep *ep)
 {
-	if (__builtin_expect(atomic_load_explicit(&ep->state, memory_order_acquire) !=
-				     RCC_EP_CONNECTED,
-			     0))
+	if (__builtin_expect(
+		    atomic_load_explicit(&ep->state, memory_order_acquire) != RCC_EP_CONNECTED, 0))
 		return -ENOTCONN;
 	return 0;
 }

@@ -52,21 +52,36 @@ const char *rcc_strerror(int status)
 const char *rcc_wc_status_str(enum rcc_wc_status status)
 {
 	switch (status) {
-	case RCC_WC_SUCCESS: return "success";
-	case RCC_WC_LOC_LEN_ERR: return "local length error";
-	case RCC_WC_LOC_QP_OP_ERR: return "local QP operation error";
-	case RCC_WC_LOC_PROT_ERR: return "local protection error";
-	case RCC_WC_WR_FLUSH_ERR: return "work request flushed";
-	case RCC_WC_BAD_RESP_ERR: return "bad response";
-	case RCC_WC_LOC_ACCESS_ERR: return "local access error";
-	case RCC_WC_REM_INV_REQ_ERR: return "remote invalid request";
-	case RCC_WC_REM_ACCESS_ERR: return "remote access error";
-	case RCC_WC_REM_OP_ERR: return "remote operation error";
-	case RCC_WC_RETRY_EXC_ERR: return "transport retry counter exceeded";
-	case RCC_WC_RNR_RETRY_EXC_ERR: return "RNR retry counter exceeded";
-	case RCC_WC_REM_ABORT_ERR: return "remote aborted";
-	case RCC_WC_FATAL_ERR: return "fatal error";
-	case RCC_WC_GENERAL_ERR: return "general error";
+	case RCC_WC_SUCCESS:
+		return "success";
+	case RCC_WC_LOC_LEN_ERR:
+		return "local length error";
+	case RCC_WC_LOC_QP_OP_ERR:
+		return "local QP operation error";
+	case RCC_WC_LOC_PROT_ERR:
+		return "local protection error";
+	case RCC_WC_WR_FLUSH_ERR:
+		return "work request flushed";
+	case RCC_WC_BAD_RESP_ERR:
+		return "bad response";
+	case RCC_WC_LOC_ACCESS_ERR:
+		return "local access error";
+	case RCC_WC_REM_INV_REQ_ERR:
+		return "remote invalid request";
+	case RCC_WC_REM_ACCESS_ERR:
+		return "remote access error";
+	case RCC_WC_REM_OP_ERR:
+		return "remote operation error";
+	case RCC_WC_RETRY_EXC_ERR:
+		return "transport retry counter exceeded";
+	case RCC_WC_RNR_RETRY_EXC_ERR:
+		return "RNR retry counter exceeded";
+	case RCC_WC_REM_ABORT_ERR:
+		return "remote aborted";
+	case RCC_WC_FATAL_ERR:
+		return "fatal error";
+	case RCC_WC_GENERAL_ERR:
+		return "general error";
 	}
 	return "unknown status";
 }
@@ -74,13 +89,20 @@ const char *rcc_wc_status_str(enum rcc_wc_status status)
 const char *rcc_wc_opcode_str(enum rcc_wc_opcode opcode)
 {
 	switch (opcode) {
-	case RCC_WC_SEND: return "SEND";
-	case RCC_WC_WRITE: return "WRITE";
-	case RCC_WC_READ: return "READ";
-	case RCC_WC_CAS: return "CAS";
-	case RCC_WC_FADD: return "FADD";
-	case RCC_WC_RECV: return "RECV";
-	case RCC_WC_RECV_WRITE_IMM: return "RECV_WRITE_IMM";
+	case RCC_WC_SEND:
+		return "SEND";
+	case RCC_WC_WRITE:
+		return "WRITE";
+	case RCC_WC_READ:
+		return "READ";
+	case RCC_WC_CAS:
+		return "CAS";
+	case RCC_WC_FADD:
+		return "FADD";
+	case RCC_WC_RECV:
+		return "RECV";
+	case RCC_WC_RECV_WRITE_IMM:
+		return "RECV_WRITE_IMM";
 	}
 	return "UNKNOWN";
 }
@@ -88,9 +110,12 @@ const char *rcc_wc_opcode_str(enum rcc_wc_opcode opcode)
 const char *rcc_ep_state_str(enum rcc_ep_state s)
 {
 	switch (s) {
-	case RCC_EP_CONNECTED: return "connected";
-	case RCC_EP_ERROR: return "error";
-	case RCC_EP_DISCONNECTED: return "disconnected";
+	case RCC_EP_CONNECTED:
+		return "connected";
+	case RCC_EP_ERROR:
+		return "error";
+	case RCC_EP_DISCONNECTED:
+		return "disconnected";
 	}
 	return "unknown";
 }
@@ -98,9 +123,12 @@ const char *rcc_ep_state_str(enum rcc_ep_state s)
 const char *rcc_transport_name(enum rcc_transport t)
 {
 	switch (t) {
-	case RCC_TRANSPORT_AUTO: return "auto";
-	case RCC_TRANSPORT_VERBS: return "verbs";
-	case RCC_TRANSPORT_TCP: return "tcp";
+	case RCC_TRANSPORT_AUTO:
+		return "auto";
+	case RCC_TRANSPORT_VERBS:
+		return "verbs";
+	case RCC_TRANSPORT_TCP:
+		return "tcp";
 	}
 	return "unknown";
 }

@@ -83,15 +83,9 @@ err_cli:
 	return rc;
 }
 
-struct rcc_ep *rcc_client_ep(const struct rcc_client *cli)
-{
-	return cli ? cli->ep : NULL;
-}
+struct rcc_ep *rcc_client_ep(const struct rcc_client *cli) { return cli ? cli->ep : NULL; }
 
-struct rcc_cq *rcc_client_cq(const struct rcc_client *cli)
-{
-	return cli ? cli->cq : NULL;
-}
+struct rcc_cq *rcc_client_cq(const struct rcc_client *cli) { return cli ? cli->cq : NULL; }
 
 int rcc_client_close(struct rcc_client *cli)
 {

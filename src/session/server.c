@@ -31,8 +31,8 @@ struct conn {
 	struct rcc_ep *ep;
 	void *user;
 	struct agent *ag;
-	atomic_bool want_close;   /* rcc_server_disconnect() asked */
-	struct conn *next;        /* the agent's list (agent thread only) */
+	atomic_bool want_close;           /* rcc_server_disconnect() asked */
+	struct conn *next;                /* the agent's list (agent thread only) */
 	struct conn *all_prev, *all_next; /* srv->all (srv->lock) */
 };
 
@@ -59,9 +59,9 @@ struct agent {
 	atomic_bool has_incoming;
 	atomic_bool stop;
 	atomic_bool done;
-	atomic_int load;       /* connections assigned, for placement */
-	struct conn *conns;    /* agent thread only */
-	struct agent *next;    /* srv->agents (srv->lock) */
+	atomic_int load;    /* connections assigned, for placement */
+	struct conn *conns; /* agent thread only */
+	struct agent *next; /* srv->agents (srv->lock) */
 };
 
 struct rcc_server {
@@ -73,7 +73,7 @@ struct rcc_server {
 	int stopfd;
 	pthread_mutex_t lock;
 	struct agent *agents;
-	struct conn *all;        /* every live connection, for rcc_server_disconnect() */
+	struct conn *all; /* every live connection, for rcc_server_disconnect() */
 	struct agent **shared;
 	int nshared;
 	atomic_uint_fast64_t accepted, rejected, active;
@@ -129,7 +129,7 @@ static void end_conn(struct agent *ag, struct conn *c)
 {
 	struct rcc_server *srv = ag->srv;
 
-	all_unlink(srv, c); /* from now on nobody else can reach it */
+	all_unlink(srv, c);       /* from now on nobody else can reach it */
 	rcc_ep_disconnect(c->ep); /* every outstanding request is now on the CQ */
 	drain_cq(ag);
 	if (srv->ops.on_disconnect)

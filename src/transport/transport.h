@@ -21,9 +21,9 @@ struct rcc_ctx {
 	const struct rcc_transport_ops *ops;
 	enum rcc_transport transport;
 	enum rcc_bringup bringup;
-	char device[64];   /* "" when not given */
-	int port;          /* 0: automatic */
-	int gid_index;     /* as in rcc_ctx_attr */
+	char device[64];     /* "" when not given */
+	int port;            /* 0: automatic */
+	int gid_index;       /* as in rcc_ctx_attr */
 	atomic_int children; /* open MRs, CQs, endpoints, listeners */
 };
 
@@ -51,12 +51,12 @@ struct rcc_ep {
 	 * retry counts are real counts (0 = none); initial_recv is valid only
 	 * during accept/connect, which must post it before the peer may send. */
 	struct rcc_ep_attr attr;
-	uint32_t max_inline;   /* the transport sets the real value */
-	_Atomic int state;     /* enum rcc_ep_state, written by the transport */
+	uint32_t max_inline; /* the transport sets the real value */
+	_Atomic int state;   /* enum rcc_ep_state, written by the transport */
 	void *_Atomic context;
 	uint8_t peer_pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
 	uint32_t peer_pdata_len;
-	char peer[64];         /* "ip:port" of the other side */
+	char peer[64]; /* "ip:port" of the other side */
 	/* Private data this side sends (copied from the caller's attr). */
 	uint8_t own_pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
 	uint32_t own_pdata_len;

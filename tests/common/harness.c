@@ -68,10 +68,7 @@ enum rcc_transport test_transport(void)
 	return t;
 }
 
-bool test_on_verbs(void)
-{
-	return test_transport() == RCC_TRANSPORT_VERBS;
-}
+bool test_on_verbs(void) { return test_transport() == RCC_TRANSPORT_VERBS; }
 
 bool test_quick(void)
 {

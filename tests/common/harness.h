@@ -30,51 +30,54 @@ struct test_case {
 extern int test_failed; /* the current case has failed */
 
 int test_main(int argc, char **argv, const struct test_case *cases, size_t n);
-#define TEST_MAIN(...)                                                                             \
-	int main(int argc, char **argv)                                                            \
-	{                                                                                          \
-		static const struct test_case cases_[] = { __VA_ARGS__ };                          \
-		return test_main(argc, argv, cases_, sizeof(cases_) / sizeof(cases_[0]));         \
+#define TEST_MAIN(...)                                                                    \
+	int main(int argc, char **argv)                                                   \
+	{                                                                                 \
+		static const struct test_case cases_[] = { __VA_ARGS__ };                 \
+		return test_main(argc, argv, cases_, sizeof(cases_) / sizeof(cases_[0])); \
 	}
-#define TEST(fn) { #fn, fn }
+#define TEST(fn)        \
+	{               \
+#fn, fn \
+	}
 
 void test_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			test_fail(__FILE__, __LINE__, "check failed: %s", #cond);                  \
-			return;                                                                    \
-		}                                                                                  \
+#define CHECK(cond)                                                               \
+	do {                                                                      \
+		if (!(cond)) {                                                    \
+			test_fail(__FILE__, __LINE__, "check failed: %s", #cond); \
+			return;                                                   \
+		}                                                                 \
 	} while (0)
 
-#define CHECK_MSG(cond, ...)                                                                       \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			test_fail(__FILE__, __LINE__, __VA_ARGS__);                                \
-			return;                                                                    \
-		}                                                                                  \
+#define CHECK_MSG(cond, ...)                                        \
+	do {                                                        \
+		if (!(cond)) {                                      \
+			test_fail(__FILE__, __LINE__, __VA_ARGS__); \
+			return;                                     \
+		}                                                   \
 	} while (0)
 
-#define CHECK_EQ(a, b)                                                                             \
-	do {                                                                                       \
-		long long a_ = (long long)(a), b_ = (long long)(b);                                \
-		if (a_ != b_) {                                                                    \
-			test_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, a_, b_);   \
-			return;                                                                    \
-		}                                                                                  \
+#define CHECK_EQ(a, b)                                                                           \
+	do {                                                                                     \
+		long long a_ = (long long)(a), b_ = (long long)(b);                              \
+		if (a_ != b_) {                                                                  \
+			test_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, a_, b_); \
+			return;                                                                  \
+		}                                                                                \
 	} while (0)
 
 /* An rcc call that must succeed (returns >= 0). */
-#define CHECK_OK(expr)                                                                             \
-	do {                                                                                       \
-		int rc_ = (expr);                                                                  \
-		if (rc_ < 0) {                                                                     \
-			test_fail(__FILE__, __LINE__, "%s: %s (%d)", #expr, rcc_strerror(rc_),     \
-				  rc_);                                                            \
-			return;                                                                    \
-		}                                                                                  \
+#define CHECK_OK(expr)                                                                         \
+	do {                                                                                   \
+		int rc_ = (expr);                                                              \
+		if (rc_ < 0) {                                                                 \
+			test_fail(__FILE__, __LINE__, "%s: %s (%d)", #expr, rcc_strerror(rc_), \
+				  rc_);                                                        \
+			return;                                                                \
+		}                                                                              \
 	} while (0)
 
 #define CHECK_WC(wc, want_status)                                                                  \

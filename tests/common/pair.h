@@ -6,15 +6,15 @@
 
 struct pair {
 	struct rcc_ctx *ctx;
-	struct rcc_cq *cq_a, *cq_b;   /* a: the client side, b: the server side */
+	struct rcc_cq *cq_a, *cq_b; /* a: the client side, b: the server side */
 	struct rcc_ep *a, *b;
 	struct rcc_listener *lst;
 };
 
 struct pair_opts {
-	enum rcc_cq_mode mode;          /* both CQs */
+	enum rcc_cq_mode mode; /* both CQs */
 	uint32_t cq_depth;
-	struct rcc_ep_attr attr_a;      /* CQ fields are filled in */
+	struct rcc_ep_attr attr_a; /* CQ fields are filled in */
 	struct rcc_ep_attr attr_b;
 };
 

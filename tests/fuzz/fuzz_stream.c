@@ -34,7 +34,8 @@ static bool setup(void)
 	    rcc_listen(ctx, "127.0.0.1:0", 64, &lst) ||
 	    rcc_mr_reg(ctx, region, sizeof(region),
 		       RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ |
-			       RCC_ACCESS_REMOTE_ATOMIC, &mr))
+			       RCC_ACCESS_REMOTE_ATOMIC,
+		       &mr))
 		return false;
 	port = rcc_listener_port(lst);
 	return true;
@@ -51,7 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	uint8_t hs[WIRE_HS_HDR_LEN];
-	struct wire_hs hello = { .version = WIRE_VERSION, .kind = WIRE_HS_HELLO,
+	struct wire_hs hello = { .version = WIRE_VERSION,
+				 .kind = WIRE_HS_HELLO,
 				 .max_rd_atomic = 4 };
 	struct rcc_conn_req *req;
 	struct rcc_ep *ep;
@@ -71,8 +73,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rcc_sge sge = rcc_mr_sge(mr, region, 256);
 	struct rcc_recv_wr rw[2] = { { .wr_id = 1, .sg_list = &sge, .num_sge = 1 },
 				     { .wr_id = 2, .sg_list = &sge, .num_sge = 1 } };
-	struct rcc_ep_attr attr = { .send_cq = cq, .rnr_retry = RCC_NO_RETRY,
-				    .initial_recv = rw, .num_initial_recv = 2 };
+	struct rcc_ep_attr attr = {
+		.send_cq = cq, .rnr_retry = RCC_NO_RETRY, .initial_recv = rw, .num_initial_recv = 2
+	};
 	if (rcc_accept_req(req, &attr, &ep))
 		goto out_fd;
 	if (recv(fd, hs, sizeof(hs), MSG_WAITALL) != sizeof(hs))

@@ -4,8 +4,9 @@
 
 #include "pair.h"
 
-#define ATOMIC_ACCESS (RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_ATOMIC | \
-		       RCC_ACCESS_REMOTE_READ | RCC_ACCESS_REMOTE_WRITE)
+#define ATOMIC_ACCESS                                                                 \
+	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_ATOMIC | RCC_ACCESS_REMOTE_READ | \
+	 RCC_ACCESS_REMOTE_WRITE)
 
 /* Two clients connected to one target context. */
 struct duo {
@@ -224,9 +225,13 @@ static void *lock_worker(void *arg)
 	for (int r = 0; r < ROUNDS && !j->rc; r++) {
 		/* acquire: CAS 0 -> me until it was 0 */
 		for (;;) {
-			struct rcc_send_wr cas = { .sg_list = &so, .num_sge = 1, .opcode = RCC_WR_CAS,
-						   .remote_addr = lock, .rkey = rkey,
-						   .compare_add = 0, .swap = me };
+			struct rcc_send_wr cas = { .sg_list = &so,
+						   .num_sge = 1,
+						   .opcode = RCC_WR_CAS,
+						   .remote_addr = lock,
+						   .rkey = rkey,
+						   .compare_add = 0,
+						   .swap = me };
 			if ((j->rc = one(ep, cq, &cas))) {
 				j->why = "CAS acquire";
 				break;
@@ -248,10 +253,16 @@ static void *lock_worker(void *arg)
 		if (j->rc)
 			break;
 		/* critical section: read, increment, write back (not atomic by itself) */
-		struct rcc_send_wr rd = { .sg_list = &sv, .num_sge = 1, .opcode = RCC_WR_READ,
-					  .remote_addr = counter, .rkey = rkey };
-		struct rcc_send_wr wr = { .sg_list = &sv, .num_sge = 1, .opcode = RCC_WR_WRITE,
-					  .remote_addr = counter, .rkey = rkey };
+		struct rcc_send_wr rd = { .sg_list = &sv,
+					  .num_sge = 1,
+					  .opcode = RCC_WR_READ,
+					  .remote_addr = counter,
+					  .rkey = rkey };
+		struct rcc_send_wr wr = { .sg_list = &sv,
+					  .num_sge = 1,
+					  .opcode = RCC_WR_WRITE,
+					  .remote_addr = counter,
+					  .rkey = rkey };
 		if ((j->rc = one(ep, cq, &rd))) {
 			j->why = "READ";
 			break;
@@ -262,8 +273,12 @@ static void *lock_worker(void *arg)
 			break;
 		}
 		/* release: CAS me -> 0 must find me */
-		struct rcc_send_wr rel = { .sg_list = &so, .num_sge = 1, .opcode = RCC_WR_CAS,
-					   .remote_addr = lock, .rkey = rkey, .compare_add = me,
+		struct rcc_send_wr rel = { .sg_list = &so,
+					   .num_sge = 1,
+					   .opcode = RCC_WR_CAS,
+					   .remote_addr = lock,
+					   .rkey = rkey,
+					   .compare_add = me,
 					   .swap = 0 };
 		if ((j->rc = one(ep, cq, &rel))) {
 			j->why = "CAS release";

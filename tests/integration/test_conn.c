@@ -41,7 +41,8 @@ static void *serve_one(void *arg)
 		j->rc = rcc_reject_req(req, j->reply, j->reply_len);
 	} else {
 		/* no RNR retries: a send that found no receive would fail at once */
-		struct rcc_ep_attr a = { .send_cq = j->cq, .private_data = j->reply,
+		struct rcc_ep_attr a = { .send_cq = j->cq,
+					 .private_data = j->reply,
 					 .private_data_len = (uint32_t)j->reply_len,
 					 .rnr_retry = RCC_NO_RETRY };
 		j->rc = rcc_accept_req(req, &a, &j->ep);
@@ -93,9 +94,12 @@ static void private_data_both_ways(void)
 	CHECK_OK(env_open(&e));
 	fill_pattern(req, sizeof(req), 1);
 	fill_pattern(rep, sizeof(rep), 2);
-	struct server_job j = { .ctx = e.ctx, .lst = e.lst, .cq = e.cq, .reply = rep, .reply_len = sizeof(rep) };
+	struct server_job j = {
+		.ctx = e.ctx, .lst = e.lst, .cq = e.cq, .reply = rep, .reply_len = sizeof(rep)
+	};
 	CHECK(pthread_create(&th, NULL, serve_one, &j) == 0);
-	struct rcc_ep_attr a = { .send_cq = e.cq, .private_data = req,
+	struct rcc_ep_attr a = { .send_cq = e.cq,
+				 .private_data = req,
 				 .private_data_len = sizeof(req) };
 	int rc = rcc_connect(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep);
 	pthread_join(th, NULL);
@@ -125,7 +129,9 @@ static void private_data_none_and_short(void)
 	struct rcc_ep *ep;
 
 	CHECK_OK(env_open(&e));
-	struct server_job j = { .ctx = e.ctx, .lst = e.lst, .cq = e.cq, .reply = "ok", .reply_len = 2 };
+	struct server_job j = {
+		.ctx = e.ctx, .lst = e.lst, .cq = e.cq, .reply = "ok", .reply_len = 2
+	};
 	CHECK(pthread_create(&th, NULL, serve_one, &j) == 0);
 	struct rcc_ep_attr a = { .send_cq = e.cq };
 	int rc = rcc_connect(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep);
@@ -149,7 +155,11 @@ static void reject_with_private_data(void)
 	struct rcc_ep *ep = NULL;
 
 	CHECK_OK(env_open(&e));
-	struct server_job j = { .ctx = e.ctx, .lst = e.lst, .cq = e.cq, .reject = true, .reply = "go away",
+	struct server_job j = { .ctx = e.ctx,
+				.lst = e.lst,
+				.cq = e.cq,
+				.reject = true,
+				.reply = "go away",
 				.reply_len = 7 };
 	CHECK(pthread_create(&th, NULL, serve_one, &j) == 0);
 	struct rcc_ep_attr a = { .send_cq = e.cq, .private_data = "hi", .private_data_len = 2 };
@@ -168,7 +178,11 @@ static void reject_with_private_data(void)
 	uint8_t big[RCC_REJECT_PRIVATE_DATA_MAX];
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (uint8_t)(0xa5 ^ i);
-	struct server_job jb = { .ctx = e.ctx, .lst = e.lst, .cq = e.cq, .reject = true, .reply = big,
+	struct server_job jb = { .ctx = e.ctx,
+				 .lst = e.lst,
+				 .cq = e.cq,
+				 .reject = true,
+				 .reply = big,
 				 .reply_len = sizeof(big) };
 	CHECK(pthread_create(&th, NULL, serve_one, &jb) == 0);
 	rc = rcc_connect_ex(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep, why, &why_len);

@@ -109,7 +109,9 @@ static void wait_wakes_up(void)
  * and times out when none has. */
 static void epoll_over_8_cqs(void)
 {
-	enum { N = 8 };
+	enum {
+		N = 8
+	};
 	struct pair p[N];
 	struct pair_opts o = { .mode = RCC_CQ_FD };
 	struct tbuf buf[N];
@@ -195,7 +197,10 @@ static void *connect_n(void *arg)
 /* 64 endpoints on one shared CQ: every completion names its endpoint. */
 static void shared_cq_64_endpoints(void)
 {
-	enum { N = 64, SZ = 256 };
+	enum {
+		N = 64,
+		SZ = 256
+	};
 	struct rcc_ctx *ctx;
 	struct rcc_cq *shared, *ccq;
 	struct rcc_listener *lst;
@@ -217,12 +222,16 @@ static void shared_cq_64_endpoints(void)
 	struct rcc_recv_wr rw[N];
 	for (int i = 0; i < N; i++) {
 		rs[i] = tbuf_sge(&r, (size_t)i * SZ, SZ);
-		rw[i] = (struct rcc_recv_wr){ .wr_id = 1000 + (uint64_t)i, .sg_list = &rs[i],
+		rw[i] = (struct rcc_recv_wr){ .wr_id = 1000 + (uint64_t)i,
+					      .sg_list = &rs[i],
 					      .num_sge = 1 };
 	}
 	/* connects happen on their own thread while this one accepts */
 	struct connector c = {
-		.ctx = ctx, .addr = addr, .eps = cli, .n = N,
+		.ctx = ctx,
+		.addr = addr,
+		.eps = cli,
+		.n = N,
 		.attr = { .send_cq = ccq, .sq_depth = 4, .rq_depth = 4 },
 	};
 	pthread_t th;
@@ -241,8 +250,11 @@ static void shared_cq_64_endpoints(void)
 			rcc_reject_req(req, NULL, 0);
 			break;
 		}
-		struct rcc_ep_attr sa = { .send_cq = shared, .sq_depth = 4, .rq_depth = 4,
-					  .initial_recv = &rw[idx], .num_initial_recv = 1 };
+		struct rcc_ep_attr sa = { .send_cq = shared,
+					  .sq_depth = 4,
+					  .rq_depth = 4,
+					  .initial_recv = &rw[idx],
+					  .num_initial_recv = 1 };
 		if (rcc_accept_req(req, &sa, &srv[idx]))
 			break;
 		accepted++;
@@ -285,7 +297,12 @@ static void shared_cq_64_endpoints(void)
  * owed acks need a poll, not input, to move). */
 static void shared_cq_streams(void)
 {
-	enum { N = 3, MSGS = 300, WINDOW = 8, SZ = 512 };
+	enum {
+		N = 3,
+		MSGS = 300,
+		WINDOW = 8,
+		SZ = 512
+	};
 	struct rcc_ctx *ctx;
 	struct rcc_cq *scq, *ccq;
 	struct rcc_listener *lst;
@@ -301,7 +318,10 @@ static void shared_cq_streams(void)
 	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
 	CHECK_OK(tbuf_alloc(&r, ctx, (size_t)N * MSGS * SZ, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&s, ctx, SZ, RCC_ACCESS_LOCAL_WRITE));
-	struct connector c = { .ctx = ctx, .addr = addr, .eps = cli, .n = N,
+	struct connector c = { .ctx = ctx,
+			       .addr = addr,
+			       .eps = cli,
+			       .n = N,
 			       .attr = { .send_cq = ccq, .sq_depth = WINDOW } };
 	pthread_t th;
 	CHECK(pthread_create(&th, NULL, connect_n, &c) == 0);
@@ -334,7 +354,8 @@ static void shared_cq_streams(void)
 	while ((all_done < N * MSGS || received < N * MSGS) && now_ms() < end) {
 		for (int i = 0; i < N; i++)
 			while (sent[i] < MSGS && sent[i] - done[i] < WINDOW) {
-				CHECK_OK(rcc_post_send(cli[i], &ss, 1, (uint64_t)i, RCC_SEND_SIGNALED));
+				CHECK_OK(rcc_post_send(cli[i], &ss, 1, (uint64_t)i,
+						       RCC_SEND_SIGNALED));
 				sent[i]++;
 			}
 		int n = rcc_cq_poll(ccq, wc, 32);

@@ -11,17 +11,17 @@
 
 #include "pair.h"
 
-#define ALL_ACCESS                                                                                 \
-	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ |               \
+#define ALL_ACCESS                                                                   \
+	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ | \
 	 RCC_ACCESS_REMOTE_ATOMIC)
 
 /* One completion with this wr_id and status. */
-#define EXPECT_STATUS(cq, id, st)                                                                  \
-	do {                                                                                       \
-		struct rcc_wc w_;                                                                  \
-		CHECK_OK(wait_one((cq), &w_, TEST_TIMEOUT_MS));                                    \
-		CHECK_EQ(w_.wr_id, (id));                                                          \
-		CHECK_WC(w_, (st));                                                                \
+#define EXPECT_STATUS(cq, id, st)                               \
+	do {                                                    \
+		struct rcc_wc w_;                               \
+		CHECK_OK(wait_one((cq), &w_, TEST_TIMEOUT_MS)); \
+		CHECK_EQ(w_.wr_id, (id));                       \
+		CHECK_WC(w_, (st));                             \
 	} while (0)
 
 /*
@@ -29,8 +29,8 @@
  * later work is flushed and refused, and the target leaves service with its
  * posted receive flushed.
  */
-static void refused_one_sided(enum rcc_wr_opcode op, unsigned access, int64_t offset,
-			      uint32_t len, bool deregister, enum rcc_wc_status want)
+static void refused_one_sided(enum rcc_wr_opcode op, unsigned access, int64_t offset, uint32_t len,
+			      bool deregister, enum rcc_wc_status want)
 {
 	struct pair p;
 	struct tbuf l = { 0 }, t = { 0 }, r = { 0 };
@@ -51,12 +51,22 @@ static void refused_one_sided(enum rcc_wr_opcode op, unsigned access, int64_t of
 	/* one list, so the second request is queued before the first can fail */
 	struct rcc_sge ok = tbuf_sge(&l, 0, 8);
 	struct rcc_send_wr wr[2] = {
-		{ .wr_id = 1, .sg_list = &sg, .num_sge = 1, .opcode = op,
-		  .flags = RCC_SEND_SIGNALED, .remote_addr = rm.addr + (uint64_t)offset,
-		  .rkey = rm.rkey, .compare_add = 1 },
+		{ .wr_id = 1,
+		  .sg_list = &sg,
+		  .num_sge = 1,
+		  .opcode = op,
+		  .flags = RCC_SEND_SIGNALED,
+		  .remote_addr = rm.addr + (uint64_t)offset,
+		  .rkey = rm.rkey,
+		  .compare_add = 1 },
 		/* work behind the failing request is flushed, not executed */
-		{ .wr_id = 2, .sg_list = &ok, .num_sge = 1, .opcode = RCC_WR_WRITE,
-		  .flags = RCC_SEND_SIGNALED, .remote_addr = rm.addr, .rkey = rm.rkey },
+		{ .wr_id = 2,
+		  .sg_list = &ok,
+		  .num_sge = 1,
+		  .opcode = RCC_WR_WRITE,
+		  .flags = RCC_SEND_SIGNALED,
+		  .remote_addr = rm.addr,
+		  .rkey = rm.rkey },
 	};
 	CHECK_OK(rcc_post_send_list(p.a, wr, 2, NULL));
 	EXPECT_STATUS(p.cq_a, 1, want);
@@ -94,10 +104,7 @@ static void write_bad_rkey(size_t len)
 	pair_close(&p);
 }
 
-static void bad_rkey(void)
-{
-	write_bad_rkey(64);
-}
+static void bad_rkey(void) { write_bad_rkey(64); }
 
 static void write_out_of_bounds(void)
 {
@@ -215,9 +222,14 @@ static void rnr_retries_exhausted(void)
  */
 static void rnr_wait_then_deliver_in_order(void)
 {
-	enum { DEPTH = 4, SZ = 128, MAX_QUEUED = 64 };
+	enum {
+		DEPTH = 4,
+		SZ = 128,
+		MAX_QUEUED = 64
+	};
 	struct pair p;
-	struct pair_opts o = { .cq_depth = 256, .attr_a = { .sq_depth = DEPTH },
+	struct pair_opts o = { .cq_depth = 256,
+			       .attr_a = { .sq_depth = DEPTH },
 			       .attr_b = { .rq_depth = MAX_QUEUED } };
 	struct tbuf s = { 0 }, r = { 0 };
 	struct rcc_wc wc[MAX_QUEUED];
@@ -233,8 +245,9 @@ static void rnr_wait_then_deliver_in_order(void)
 	/* The queue holds at least DEPTH (a device may round up); once full, the
 	 * next post is refused. Nothing completes meanwhile: no receive is posted. */
 	int queued = DEPTH, rc = 0;
-	while (queued < MAX_QUEUED && (rc = rcc_post_send(p.a, &(struct rcc_sge){ 0 }, 0,
-							  (uint64_t)queued, RCC_SEND_SIGNALED)) == 0)
+	while (queued < MAX_QUEUED &&
+	       (rc = rcc_post_send(p.a, &(struct rcc_sge){ 0 }, 0, (uint64_t)queued,
+				   RCC_SEND_SIGNALED)) == 0)
 		queued++;
 	CHECK_EQ(rc, -ENOMEM);
 	CHECK_EQ(rcc_cq_wait(p.cq_a, wc, 1, 20), -ETIMEDOUT); /* still waiting, not failed */
@@ -266,10 +279,7 @@ static void rnr_wait_then_deliver_in_order(void)
  * initiator is still sending the rest, which must neither break the
  * connection nor resend from the middle.
  */
-static size_t long_msg(void)
-{
-	return test_quick() ? (size_t)4 << 20 : (size_t)64 << 20;
-}
+static size_t long_msg(void) { return test_quick() ? (size_t)4 << 20 : (size_t)64 << 20; }
 
 static void long_send_rnr_exhausted(void)
 {
@@ -301,9 +311,15 @@ static void long_send_waits_for_receive(void)
 	fill_pattern(s.p, n, 71);
 	struct rcc_sge s0 = tbuf_sge(&s, 0, 64), s1 = tbuf_sge(&s, 0, n);
 	struct rcc_send_wr wr[2] = {
-		{ .wr_id = 1, .sg_list = &s0, .num_sge = 1, .opcode = RCC_WR_SEND,
+		{ .wr_id = 1,
+		  .sg_list = &s0,
+		  .num_sge = 1,
+		  .opcode = RCC_WR_SEND,
 		  .flags = RCC_SEND_SIGNALED },
-		{ .wr_id = 2, .sg_list = &s1, .num_sge = 1, .opcode = RCC_WR_SEND,
+		{ .wr_id = 2,
+		  .sg_list = &s1,
+		  .num_sge = 1,
+		  .opcode = RCC_WR_SEND,
 		  .flags = RCC_SEND_SIGNALED },
 	};
 	CHECK_OK(rcc_post_send_list(p.a, wr, 2, NULL));
@@ -330,10 +346,7 @@ static void long_send_waits_for_receive(void)
 	pair_close(&p);
 }
 
-static void long_write_bad_rkey(void)
-{
-	write_bad_rkey(long_msg());
-}
+static void long_write_bad_rkey(void) { write_bad_rkey(long_msg()); }
 
 /* A send from memory that is not registered: a local protection error. */
 static void bad_lkey(void)
@@ -366,7 +379,9 @@ static void bad_lkey(void)
  * returns, and the peer is flushed within the timeout. */
 static void disconnect_flushes_both_sides(void)
 {
-	enum { N = 8 };
+	enum {
+		N = 8
+	};
 	struct pair p;
 	struct tbuf r = { 0 };
 	struct rcc_wc wc[N];
@@ -565,14 +580,15 @@ static void malformed_posts(void)
 	struct rcc_sge sg[17];
 	for (int i = 0; i < 17; i++)
 		sg[i] = tbuf_sge(&b, 0, 8);
-	CHECK_EQ(rcc_post_send(p.a, sg, 5, 1, 0), -EINVAL);   /* more SGEs than max_send_sge */
+	CHECK_EQ(rcc_post_send(p.a, sg, 5, 1, 0), -EINVAL); /* more SGEs than max_send_sge */
 	CHECK_EQ(rcc_post_recv(p.a, sg, 5, 1), -EINVAL);
 	CHECK_EQ(rcc_post_send(p.a, NULL, 1, 1, 0), -EINVAL);
 	struct rcc_sge seven = tbuf_sge(&b, 0, 7);
 	CHECK_EQ(rcc_post_fadd(p.a, &seven, rm.addr, rm.rkey, 1, 1, 0), -EINVAL);
 	CHECK_EQ(rcc_post_read(p.a, sg, 1, rm.addr, rm.rkey, 1, RCC_SEND_INLINE), -EINVAL);
 	struct rcc_sge eight = tbuf_sge(&b, 0, 8);
-	CHECK_EQ(rcc_post_fadd(p.a, &eight, rm.addr + 4, rm.rkey, 1, 1, 0), -EINVAL); /* misaligned */
+	CHECK_EQ(rcc_post_fadd(p.a, &eight, rm.addr + 4, rm.rkey, 1, 1, 0),
+		 -EINVAL); /* misaligned */
 	CHECK_EQ(rcc_post_cas(p.a, &eight, rm.addr + 1, rm.rkey, 0, 1, 1, 0), -EINVAL);
 	struct rcc_send_wr bad_op = { .opcode = (enum rcc_wr_opcode)99 };
 	CHECK_EQ(rcc_post_send_list(p.a, &bad_op, 1, NULL), -EINVAL);
@@ -580,11 +596,21 @@ static void malformed_posts(void)
 	CHECK_EQ(rcc_post_send_list(p.a, &bad_flag, 1, NULL), -EINVAL);
 	/* a list with a bad request in the middle posts the good prefix */
 	struct rcc_send_wr list[3] = {
-		{ .wr_id = 1, .opcode = RCC_WR_WRITE, .sg_list = sg, .num_sge = 1,
-		  .remote_addr = rm.addr, .rkey = rm.rkey, .flags = RCC_SEND_SIGNALED },
+		{ .wr_id = 1,
+		  .opcode = RCC_WR_WRITE,
+		  .sg_list = sg,
+		  .num_sge = 1,
+		  .remote_addr = rm.addr,
+		  .rkey = rm.rkey,
+		  .flags = RCC_SEND_SIGNALED },
 		{ .wr_id = 2, .opcode = RCC_WR_FADD, .sg_list = &seven, .num_sge = 1 },
-		{ .wr_id = 3, .opcode = RCC_WR_WRITE, .sg_list = sg, .num_sge = 1,
-		  .remote_addr = rm.addr, .rkey = rm.rkey, .flags = RCC_SEND_SIGNALED },
+		{ .wr_id = 3,
+		  .opcode = RCC_WR_WRITE,
+		  .sg_list = sg,
+		  .num_sge = 1,
+		  .remote_addr = rm.addr,
+		  .rkey = rm.rkey,
+		  .flags = RCC_SEND_SIGNALED },
 	};
 	int posted = -1;
 	CHECK_EQ(rcc_post_send_list(p.a, list, 3, &posted), -EINVAL);
@@ -621,7 +647,8 @@ static void bad_arguments(void)
 	struct rcc_ep_attr no_cq = { 0 };
 	CHECK_EQ(rcc_connect(ctx, "127.0.0.1:1", &no_cq, 100, &ep), -EINVAL);
 	uint8_t big[RCC_CONNECT_PRIVATE_DATA_MAX + 1] = { 0 };
-	struct rcc_ep_attr too_much = { .send_cq = cq, .private_data = big,
+	struct rcc_ep_attr too_much = { .send_cq = cq,
+					.private_data = big,
 					.private_data_len = sizeof(big) };
 	CHECK_EQ(rcc_connect(ctx, "127.0.0.1:1", &too_much, 100, &ep), -EINVAL);
 	struct rcc_ep_attr bad_retry = { .send_cq = cq, .rnr_retry = 8 };
@@ -637,14 +664,27 @@ static void bad_arguments(void)
 
 int main(int argc, char **argv)
 {
-	static const struct test_case cases[] = { TEST(bad_rkey), TEST(write_out_of_bounds), TEST(read_out_of_bounds),
-	  TEST(atomic_out_of_bounds), TEST(write_without_permission), TEST(read_without_permission),
-	  TEST(atomic_without_permission), TEST(deregistered_region),
-	  TEST(receive_buffer_too_small), TEST(rnr_no_retry), TEST(rnr_retries_exhausted),
-	  TEST(rnr_wait_then_deliver_in_order), TEST(long_send_rnr_exhausted),
-	  TEST(long_send_waits_for_receive), TEST(long_write_bad_rkey), TEST(bad_lkey), TEST(disconnect_flushes_both_sides),
-	  TEST(close_forgets_completions), TEST(peer_killed_mid_stream), TEST(malformed_posts),
-	  TEST(bad_arguments) };
+	static const struct test_case cases[] = { TEST(bad_rkey),
+						  TEST(write_out_of_bounds),
+						  TEST(read_out_of_bounds),
+						  TEST(atomic_out_of_bounds),
+						  TEST(write_without_permission),
+						  TEST(read_without_permission),
+						  TEST(atomic_without_permission),
+						  TEST(deregistered_region),
+						  TEST(receive_buffer_too_small),
+						  TEST(rnr_no_retry),
+						  TEST(rnr_retries_exhausted),
+						  TEST(rnr_wait_then_deliver_in_order),
+						  TEST(long_send_rnr_exhausted),
+						  TEST(long_send_waits_for_receive),
+						  TEST(long_write_bad_rkey),
+						  TEST(bad_lkey),
+						  TEST(disconnect_flushes_both_sides),
+						  TEST(close_forgets_completions),
+						  TEST(peer_killed_mid_stream),
+						  TEST(malformed_posts),
+						  TEST(bad_arguments) };
 
 	self_path = argv[0];
 	if (argc == 4 && !strcmp(argv[1], "--peer-child"))

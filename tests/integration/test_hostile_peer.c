@@ -30,8 +30,9 @@ static int env_open(struct env *e)
 	if (!rc)
 		rc = rcc_listen(e->ctx, "127.0.0.1:0", 0, &e->lst);
 	if (!rc)
-		rc = tbuf_alloc(&e->buf, e->ctx, 4096, RCC_ACCESS_LOCAL_WRITE |
-				RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ);
+		rc = tbuf_alloc(&e->buf, e->ctx, 4096,
+				RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE |
+					RCC_ACCESS_REMOTE_READ);
 	if (!rc)
 		e->port = rcc_listener_port(e->lst);
 	return rc;
@@ -84,8 +85,9 @@ static void *raw_hello_thread(void *arg)
 	if (!send_all(r->fd, h, sizeof(h)))
 		return NULL;
 	struct pollfd p = { .fd = r->fd, .events = POLLIN };
-	if (poll(&p, 1, TEST_TIMEOUT_MS) == 1 && recv(r->fd, h, sizeof(h), MSG_WAITALL) == sizeof(h) &&
-	    wire_hs_decode(h, &hs) == 0 && hs.kind == WIRE_HS_ACCEPT)
+	if (poll(&p, 1, TEST_TIMEOUT_MS) == 1 &&
+	    recv(r->fd, h, sizeof(h), MSG_WAITALL) == sizeof(h) && wire_hs_decode(h, &hs) == 0 &&
+	    hs.kind == WIRE_HS_ACCEPT)
 		r->accepted = true;
 	return NULL;
 }
@@ -173,8 +175,11 @@ static void frame_out_of_order(void)
 
 	CHECK_OK(env_open(&e));
 	CHECK_OK(accept_raw(&e, &r, &ep));
-	struct wire_hdr h = { .type = WIRE_SEND, .flags = WIRE_F_FIRST | WIRE_F_LAST, .len = 4,
-			      .total = 4, .msn = 5 /* 0 expected */ };
+	struct wire_hdr h = { .type = WIRE_SEND,
+			      .flags = WIRE_F_FIRST | WIRE_F_LAST,
+			      .len = 4,
+			      .total = 4,
+			      .msn = 5 /* 0 expected */ };
 	wire_hdr_encode(&h, f);
 	memcpy(f + WIRE_HDR_LEN, "abcd", 4);
 	CHECK(send_all(r.fd, f, sizeof(f)));
@@ -218,8 +223,9 @@ static void frame_cut_short(void)
 
 	CHECK_OK(env_open(&e));
 	CHECK_OK(accept_raw(&e, &r, &ep));
-	struct wire_hdr h = { .type = WIRE_SEND, .flags = WIRE_F_FIRST | WIRE_F_LAST, .len = 200,
-			      .total = 200 };
+	struct wire_hdr h = {
+		.type = WIRE_SEND, .flags = WIRE_F_FIRST | WIRE_F_LAST, .len = 200, .total = 200
+	};
 	wire_hdr_encode(&h, f);
 	memset(f + WIRE_HDR_LEN, 1, 10);
 	CHECK(send_all(r.fd, f, sizeof(f)));
@@ -241,8 +247,11 @@ static void write_to_unregistered_memory(void)
 
 	CHECK_OK(env_open(&e));
 	CHECK_OK(accept_raw(&e, &r, &ep));
-	struct wire_hdr h = { .type = WIRE_WRITE, .flags = WIRE_F_FIRST | WIRE_F_LAST, .len = 8,
-			      .total = 8, .raddr = (uintptr_t)&secret,
+	struct wire_hdr h = { .type = WIRE_WRITE,
+			      .flags = WIRE_F_FIRST | WIRE_F_LAST,
+			      .len = 8,
+			      .total = 8,
+			      .raddr = (uintptr_t)&secret,
 			      .rkey = rcc_mr_rkey(e.buf.mr) };
 	wire_hdr_encode(&h, f);
 	memset(f + WIRE_HDR_LEN, 0, 8);
@@ -264,9 +273,11 @@ static void write_to_unregistered_memory(void)
 
 int main(int argc, char **argv)
 {
-	static const struct test_case cases[] = { TEST(handshake_garbage), TEST(frame_garbage), TEST(frame_out_of_order),
-	  TEST(unsolicited_response_and_ack), TEST(frame_cut_short),
-	  TEST(write_to_unregistered_memory) };
+	static const struct test_case cases[] = {
+		TEST(handshake_garbage),  TEST(frame_garbage),
+		TEST(frame_out_of_order), TEST(unsolicited_response_and_ack),
+		TEST(frame_cut_short),    TEST(write_to_unregistered_memory)
+	};
 
 	/* It speaks the tcp transport's own wire format. */
 	if (test_transport() != RCC_TRANSPORT_TCP) {

@@ -3,20 +3,20 @@
 
 #include "pair.h"
 
-#define ALL_ACCESS                                                                                 \
-	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ |               \
+#define ALL_ACCESS                                                                   \
+	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ | \
 	 RCC_ACCESS_REMOTE_ATOMIC)
 /* 64 MiB; 4 MiB in quick mode (valgrind) */
 #define BIG (test_quick() ? 4u << 20 : 64u << 20)
 
 /* One completion on cq that must be a success with this wr_id and opcode. */
-#define EXPECT_WC(cq, id, op)                                                                      \
-	do {                                                                                       \
-		struct rcc_wc w_;                                                                  \
-		CHECK_OK(wait_one((cq), &w_, TEST_TIMEOUT_MS));                                    \
-		CHECK_WC(w_, RCC_WC_SUCCESS);                                                      \
-		CHECK_EQ(w_.wr_id, (id));                                                          \
-		CHECK_EQ(w_.opcode, (op));                                                         \
+#define EXPECT_WC(cq, id, op)                                   \
+	do {                                                    \
+		struct rcc_wc w_;                               \
+		CHECK_OK(wait_one((cq), &w_, TEST_TIMEOUT_MS)); \
+		CHECK_WC(w_, RCC_WC_SUCCESS);                   \
+		CHECK_EQ(w_.wr_id, (id));                       \
+		CHECK_EQ(w_.opcode, (op));                      \
 	} while (0)
 
 static void send_recv_basic(void)
@@ -53,7 +53,10 @@ static void send_recv_basic(void)
 /* Receives match sends in posting order (FIFO), both directions at once. */
 static void send_recv_fifo_both_ways(void)
 {
-	enum { N = 32, SZ = 256 };
+	enum {
+		N = 32,
+		SZ = 256
+	};
 	struct pair p;
 	struct tbuf ba = { 0 }, bb = { 0 };
 
@@ -76,8 +79,11 @@ static void send_recv_fifo_both_ways(void)
 	}
 	/* Each CQ sees N send completions and N receive completions, each kind in order. */
 	struct rcc_wc wc[2 * N];
-	struct pair_side { struct rcc_cq *cq; struct tbuf *buf; uint64_t rbase, seed; } sides[2] = {
-		{ p.cq_a, &ba, 100, 2000 }, { p.cq_b, &bb, 200, 1000 } };
+	struct pair_side {
+		struct rcc_cq *cq;
+		struct tbuf *buf;
+		uint64_t rbase, seed;
+	} sides[2] = { { p.cq_a, &ba, 100, 2000 }, { p.cq_b, &bb, 200, 1000 } };
 	for (int s = 0; s < 2; s++) {
 		CHECK_EQ(wait_n(sides[s].cq, wc, 2 * N, TEST_TIMEOUT_MS), 2 * N);
 		uint64_t next_send = 0, next_recv = sides[s].rbase;
@@ -90,7 +96,8 @@ static void send_recv_fifo_both_ways(void)
 		}
 		for (int i = 0; i < N; i++)
 			CHECK_EQ(check_pattern(sides[s].buf->p + (size_t)(N + i) * SZ, SZ,
-					       sides[s].seed + (uint64_t)i), -1);
+					       sides[s].seed + (uint64_t)i),
+				 -1);
 	}
 	tbuf_free(&ba);
 	tbuf_free(&bb);
@@ -101,7 +108,7 @@ static void send_recv_fifo_both_ways(void)
  * with boundaries that do not line up. */
 static void multi_sge(void)
 {
-	static const uint32_t gather[4] = { 1, 1000, 7, 3088 };  /* 4096 */
+	static const uint32_t gather[4] = { 1, 1000, 7, 3088 };   /* 4096 */
 	static const uint32_t scatter[4] = { 2048, 3, 45, 2000 }; /* 4096 */
 	struct pair p;
 	struct tbuf s = { 0 }, r = { 0 }, t = { 0 };
@@ -344,7 +351,10 @@ static void inline_sends(void)
 /* A post list: many requests in one call, mixed opcodes, selective signaling. */
 static void post_list_selective_signaling(void)
 {
-	enum { N = 16, SZ = 512 };
+	enum {
+		N = 16,
+		SZ = 512
+	};
 	struct pair p;
 	struct tbuf s = { 0 }, t = { 0 }, r = { 0 };
 	struct rcc_send_wr wr[N];
@@ -360,7 +370,8 @@ static void post_list_selective_signaling(void)
 	struct rcc_sge rsg[N];
 	for (int i = 0; i < N; i++) {
 		rsg[i] = tbuf_sge(&r, (size_t)i * SZ, SZ);
-		rw[i] = (struct rcc_recv_wr){ .wr_id = 500 + (uint64_t)i, .sg_list = &rsg[i],
+		rw[i] = (struct rcc_recv_wr){ .wr_id = 500 + (uint64_t)i,
+					      .sg_list = &rsg[i],
 					      .num_sge = 1 };
 	}
 	int posted = -1;
@@ -481,10 +492,19 @@ static void fence_orders_after_read(void)
 	fill_pattern(l.p, 4096, 52);
 	struct rcc_sge rd = tbuf_sge(&l, 4096, 4096), wr = tbuf_sge(&l, 0, 4096);
 	struct rcc_send_wr w[2] = {
-		{ .wr_id = 1, .sg_list = &rd, .num_sge = 1, .opcode = RCC_WR_READ,
-		  .remote_addr = rm.addr, .rkey = rm.rkey, .flags = RCC_SEND_SIGNALED },
-		{ .wr_id = 2, .sg_list = &wr, .num_sge = 1, .opcode = RCC_WR_WRITE,
-		  .remote_addr = rm.addr, .rkey = rm.rkey,
+		{ .wr_id = 1,
+		  .sg_list = &rd,
+		  .num_sge = 1,
+		  .opcode = RCC_WR_READ,
+		  .remote_addr = rm.addr,
+		  .rkey = rm.rkey,
+		  .flags = RCC_SEND_SIGNALED },
+		{ .wr_id = 2,
+		  .sg_list = &wr,
+		  .num_sge = 1,
+		  .opcode = RCC_WR_WRITE,
+		  .remote_addr = rm.addr,
+		  .rkey = rm.rkey,
 		  .flags = RCC_SEND_SIGNALED | RCC_SEND_FENCE },
 	};
 	CHECK_OK(rcc_post_send_list(p.a, w, 2, NULL));
@@ -500,7 +520,11 @@ static void fence_orders_after_read(void)
 /* Many requests in flight, identified by wr_id, completing in order. */
 static void many_outstanding(void)
 {
-	enum { N = 2000, DEPTH = 64, SZ = 64 };
+	enum {
+		N = 2000,
+		DEPTH = 64,
+		SZ = 64
+	};
 	struct pair p;
 	struct pair_opts o = { .cq_depth = 4096, .attr_a = { .sq_depth = DEPTH } };
 	struct tbuf s = { 0 }, t = { 0 };
@@ -539,7 +563,7 @@ static void many_outstanding(void)
 	pair_close(&p);
 }
 
-TEST_MAIN(TEST(send_recv_basic), TEST(send_recv_fifo_both_ways), TEST(multi_sge),
-	  TEST(zero_bytes), TEST(big_transfers), TEST(immediates), TEST(inline_sends),
+TEST_MAIN(TEST(send_recv_basic), TEST(send_recv_fifo_both_ways), TEST(multi_sge), TEST(zero_bytes),
+	  TEST(big_transfers), TEST(immediates), TEST(inline_sends),
 	  TEST(post_list_selective_signaling), TEST(signal_all), TEST(write_read_atomics),
 	  TEST(fence_orders_after_read), TEST(many_outstanding))

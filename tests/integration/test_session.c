@@ -16,7 +16,7 @@ struct echo_srv {
 	struct rcc_ctx *ctx;
 	atomic_int connects, disconnects, null_disconnects, requests;
 	struct rcc_ep *_Atomic last_ep; /* the latest connection's server endpoint */
-	int reject_tag; /* reject clients whose private data is this byte */
+	int reject_tag;                 /* reject clients whose private data is this byte */
 };
 
 struct echo_conn {
@@ -54,7 +54,8 @@ static int echo_request(struct rcc_conn_req *req, void *arg, void **conn,
 	}
 	for (int i = 0; i < SLOTS; i++) {
 		c->sge[i] = rcc_mr_sge(c->mr, c->buf[i], MSG);
-		c->rw[i] = (struct rcc_recv_wr){ .wr_id = (uint64_t)i, .sg_list = &c->sge[i],
+		c->rw[i] = (struct rcc_recv_wr){ .wr_id = (uint64_t)i,
+						 .sg_list = &c->sge[i],
 						 .num_sge = 1 };
 	}
 	*conn = c;
@@ -102,8 +103,8 @@ static const struct rcc_server_ops echo_ops = {
 	.on_disconnect = echo_disconnect,
 };
 
-static int start_echo(struct echo_srv *s, enum rcc_thread_mode tm, enum rcc_cq_mode cm,
-		      int threads, int max_conn, struct rcc_server **srv, char *addr, size_t len)
+static int start_echo(struct echo_srv *s, enum rcc_thread_mode tm, enum rcc_cq_mode cm, int threads,
+		      int max_conn, struct rcc_server **srv, char *addr, size_t len)
 {
 	char listen_addr[128];
 	snprintf(listen_addr, sizeof(listen_addr), "%s:0", test_addr());
@@ -145,7 +146,9 @@ static void *client_main(void *arg)
 
 	struct rcc_client_attr ca = {
 		.cq_mode = j->mode,
-		.ep_attr = { .sq_depth = 4, .rq_depth = 4, .private_data = &tag,
+		.ep_attr = { .sq_depth = 4,
+			     .rq_depth = 4,
+			     .private_data = &tag,
 			     .private_data_len = 1 },
 		.connect_timeout_ms = TEST_TIMEOUT_MS,
 		.retry_for_ms = TEST_TIMEOUT_MS,
@@ -193,12 +196,14 @@ static void *client_main(void *arg)
 
 static void many_clients(enum rcc_thread_mode tm, enum rcc_cq_mode cm, int threads)
 {
-	enum { MAX_CLIENTS = 8 };
+	enum {
+		MAX_CLIENTS = 8
+	};
 	/* busy-polling agents, one per client, would only fight over two cores;
 	 * under valgrind (quick mode) every thread shares one */
-	const int CLIENTS = (tm == RCC_THREAD_PER_EP && cm == RCC_CQ_POLL) || test_quick()
-				    ? 2
-				    : MAX_CLIENTS;
+	const int CLIENTS = (tm == RCC_THREAD_PER_EP && cm == RCC_CQ_POLL) || test_quick() ?
+				    2 :
+				    MAX_CLIENTS;
 	const int ROUNDS = test_quick() ? 20 : 100;
 	struct echo_srv s = { .reject_tag = -1 };
 	struct rcc_server *srv;
@@ -209,8 +214,9 @@ static void many_clients(enum rcc_thread_mode tm, enum rcc_cq_mode cm, int threa
 	CHECK_OK(test_ctx_open(&s.ctx));
 	CHECK_OK(start_echo(&s, tm, cm, threads, 0, &srv, addr, sizeof(addr)));
 	for (int i = 0; i < CLIENTS; i++) {
-		j[i] = (struct client_job){ .ctx = s.ctx, .addr = addr, .id = i, .rounds = ROUNDS,
-					    .mode = RCC_CQ_WAIT };
+		j[i] = (struct client_job){
+			.ctx = s.ctx, .addr = addr, .id = i, .rounds = ROUNDS, .mode = RCC_CQ_WAIT
+		};
 		CHECK(pthread_create(&th[i], NULL, client_main, &j[i]) == 0);
 	}
 	for (int i = 0; i < CLIENTS; i++)
@@ -288,14 +294,17 @@ static void client_retries_until_server_up(void)
 	int port = rcc_listener_port(probe);
 	rcc_listener_close(probe);
 	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
-	struct client_job j = { .ctx = s.ctx, .addr = addr, .id = 5, .rounds = 3,
-				.mode = RCC_CQ_POLL };
+	struct client_job j = {
+		.ctx = s.ctx, .addr = addr, .id = 5, .rounds = 3, .mode = RCC_CQ_POLL
+	};
 	CHECK(pthread_create(&th, NULL, client_main, &j) == 0);
 	char listen_addr[128];
 	snprintf(listen_addr, sizeof(listen_addr), "%s:%d", test_addr(), port);
-	struct rcc_server_attr a = { .addr = listen_addr, .thread_mode = RCC_THREAD_PER_EP,
+	struct rcc_server_attr a = { .addr = listen_addr,
+				     .thread_mode = RCC_THREAD_PER_EP,
 				     .ep_attr = { .sq_depth = SLOTS, .rq_depth = SLOTS },
-				     .ops = &echo_ops, .arg = &s };
+				     .ops = &echo_ops,
+				     .arg = &s };
 	int rc = rcc_server_start(s.ctx, &a, &srv);
 	pthread_join(th, NULL);
 	CHECK_OK(rc);
@@ -381,10 +390,10 @@ static void pool_get_put(void)
 	for (int i = 0; i < 8; i++)
 		CHECK_EQ(((uint8_t *)piece[i])[99], i); /* pieces do not overlap */
 	CHECK_OK(rcc_pool_put(pool, piece[3]));
-	CHECK_EQ(rcc_pool_put(pool, piece[3]), -EINVAL);                  /* twice */
-	CHECK_EQ(rcc_pool_put(pool, (uint8_t *)piece[4] + 1), -EINVAL);   /* not a piece start */
+	CHECK_EQ(rcc_pool_put(pool, piece[3]), -EINVAL);                /* twice */
+	CHECK_EQ(rcc_pool_put(pool, (uint8_t *)piece[4] + 1), -EINVAL); /* not a piece start */
 	int local;
-	CHECK_EQ(rcc_pool_put(pool, &local), -EINVAL);                    /* not ours */
+	CHECK_EQ(rcc_pool_put(pool, &local), -EINVAL); /* not ours */
 	CHECK_OK(rcc_pool_get(pool, &extra));
 	CHECK(extra == piece[3]);
 	struct rcc_sge s = rcc_pool_sge(pool, piece[2], 100);
@@ -407,8 +416,8 @@ static void pool_pieces_in_transfers(void)
 	struct rcc_wc wc;
 
 	CHECK_OK(pair_open(&p, NULL));
-	CHECK_OK(rcc_pool_create(p.ctx, 4096, 4,
-				 RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE, &pool));
+	CHECK_OK(rcc_pool_create(p.ctx, 4096, 4, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE,
+				 &pool));
 	CHECK_OK(rcc_pool_get(pool, &src));
 	CHECK_OK(rcc_pool_get(pool, &dst));
 	fill_pattern(src, 4096, 77);
@@ -425,5 +434,6 @@ static void pool_pieces_in_transfers(void)
 }
 
 TEST_MAIN(TEST(server_per_ep_poll), TEST(server_per_ep_wait), TEST(server_shared_one_thread),
-	  TEST(server_shared_two_threads), TEST(server_rejects), TEST(server_disconnect_from_outside),
-	  TEST(client_retries_until_server_up), TEST(pool_get_put), TEST(pool_pieces_in_transfers))
+	  TEST(server_shared_two_threads), TEST(server_rejects),
+	  TEST(server_disconnect_from_outside), TEST(client_retries_until_server_up),
+	  TEST(pool_get_put), TEST(pool_pieces_in_transfers))

@@ -15,19 +15,29 @@
 #include "wire.h"
 
 /* The parser reports through these; the tests do not need them. */
-void complain(const struct mesh *m, const char *fmt, ...) { (void)m; (void)fmt; }
+void complain(const struct mesh *m, const char *fmt, ...)
+{
+	(void)m;
+	(void)fmt;
+}
 
 static void hello_round_trip(void)
 {
-	struct mesh_hello h = { .src = 3, .dst = 250, .nodes = 256, .ops = 3, .size = 65536,
-				.depth = 1024, .list_hash = 0xdeadbeef }, g;
+	struct mesh_hello h = { .src = 3,
+				.dst = 250,
+				.nodes = 256,
+				.ops = 3,
+				.size = 65536,
+				.depth = 1024,
+				.list_hash = 0xdeadbeef },
+			  g;
 	uint8_t buf[HELLO_LEN];
 
 	hello_encode(&h, buf);
 	CHECK_OK(hello_decode(buf, sizeof(buf), &g));
-	CHECK(!memcmp(&h, &g, sizeof(h)) || (g.src == 3 && g.dst == 250 && g.nodes == 256 &&
-					      g.ops == 3 && g.size == 65536 && g.depth == 1024 &&
-					      g.list_hash == 0xdeadbeef));
+	CHECK(!memcmp(&h, &g, sizeof(h)) ||
+	      (g.src == 3 && g.dst == 250 && g.nodes == 256 && g.ops == 3 && g.size == 65536 &&
+	       g.depth == 1024 && g.list_hash == 0xdeadbeef));
 	CHECK_EQ(hello_decode(buf, HELLO_LEN - 1, &g), -EPROTO);
 	CHECK_EQ(hello_decode(NULL, 0, &g), -EPROTO);
 	buf[0] ^= 1;
@@ -56,7 +66,8 @@ static void ctrl_round_trips(void)
 	memset(&in, 0, sizeof(in));
 	in.type = CTRL_WELCOME;
 	in.from = 12;
-	in.u.welcome.target = (struct rcc_remote_mr){ .addr = 0x7f0012345000ull, .length = 65536,
+	in.u.welcome.target = (struct rcc_remote_mr){ .addr = 0x7f0012345000ull,
+						      .length = 65536,
 						      .rkey = 0xabcdef01 };
 	in.u.welcome.stride = 4096;
 	in.u.welcome.slots = 16;
@@ -68,8 +79,8 @@ static void ctrl_round_trips(void)
 	CHECK_EQ(out.u.welcome.target.rkey, 0xabcdef01);
 	CHECK_EQ(out.u.welcome.slots, 16);
 	/* every truncation of every message type is refused */
-	enum ctrl_type types[] = { CTRL_WELCOME, CTRL_CREDIT, CTRL_FIN, CTRL_ROW_TX, CTRL_ROW_RX,
-				   CTRL_DONE };
+	enum ctrl_type types[] = { CTRL_WELCOME, CTRL_CREDIT, CTRL_FIN,
+				   CTRL_ROW_TX,  CTRL_ROW_RX, CTRL_DONE };
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
 		memset(&in, 0, sizeof(in));
 		in.type = types[t];
@@ -83,8 +94,9 @@ static void ctrl_round_trips(void)
 			CHECK_EQ(ctrl_decode(buf, cut, &out), -EPROTO);
 	}
 	in.type = CTRL_ROW_TX;
-	in.u.row = (struct ctrl_row){ .src = 1, .dst = 2, .tx = { .msgs = { 5, 6 }, .bytes = 7,
-								   .lat_p999 = 99 } };
+	in.u.row = (struct ctrl_row){ .src = 1,
+				      .dst = 2,
+				      .tx = { .msgs = { 5, 6 }, .bytes = 7, .lat_p999 = 99 } };
 	len = ctrl_encode(&in, buf);
 	CHECK_OK(ctrl_decode(buf, len, &out));
 	CHECK_EQ(out.u.row.tx.msgs[1], 6);
@@ -164,8 +176,9 @@ static void node_lists(void)
 	CHECK(!strcmp(nodes[1].host, "10.0.0.2"));
 	CHECK_EQ(nodes_from_list("b:2,a:1", &nodes, &n, err, sizeof(err)), -EINVAL); /* dup a:1 */
 	free(nodes);
-	const char *bad[] = { "", "host", "host:", ":1", "h:0", "h:65536", "h:1x", "[::1]9",
-			      "a:b:c" };
+	const char *bad[] = {
+		"", "host", "host:", ":1", "h:0", "h:65536", "h:1x", "[::1]9", "a:b:c"
+	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK_MSG(node_parse(bad[i], &nd, err, sizeof(err)) == -EINVAL, "accepted '%s'",
 			  bad[i]);

@@ -57,7 +57,7 @@ static const char *perf_bin(void)
 
 struct child {
 	pid_t pid;
-	int out;      /* read end of its stdout, or -1 */
+	int out; /* read end of its stdout, or -1 */
 };
 
 static char tmpdir[64];
@@ -273,22 +273,16 @@ static int pair_run(const char *const *client_args, int want_rows)
 	return 0;
 }
 
-#define RUN(rows, ...)                                                                             \
-	do {                                                                                       \
-		static const char *const a_[] = { __VA_ARGS__, NULL };                             \
-		if (pair_run(a_, rows))                                                            \
-			return;                                                                    \
+#define RUN(rows, ...)                                                 \
+	do {                                                           \
+		static const char *const a_[] = { __VA_ARGS__, NULL }; \
+		if (pair_run(a_, rows))                                \
+			return;                                        \
 	} while (0)
 
-static void latency_every_op(void)
-{
-	RUN(6, "--lat", "--test", "all", "-s", "64", "-n", "50");
-}
+static void latency_every_op(void) { RUN(6, "--lat", "--test", "all", "-s", "64", "-n", "50"); }
 
-static void bandwidth_every_op(void)
-{
-	RUN(6, "--bw", "--test", "all", "-s", "4096", "-n", "200");
-}
+static void bandwidth_every_op(void) { RUN(6, "--bw", "--test", "all", "-s", "4096", "-n", "200"); }
 
 static void all_sizes(void)
 {
@@ -321,17 +315,14 @@ static void endpoints_post_lists_moderation(void)
 static void validate_everything(void)
 {
 	RUN(12, "--validate", "--test", "all", "-s", "1000", "-n", "60");
-	RUN(4, "--validate", "--bw", "-b", "-q", "2", "-l", "3", "-Q", "2", "-t", "16",
-	    "--test", "send,write,write_imm,read", "-s", "300", "-n", "50");
+	RUN(4, "--validate", "--bw", "-b", "-q", "2", "-l", "3", "-Q", "2", "-t", "16", "--test",
+	    "send,write,write_imm,read", "-s", "300", "-n", "50");
 	/* at 8 MiB only 4 buffers fit: lists and moderation shrink to match */
 	RUN(69, "--validate", "-a", "--bw", "--test", "send,write,read", "-n", "4", "-l", "8",
 	    "--warmup", "1");
 }
 
-static void duration_mode(void)
-{
-	RUN(4, "-D", "0.2", "--test", "send,read");
-}
+static void duration_mode(void) { RUN(4, "-D", "0.2", "--test", "send,read"); }
 
 static void inline_off_and_target_poll(void)
 {
@@ -348,9 +339,19 @@ static void json_csv_plot(void)
 	snprintf(csv, sizeof(csv), "%s/out.csv", tmpdir);
 	snprintf(plot, sizeof(plot), "%s/plots", tmpdir);
 	{
-		const char *const a[] = { "--test", "write,read", "-s", "64", "-n", "30", "--json",
-					  json, "--csv", csv, gnuplot ? "--plot" : "--quiet",
-					  gnuplot ? plot : "--quiet", NULL };
+		const char *const a[] = { "--test",
+					  "write,read",
+					  "-s",
+					  "64",
+					  "-n",
+					  "30",
+					  "--json",
+					  json,
+					  "--csv",
+					  csv,
+					  gnuplot ? "--plot" : "--quiet",
+					  gnuplot ? plot : "--quiet",
+					  NULL };
 		if (pair_run(a, -1))
 			return;
 	}
@@ -400,8 +401,9 @@ static void peer_dies(void)
 
 	CHECK(p > 0);
 	snprintf(port, sizeof(port), "%d", p);
-	const char *args[] = { "-p", port, "-D", "20", "--test", "write", "--lat", test_addr(),
-			       NULL };
+	const char *args[] = {
+		"-p", port, "-D", "20", "--test", "write", "--lat", test_addr(), NULL
+	};
 	build_argv(argv, args);
 	CHECK_OK(spawn(argv, 1, true, NULL, cli_err, &cli));
 	bool started = read_until(&cli, "#bytes", buf, sizeof(buf), 10000);

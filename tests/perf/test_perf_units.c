@@ -11,8 +11,8 @@
 #include "perf.h"
 #include "stats.h"
 
-#define CHECK_NEAR(a, b, eps)                                                                      \
-	CHECK_MSG(fabs((double)(a) - (double)(b)) <= (eps), "%s == %s: %.9g != %.9g", #a, #b,      \
+#define CHECK_NEAR(a, b, eps)                                                                 \
+	CHECK_MSG(fabs((double)(a) - (double)(b)) <= (eps), "%s == %s: %.9g != %.9g", #a, #b, \
 		  (double)(a), (double)(b))
 
 static void percentile_nearest_rank(void)
@@ -111,8 +111,7 @@ static void units_and_rates(void)
 
 /* perftest's search, written out plainly: runs from a post-list boundary i to a
  * signalled completion j (every cq_mod-th, and the last message). */
-static double peak_reference(const uint64_t *tp, const uint64_t *tc, size_t n, size_t l,
-			     size_t mod)
+static double peak_reference(const uint64_t *tp, const uint64_t *tc, size_t n, size_t l, size_t mod)
 {
 	double best = (double)(tc[0] - tp[0]);
 
@@ -164,9 +163,16 @@ static void peak_bandwidth(void)
 
 static void plan_sizes_and_iters(void)
 {
-	struct perf_params p = { .ops = OPS_ALL, .kinds = KINDS_ALL, .size = 64, .qps = 1,
-				 .post_list = 1, .cq_mod = 1, .tx_depth = 128, .rx_depth = 512,
-				 .outs = 16, .inline_size = PERF_INLINE_AUTO };
+	struct perf_params p = { .ops = OPS_ALL,
+				 .kinds = KINDS_ALL,
+				 .size = 64,
+				 .qps = 1,
+				 .post_list = 1,
+				 .cq_mod = 1,
+				 .tx_depth = 128,
+				 .rx_depth = 512,
+				 .outs = 16,
+				 .inline_size = PERF_INLINE_AUTO };
 	uint32_t sizes[32];
 	int n;
 
@@ -235,10 +241,21 @@ static void plan_sizes_and_iters(void)
 
 static void wire_round_trips(void)
 {
-	struct perf_params p = { .ops = 0x2a, .kinds = 3, .flags = 0x1ff, .size = 0x12345678,
-				 .iters = 1000000, .duration_ms = 2500, .warmup = 77, .qps = 3,
-				 .post_list = 4, .cq_mod = 5, .tx_depth = 600, .rx_depth = 700,
-				 .inline_size = PERF_INLINE_AUTO, .outs = 9, .cq_mode = 2,
+	struct perf_params p = { .ops = 0x2a,
+				 .kinds = 3,
+				 .flags = 0x1ff,
+				 .size = 0x12345678,
+				 .iters = 1000000,
+				 .duration_ms = 2500,
+				 .warmup = 77,
+				 .qps = 3,
+				 .post_list = 4,
+				 .cq_mod = 5,
+				 .tx_depth = 600,
+				 .rx_depth = 700,
+				 .inline_size = PERF_INLINE_AUTO,
+				 .outs = 9,
+				 .cq_mode = 2,
 				 .cookie = 0xdeadbeef };
 	struct perf_params q;
 	uint8_t buf[PERF_PARAMS_WIRE_LEN];
@@ -259,8 +276,10 @@ static void wire_round_trips(void)
 	buf[0] = 'x';
 	CHECK(params_decode(buf, sizeof(buf), &q) == -EPROTO);
 
-	struct rcc_remote_mr mr = { .addr = 0x1122334455667788ull, .length = 1 << 20,
-				    .rkey = 0xabcdef01 }, mr2;
+	struct rcc_remote_mr mr = { .addr = 0x1122334455667788ull,
+				    .length = 1 << 20,
+				    .rkey = 0xabcdef01 },
+			     mr2;
 	uint8_t hello[PERF_DATA_HELLO_LEN];
 	uint32_t cookie;
 	uint16_t index;
@@ -270,13 +289,20 @@ static void wire_round_trips(void)
 	      mr2.length == mr.length);
 	CHECK(data_hello_decode(buf, sizeof(buf), &cookie, &index, &mr2) != 0);
 
-	struct ctrl_msg m = { .type = CTRL_RESULT, .op = 3, .kind = 1, .size = 65536,
-			      .a = 1, .b = 2, .c = ~0ull, .d = 4 }, m2;
+	struct ctrl_msg m = { .type = CTRL_RESULT,
+			      .op = 3,
+			      .kind = 1,
+			      .size = 65536,
+			      .a = 1,
+			      .b = 2,
+			      .c = ~0ull,
+			      .d = 4 },
+			m2;
 	uint8_t cb[PERF_CTRL_MSG_LEN];
 	ctrl_encode(&m, cb);
 	CHECK_OK(ctrl_decode(cb, sizeof(cb), &m2));
-	CHECK(m2.type == m.type && m2.op == 3 && m2.kind == 1 && m2.size == 65536 &&
-	      m2.a == 1 && m2.b == 2 && m2.c == ~0ull && m2.d == 4);
+	CHECK(m2.type == m.type && m2.op == 3 && m2.kind == 1 && m2.size == 65536 && m2.a == 1 &&
+	      m2.b == 2 && m2.c == ~0ull && m2.d == 4);
 	cb[0] = 99;
 	CHECK(ctrl_decode(cb, sizeof(cb), &m2) == -EPROTO);
 	CHECK(ctrl_decode(cb, 12, &m2) == -EPROTO);
@@ -306,5 +332,4 @@ static void patterns(void)
 }
 
 TEST_MAIN(TEST(percentile_nearest_rank), TEST(summary_figures), TEST(units_and_rates),
-	  TEST(peak_bandwidth), TEST(plan_sizes_and_iters), TEST(wire_round_trips),
-	  TEST(patterns))
+	  TEST(peak_bandwidth), TEST(plan_sizes_and_iters), TEST(wire_round_trips), TEST(patterns))

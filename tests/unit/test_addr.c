@@ -4,10 +4,7 @@
 #include "core/addr.h"
 #include "harness.h"
 
-static int split(const char *s, char *h, char *p)
-{
-	return rcci_addr_split(s, h, 256, p, 8);
-}
+static int split(const char *s, char *h, char *p) { return rcci_addr_split(s, h, 256, p, 8); }
 
 static void forms(void)
 {

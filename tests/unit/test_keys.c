@@ -6,7 +6,9 @@
 
 static void insert_find_remove(void)
 {
-	enum { N = 5000 };
+	enum {
+		N = 5000
+	};
 	struct key_table t;
 	struct tcp_mr *mr = calloc(N, sizeof(*mr));
 

@@ -4,9 +4,15 @@
 
 static struct wire_hdr sample(uint8_t type, uint8_t flags, uint32_t len)
 {
-	struct wire_hdr h = { .type = type, .flags = flags, .len = len, .msn = 0x01020304,
-			      .ack = 0xa0b0c0d0, .raddr = 0x1122334455667788ull, .rkey = 0xdeadbeef,
-			      .imm = 0x0badf00d, .total = len };
+	struct wire_hdr h = { .type = type,
+			      .flags = flags,
+			      .len = len,
+			      .msn = 0x01020304,
+			      .ack = 0xa0b0c0d0,
+			      .raddr = 0x1122334455667788ull,
+			      .rkey = 0xdeadbeef,
+			      .imm = 0x0badf00d,
+			      .total = len };
 	return h;
 }
 
@@ -75,7 +81,7 @@ static void malformed_headers(void)
 
 	CHECK(refused(sample(0, 0, 0)));
 	CHECK(refused(sample(200, 0, 0)));
-	CHECK(refused(sample(WIRE_SEND, 0x80, 10)));                       /* unknown flag */
+	CHECK(refused(sample(WIRE_SEND, 0x80, 10)));                         /* unknown flag */
 	CHECK(refused(sample(WIRE_SEND, WIRE_F_FIRST, WIRE_FRAME_MAX + 1))); /* too long */
 	h = sample(WIRE_SEND, WIRE_F_FIRST, 100);
 	h.total = 50; /* a chunk longer than its message */
@@ -113,8 +119,11 @@ static void malformed_headers(void)
 static void handshake(void)
 {
 	uint8_t b[WIRE_HS_HDR_LEN];
-	struct wire_hs in = { .version = WIRE_VERSION, .kind = WIRE_HS_ACCEPT, .pdata_len = 192,
-			      .max_rd_atomic = 16 }, out;
+	struct wire_hs in = { .version = WIRE_VERSION,
+			      .kind = WIRE_HS_ACCEPT,
+			      .pdata_len = 192,
+			      .max_rd_atomic = 16 },
+		       out;
 	wire_hs_encode(&in, b);
 	CHECK_OK(wire_hs_decode(b, &out));
 	CHECK(in.version == out.version && in.kind == out.kind && in.pdata_len == out.pdata_len &&

@@ -12,8 +12,8 @@
 
 #include "pair.h"
 
-#define ALL_ACCESS                                                                                 \
-	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ |               \
+#define ALL_ACCESS                                                                   \
+	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ | \
 	 RCC_ACCESS_REMOTE_ATOMIC)
 
 static void show(const char *who, struct rcc_cq *cq, int want, int timeout_ms, uint64_t t0)
@@ -25,8 +25,8 @@ static void show(const char *who, struct rcc_cq *cq, int want, int timeout_ms, u
 	while (got < want && now_ms() < end) {
 		int n = rcc_cq_wait(cq, wc, 16, 50);
 		for (int i = 0; i < n; i++, got++)
-			printf("    %-9s wr_id %-4" PRIu64 " %-28s op %-14s len %u  (+%llu ms)\n", who,
-			       wc[i].wr_id, rcc_wc_status_str(wc[i].status),
+			printf("    %-9s wr_id %-4" PRIu64 " %-28s op %-14s len %u  (+%llu ms)\n",
+			       who, wc[i].wr_id, rcc_wc_status_str(wc[i].status),
 			       rcc_wc_opcode_str(wc[i].opcode), wc[i].byte_len,
 			       (unsigned long long)(now_ms() - t0));
 	}
@@ -38,8 +38,8 @@ static void states(struct pair *p)
 {
 	uint64_t end = now_ms() + 500;
 	/* the background thread acts on events asynchronously: let it */
-	while (now_ms() < end && (rcc_ep_state(p->a) == RCC_EP_CONNECTED ||
-				  rcc_ep_state(p->b) == RCC_EP_CONNECTED)) {
+	while (now_ms() < end &&
+	       (rcc_ep_state(p->a) == RCC_EP_CONNECTED || rcc_ep_state(p->b) == RCC_EP_CONNECTED)) {
 		struct rcc_wc w;
 		(void)rcc_cq_wait(p->cq_a, &w, 1, 5);
 	}
@@ -63,9 +63,14 @@ static void one_sided(const char *title, enum rcc_wr_opcode op, unsigned access,
 	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
 	struct rcc_sge rs = tbuf_sge(&r, 0, 64), sg = tbuf_sge(&l, 0, len);
 	rcc_post_recv(p.b, &rs, 1, 77);
-	struct rcc_send_wr wr = { .wr_id = 1, .sg_list = &sg, .num_sge = 1, .opcode = op,
-				  .flags = RCC_SEND_SIGNALED, .remote_addr = rm.addr + off,
-				  .rkey = rm.rkey ^ rkey_xor, .compare_add = 1 };
+	struct rcc_send_wr wr = { .wr_id = 1,
+				  .sg_list = &sg,
+				  .num_sge = 1,
+				  .opcode = op,
+				  .flags = RCC_SEND_SIGNALED,
+				  .remote_addr = rm.addr + off,
+				  .rkey = rm.rkey ^ rkey_xor,
+				  .compare_add = 1 };
 	uint64_t t0 = now_ms();
 	int rc = rcc_post_send_list(p.a, &wr, 1, NULL);
 	printf("    post: %s\n", rcc_strerror(rc));
@@ -118,7 +123,8 @@ static void send_too_big(void)
 		return;
 	tbuf_alloc(&s, p.ctx, 256, RCC_ACCESS_LOCAL_WRITE);
 	tbuf_alloc(&r, p.ctx, 256, RCC_ACCESS_LOCAL_WRITE);
-	struct rcc_sge rs = tbuf_sge(&r, 0, 16), rs2 = tbuf_sge(&r, 16, 16), ss = tbuf_sge(&s, 0, 64);
+	struct rcc_sge rs = tbuf_sge(&r, 0, 16), rs2 = tbuf_sge(&r, 16, 16),
+		       ss = tbuf_sge(&s, 0, 64);
 	rcc_post_recv(p.b, &rs, 1, 1);
 	rcc_post_recv(p.b, &rs2, 1, 2);
 	uint64_t t0 = now_ms();

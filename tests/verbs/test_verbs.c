@@ -16,12 +16,12 @@
 
 #include "pair.h"
 
-#define SKIP_UNLESS_VERBS()                                                                        \
-	do {                                                                                       \
-		if (!test_on_verbs()) {                                                            \
-			printf("skipped: RCC_TEST_TRANSPORT is not verbs\n");                      \
-			return;                                                                    \
-		}                                                                                  \
+#define SKIP_UNLESS_VERBS()                                                   \
+	do {                                                                  \
+		if (!test_on_verbs()) {                                       \
+			printf("skipped: RCC_TEST_TRANSPORT is not verbs\n"); \
+			return;                                               \
+		}                                                             \
 	} while (0)
 
 static void device_list(void)
@@ -183,14 +183,18 @@ static void raw_peer_private_data(void)
 	CHECK(rdma_resolve_route(id, 2000) == 0);
 	CHECK(rdma_get_cm_event(ch, &ev) == 0 && ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED);
 	rdma_ack_cm_event(ev);
-	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC,
-				       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
-						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 }
+	};
 	CHECK(rdma_create_qp(id, NULL, &qa) == 0);
 	static const char hello[] = "hello";
-	struct rdma_conn_param cp = { .private_data = hello, .private_data_len = 5,
-				      .responder_resources = 1, .initiator_depth = 1,
-				      .retry_count = 7, .rnr_retry_count = 7 };
+	struct rdma_conn_param cp = { .private_data = hello,
+				      .private_data_len = 5,
+				      .responder_resources = 1,
+				      .initiator_depth = 1,
+				      .retry_count = 7,
+				      .rnr_retry_count = 7 };
 	CHECK(rdma_connect(id, &cp) == 0);
 	CHECK_OK(rcc_get_request(lst, TEST_TIMEOUT_MS, &req));
 	size_t len;
@@ -293,9 +297,12 @@ static void inline_capacity(void)
  * endpoint on that CQ fails, instead of silently losing completions. */
 static void cq_overrun_fails_endpoints(void)
 {
-	enum { N = 256 };
+	enum {
+		N = 256
+	};
 	struct pair p;
-	struct pair_opts o = { .cq_depth = 1, .attr_a = { .sq_depth = N },
+	struct pair_opts o = { .cq_depth = 1,
+			       .attr_a = { .sq_depth = N },
 			       .attr_b = { .rq_depth = N } };
 	struct tbuf b = { 0 };
 	struct rcc_recv_wr rw[N];

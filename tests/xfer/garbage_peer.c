@@ -32,7 +32,12 @@ struct raw {
 	uint32_t chunk, count;
 };
 
-enum { EV_MSG = 1, EV_CLOSED, EV_TIMEOUT, EV_WRITE_ERR };
+enum {
+	EV_MSG = 1,
+	EV_CLOSED,
+	EV_TIMEOUT,
+	EV_WRITE_ERR
+};
 
 static const char *target(void)
 {
@@ -71,7 +76,8 @@ static int raw_connect(struct raw *r, const void *pdata, uint32_t len)
 		return rc;
 	for (int i = 0; i < NRX; i++) {
 		sge[i] = tbuf_sge(&r->rx, (size_t)i * XFER_FRAME_MAX, XFER_FRAME_MAX);
-		wr[i] = (struct rcc_recv_wr){ .wr_id = (uint64_t)i, .sg_list = &sge[i],
+		wr[i] = (struct rcc_recv_wr){ .wr_id = (uint64_t)i,
+					      .sg_list = &sge[i],
 					      .num_sge = 1 };
 	}
 	a.send_cq = r->cq;

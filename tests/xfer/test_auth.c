@@ -39,7 +39,7 @@ static void proofs(void)
 	CHECK_OK(auth_proof(&k, AUTH_SENDER, &t, s));
 	CHECK_OK(auth_proof(&k, AUTH_RECEIVER, &t, r));
 	CHECK_OK(auth_session_key(&k, &t, sk));
-	CHECK(!auth_equal(s, r, 32));  /* a proof cannot be reflected */
+	CHECK(!auth_equal(s, r, 32)); /* a proof cannot be reflected */
 	CHECK(!auth_equal(s, sk, 32));
 	CHECK_OK(auth_proof(&k2, AUTH_SENDER, &t, x));
 	CHECK(!auth_equal(s, x, 32));

@@ -7,7 +7,8 @@
 static void refused(void)
 {
 	static const char *const bad[] = {
-		"", ".", "..", "/etc/passwd", "/", "a/b", "../x", "x/..", "a/../b", "a/",
+		"",          ".",        "..",      "/etc/passwd", "/",
+		"a/b",       "../x",     "x/..",    "a/../b",      "a/",
 		"tab\there", "nl\nhere", "del\x7f", ".x.rcc-part", "y.rcc-state",
 	};
 	char longname[300];
@@ -24,8 +25,8 @@ static void refused(void)
 static void accepted(void)
 {
 	static const char *const good[] = {
-		"a", "file.txt", ".hidden", "...", "..x", "x..", "with space", "ünïcødé",
-		"rcc-part", "a.rcc-partial",
+		"a",   "file.txt",   ".hidden", "...",      "..x",
+		"x..", "with space", "ünïcødé", "rcc-part", "a.rcc-partial",
 	};
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)

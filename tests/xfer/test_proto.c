@@ -64,7 +64,8 @@ static void roundtrips(void)
 	m.u.accept.chunk_size = 4 << 20;
 	m.u.accept.chunk_count = 8;
 	m.u.accept.window = (struct rcc_remote_mr){ .addr = 0x7f0000001000ull,
-						    .length = 32 << 20, .rkey = 0xdeadbeef };
+						    .length = 32 << 20,
+						    .rkey = 0xdeadbeef };
 	CHECK_OK(roundtrip(&m, &out));
 	CHECK(!memcmp(&m, &out, sizeof(m)));
 
@@ -191,10 +192,10 @@ static void body_rejections(void)
 	m.type = XM_HELLO;
 	strcpy(m.u.hello.id, "ok");
 	CHECK_OK(decode_modified(&m, -1, 0, 0));
-	CHECK_EQ(decode_modified(&m, B + 2 + 32 + 1, ' ', 0), -EBADMSG);  /* space in id */
-	CHECK_EQ(decode_modified(&m, B + 2 + 32 + 1, 0, 0), -EBADMSG);    /* NUL in id */
-	CHECK_EQ(decode_modified(&m, B + 2 + 32, 0, -2), -EBADMSG);       /* empty id */
-	CHECK_EQ(decode_modified(&m, B + 2 + 32, 200, 0), -EBADMSG);      /* id length lies */
+	CHECK_EQ(decode_modified(&m, B + 2 + 32 + 1, ' ', 0), -EBADMSG); /* space in id */
+	CHECK_EQ(decode_modified(&m, B + 2 + 32 + 1, 0, 0), -EBADMSG);   /* NUL in id */
+	CHECK_EQ(decode_modified(&m, B + 2 + 32, 0, -2), -EBADMSG);      /* empty id */
+	CHECK_EQ(decode_modified(&m, B + 2 + 32, 200, 0), -EBADMSG);     /* id length lies */
 
 	memset(&m, 0, sizeof(m));
 	m.type = XM_META;
@@ -268,5 +269,5 @@ static void fuzz(void)
 	CHECK(accepted > 0);
 }
 
-TEST_MAIN(TEST(roundtrips), TEST(encoder_refuses), TEST(header_rejections),
-	  TEST(body_rejections), TEST(fuzz))
+TEST_MAIN(TEST(roundtrips), TEST(encoder_refuses), TEST(header_rejections), TEST(body_rejections),
+	  TEST(fuzz))

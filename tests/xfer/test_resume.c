@@ -9,8 +9,9 @@
 
 static struct resume_state sample(void)
 {
-	struct resume_state st = { .size = 10ull << 30, .mtime_s = 1700000000, .mtime_ns = 42,
-				   .done = 3ull << 30 };
+	struct resume_state st = {
+		.size = 10ull << 30, .mtime_s = 1700000000, .mtime_ns = 42, .done = 3ull << 30
+	};
 	memset(st.prefix_sha, 0x5a, sizeof(st.prefix_sha));
 	return st;
 }

@@ -9,8 +9,11 @@ static bool utf8_valid(const unsigned char *s)
 {
 	while (*s) {
 		unsigned char c = *s;
-		int n = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2
-			: (c & 0xf8) == 0xf0 ? 3 : -1;
+		int n = c < 0x80           ? 0 :
+			(c & 0xe0) == 0xc0 ? 1 :
+			(c & 0xf0) == 0xe0 ? 2 :
+			(c & 0xf8) == 0xf0 ? 3 :
+					     -1;
 		if (n < 0 || (n == 1 && c < 0xc2) || (c == 0xe0 && (s[1] & 0xe0) == 0x80) ||
 		    (c == 0xed && s[1] >= 0xa0) || (c == 0xf0 && s[1] < 0x90) || c > 0xf4 ||
 		    (c == 0xf4 && s[1] >= 0x90))

@@ -22,10 +22,20 @@ int parse_size(const char *s, uint64_t *out)
 		return -EINVAL;
 	if (*end) {
 		switch (*end) {
-		case 'k': case 'K': mult = 1ull << 10; break;
-		case 'm': case 'M': mult = 1ull << 20; break;
-		case 'g': case 'G': mult = 1ull << 30; break;
-		default: return -EINVAL;
+		case 'k':
+		case 'K':
+			mult = 1ull << 10;
+			break;
+		case 'm':
+		case 'M':
+			mult = 1ull << 20;
+			break;
+		case 'g':
+		case 'G':
+			mult = 1ull << 30;
+			break;
+		default:
+			return -EINVAL;
 		}
 		end++;
 		if (*end && strcasecmp(end, "iB") && strcasecmp(end, "B"))
@@ -54,10 +64,14 @@ int parse_int(const char *s, long min, long max, long *out)
 
 int parse_cq_mode(const char *s, enum rcc_cq_mode *m)
 {
-	if (!strcmp(s, "poll")) *m = RCC_CQ_POLL;
-	else if (!strcmp(s, "wait")) *m = RCC_CQ_WAIT;
-	else if (!strcmp(s, "fd")) *m = RCC_CQ_FD;
-	else return -EINVAL;
+	if (!strcmp(s, "poll"))
+		*m = RCC_CQ_POLL;
+	else if (!strcmp(s, "wait"))
+		*m = RCC_CQ_WAIT;
+	else if (!strcmp(s, "fd"))
+		*m = RCC_CQ_FD;
+	else
+		return -EINVAL;
 	return 0;
 }
 
@@ -68,9 +82,12 @@ const char *cq_mode_name(enum rcc_cq_mode m)
 
 int parse_thread_mode(const char *s, enum rcc_thread_mode *m)
 {
-	if (!strcmp(s, "per-ep")) *m = RCC_THREAD_PER_EP;
-	else if (!strcmp(s, "shared")) *m = RCC_THREAD_SHARED_CQ;
-	else return -EINVAL;
+	if (!strcmp(s, "per-ep"))
+		*m = RCC_THREAD_PER_EP;
+	else if (!strcmp(s, "shared"))
+		*m = RCC_THREAD_SHARED_CQ;
+	else
+		return -EINVAL;
 	return 0;
 }
 
@@ -81,9 +98,12 @@ const char *thread_mode_name(enum rcc_thread_mode m)
 
 int parse_bringup(const char *s, enum rcc_bringup *b)
 {
-	if (!strcmp(s, "cm")) *b = RCC_BRINGUP_CM;
-	else if (!strcmp(s, "manual")) *b = RCC_BRINGUP_MANUAL;
-	else return -EINVAL;
+	if (!strcmp(s, "cm"))
+		*b = RCC_BRINGUP_CM;
+	else if (!strcmp(s, "manual"))
+		*b = RCC_BRINGUP_MANUAL;
+	else
+		return -EINVAL;
 	return 0;
 }
 

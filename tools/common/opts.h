@@ -35,6 +35,7 @@ void opt_bringup(const char *prog, const char *arg, struct rcc_ctx_attr *a);
 void join_host_port(char *buf, size_t len, const char *host, int port);
 
 /* Print "prog: message" to stderr and exit with status 2 (usage error). */
-void usage_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+void usage_error(const char *prog, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
 
 #endif

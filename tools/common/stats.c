@@ -35,10 +35,7 @@ int samples_add(struct samples *s, double x)
 	return 0;
 }
 
-void samples_clear(struct samples *s)
-{
-	s->n = 0;
-}
+void samples_clear(struct samples *s) { s->n = 0; }
 
 static int cmp_double(const void *a, const void *b)
 {

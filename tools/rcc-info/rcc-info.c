@@ -43,10 +43,9 @@ static void usage(FILE *f)
 
 static void gid_hex(const uint8_t g[16], char *out, size_t n)
 {
-	snprintf(out, n,
-		 "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x", g[0],
-		 g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13],
-		 g[14], g[15]);
+	snprintf(out, n, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+		 g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12],
+		 g[13], g[14], g[15]);
 }
 
 static bool gid_v4(const uint8_t g[16])
@@ -91,9 +90,9 @@ static void print_text(const struct rcc_device_info *d, bool verbose)
 		printf("  port %d: state %s, link layer %s, active MTU %d, max MTU %d, LID %u\n",
 		       pi->port, pi->state, pi->link_layer, pi->active_mtu, pi->max_mtu, pi->lid);
 		if (pi->num_gids == 0)
-			printf("    no GIDs%s\n", !strcmp(pi->link_layer, "Ethernet")
-						   ? " (no IP address on the netdev?)"
-						   : "");
+			printf("    no GIDs%s\n", !strcmp(pi->link_layer, "Ethernet") ?
+							  " (no IP address on the netdev?)" :
+							  "");
 		for (int i = 0; i < pi->num_gids; i++) {
 			const struct rcc_gid_info *g = &pi->gids[i];
 			char hex[48], addr[64];

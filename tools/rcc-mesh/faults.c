@@ -33,10 +33,7 @@ void peer_fail(struct peer *p, const char *fmt, ...)
 		complain(m, "rank %d (%s) failed: %s", p->rank, p->node->addr, why);
 }
 
-bool peer_failed(const struct peer *p)
-{
-	return atomic_load(&p->failed);
-}
+bool peer_failed(const struct peer *p) { return atomic_load(&p->failed); }
 
 void watchdog(struct mesh *m, uint64_t now)
 {
@@ -51,7 +48,8 @@ void watchdog(struct mesh *m, uint64_t now)
 			continue;
 		uint64_t seen = atomic_load(&p->out_seen_ns);
 		if (atomic_load(&p->out_busy) && now > seen && now - seen > limit) {
-			peer_fail(p, "it stopped responding: nothing we sent it completed for %d ms",
+			peer_fail(p,
+				  "it stopped responding: nothing we sent it completed for %d ms",
 				  m->o->timeout_ms);
 			continue;
 		}

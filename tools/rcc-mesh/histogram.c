@@ -24,10 +24,7 @@ static uint64_t bucket_top(unsigned b)
 	return lo + (1ull << (e - HIST_SUB_BITS)) - 1;
 }
 
-void hist_init(struct histogram *h)
-{
-	memset(h, 0, sizeof(*h));
-}
+void hist_init(struct histogram *h) { memset(h, 0, sizeof(*h)); }
 
 void hist_add(struct histogram *h, uint64_t v)
 {

@@ -26,7 +26,8 @@ int node_parse(const char *s, struct node *nd, char *err, size_t errlen)
 	} else {
 		colon = strrchr(s, ':');
 		if (!colon || strchr(s, ':') != colon) {
-			snprintf(err, errlen, "'%s': expected HOST:PORT (IPv6 as [ADDRESS]:PORT)", s);
+			snprintf(err, errlen, "'%s': expected HOST:PORT (IPv6 as [ADDRESS]:PORT)",
+				 s);
 			return -EINVAL;
 		}
 		hlen = (size_t)(colon - s);
@@ -59,7 +60,8 @@ static int append(struct node **nodes, int *n, const char *entry, char *err, siz
 	}
 	for (int i = 0; i < *n; i++)
 		if (!strcmp((*nodes)[i].addr, nd.addr)) {
-			snprintf(err, errlen, "%s is listed twice (ranks %d and %d)", nd.addr, i, *n);
+			snprintf(err, errlen, "%s is listed twice (ranks %d and %d)", nd.addr, i,
+				 *n);
 			return -EINVAL;
 		}
 	grown = realloc(*nodes, (size_t)(*n + 1) * sizeof(*grown));
@@ -112,8 +114,8 @@ int nodes_from_file(const char *path, struct node **nodes, int *n, char *err, si
 		while (*s == ' ' || *s == '\t')
 			s++;
 		end = s + strlen(s);
-		while (end > s && (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' ||
-				   end[-1] == '\t'))
+		while (end > s &&
+		       (end[-1] == '\n' || end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
 			*--end = 0;
 		if (!*s)
 			continue;

@@ -23,15 +23,15 @@ struct in_conn {
 	struct mesh *m;
 	struct peer *p;
 	struct rcc_ep *ep;
-	uint8_t *target;           /* the sender's write slots */
+	uint8_t *target; /* the sender's write slots */
 	void **rbuf;
 	struct rcc_sge *rsge;
 	struct rcc_recv_wr *rwr;
 	void *csend[SRV_CTRL_SENDS];
 	uint32_t csend_busy;
-	uint64_t got[2];           /* data messages consumed per stream */
-	uint64_t next_label[2];    /* the label we expect next */
-	uint64_t credited;         /* got[0] + got[1] when we last sent a credit */
+	uint64_t got[2];        /* data messages consumed per stream */
+	uint64_t next_label[2]; /* the label we expect next */
+	uint64_t credited;      /* got[0] + got[1] when we last sent a credit */
 	bool credit_pending;
 	bool welcomed;
 	bool fin, done;
@@ -79,14 +79,17 @@ static int check_hello(struct mesh *m, struct rcc_conn_req *req, struct mesh_hel
 	}
 	if (h->nodes != m->n || h->list_hash != m->list_hash || h->src >= m->n ||
 	    h->src == m->rank || h->dst != m->rank) {
-		complain(m, "turned away %s (says it is rank %u of %u and wants rank %u): "
-			 "its node list differs from ours", from, h->src, h->nodes, h->dst);
+		complain(m,
+			 "turned away %s (says it is rank %u of %u and wants rank %u): "
+			 "its node list differs from ours",
+			 from, h->src, h->nodes, h->dst);
 		return -EINVAL;
 	}
 	if (h->size != m->o->size || h->depth != m->o->depth || h->ops != m->o->ops) {
-		complain(m, "turned away rank %u: it runs with size %u, depth %u, ops %u; "
-			 "we with %u, %u, %u", h->src, h->size, h->depth, h->ops, m->o->size,
-			 m->o->depth, m->o->ops);
+		complain(m,
+			 "turned away rank %u: it runs with size %u, depth %u, ops %u; "
+			 "we with %u, %u, %u",
+			 h->src, h->size, h->depth, h->ops, m->o->size, m->o->depth, m->o->ops);
 		return -EINVAL;
 	}
 	return 0;
@@ -131,7 +134,8 @@ static int on_request(struct rcc_conn_req *req, void *arg, void **conn,
 			goto err_conn;
 		c->rsge[i] = rcc_pool_sge(m->recv_pool, c->rbuf[i], m->recv_piece);
 		c->rwr[i] = (struct rcc_recv_wr){ .wr_id = WR_ID(WR_RECV, 0, i),
-						  .sg_list = &c->rsge[i], .num_sge = 1 };
+						  .sg_list = &c->rsge[i],
+						  .num_sge = 1 };
 	}
 	for (int i = 0; i < SRV_CTRL_SENDS; i++)
 		if ((rc = rcc_pool_get(m->ctrl_pool, &c->csend[i])))
@@ -217,8 +221,9 @@ static void data_error(struct in_conn *c, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	complain(c->m, "DATA ERROR from rank %d (%s): %s%s", c->p->rank, c->p->node->addr, msg,
-		 c->errors_shown == MAX_ERRORS_SHOWN ? " (further errors of this pair: counted only)"
-						    : "");
+		 c->errors_shown == MAX_ERRORS_SHOWN ?
+			 " (further errors of this pair: counted only)" :
+			 "");
 }
 
 /* The sender's end-of-stream account against what we saw. */
@@ -229,22 +234,26 @@ static void on_fin(struct in_conn *c, const struct ctrl_fin *f)
 		if (c->next_label[s] < f->next_label[s]) {
 			uint64_t n = f->next_label[s] - c->next_label[s];
 			c->rx.lost += n;
-			data_error(c, "%s stream: the last %llu of its messages never arrived "
-				   "(it sent up to #%llu, we saw up to #%llu)", stream_name[s],
-				   (unsigned long long)n, (unsigned long long)f->next_label[s] - 1,
+			data_error(c,
+				   "%s stream: the last %llu of its messages never arrived "
+				   "(it sent up to #%llu, we saw up to #%llu)",
+				   stream_name[s], (unsigned long long)n,
+				   (unsigned long long)f->next_label[s] - 1,
 				   (unsigned long long)c->next_label[s] - 1);
 			ok = false;
 		} else if (c->next_label[s] > f->next_label[s]) {
 			c->rx.bad++;
-			data_error(c, "%s stream: we saw messages up to #%llu, it says it sent "
-				   "only up to #%llu", stream_name[s],
-				   (unsigned long long)c->next_label[s] - 1,
+			data_error(c,
+				   "%s stream: we saw messages up to #%llu, it says it sent "
+				   "only up to #%llu",
+				   stream_name[s], (unsigned long long)c->next_label[s] - 1,
 				   (unsigned long long)f->next_label[s] - 1);
 			ok = false;
 		} else if (c->got[s] != f->sent[s]) {
 			c->rx.bad++;
-			data_error(c, "%s stream: %llu messages arrived, it sent %llu", stream_name[s],
-				   (unsigned long long)c->got[s], (unsigned long long)f->sent[s]);
+			data_error(c, "%s stream: %llu messages arrived, it sent %llu",
+				   stream_name[s], (unsigned long long)c->got[s],
+				   (unsigned long long)f->sent[s]);
 			ok = false;
 		}
 	}
@@ -301,8 +310,10 @@ static void check(struct in_conn *c, int s, const uint8_t *buf, uint32_t len, ui
 {
 	struct mesh *m = c->m;
 	uint32_t size = m->o->size;
-	struct pat_id want = { .src = (uint16_t)c->p->rank, .dst = (uint16_t)m->rank,
-			       .stream = (uint8_t)s, .label = c->next_label[s] };
+	struct pat_id want = { .src = (uint16_t)c->p->rank,
+			       .dst = (uint16_t)m->rank,
+			       .stream = (uint8_t)s,
+			       .label = c->next_label[s] };
 	uint8_t exp = 0;
 
 	c->got[s]++;
@@ -343,9 +354,11 @@ static void check(struct in_conn *c, int s, const uint8_t *buf, uint32_t len, ui
 			   (unsigned long long)want.label);
 	} else {
 		c->rx.bad++;
-		data_error(c, "%s stream message #%llu: byte %ld of %u differs (expected 0x%02x, "
-			   "got 0x%02x)", stream_name[s], (unsigned long long)want.label, off, size,
-			   exp, buf[off]);
+		data_error(c,
+			   "%s stream message #%llu: byte %ld of %u differs (expected 0x%02x, "
+			   "got 0x%02x)",
+			   stream_name[s], (unsigned long long)want.label, off, size, exp,
+			   buf[off]);
 		c->next_label[s]++;
 	}
 }
@@ -444,10 +457,10 @@ static void on_disconnect(struct rcc_ep *ep, void *conn)
 		publish(c); /* partial figures are better than none in the table */
 	if (!orderly && atomic_load(&m->phase) != PH_EXIT)
 		peer_fail(p, "its connection to us closed %s",
-			  !c->welcomed ? "during setup"
-			  : c->fin     ? "before it sent its figures"
-			  : atomic_load(&m->phase) >= PH_GO ? "during traffic"
-							    : "before traffic");
+			  !c->welcomed                    ? "during setup" :
+			  c->fin                          ? "before it sent its figures" :
+			  atomic_load(&m->phase) >= PH_GO ? "during traffic" :
+							    "before traffic");
 	give_back(c);
 }
 

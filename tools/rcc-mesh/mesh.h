@@ -35,19 +35,30 @@
 #define CLI_CTRL_SENDS 8
 #define MAX_ERRORS_SHOWN 10 /* per connection; the counts stay exact */
 
-enum mesh_ops { OPS_WRITE = 1, OPS_SEND = 2 };
-enum { STREAM_WRITE = 0, STREAM_SEND = 1 };
-enum inject_kind { INJECT_NONE = 0, INJECT_CORRUPT, INJECT_SKIP, INJECT_DUP };
+enum mesh_ops {
+	OPS_WRITE = 1,
+	OPS_SEND = 2
+};
+enum {
+	STREAM_WRITE = 0,
+	STREAM_SEND = 1
+};
+enum inject_kind {
+	INJECT_NONE = 0,
+	INJECT_CORRUPT,
+	INJECT_SKIP,
+	INJECT_DUP
+};
 /* The injected fault hits this message index of the first stream toward rank+1. */
 #define INJECT_AT 5
 
 /* Exit statuses (documented in --help). */
 enum {
 	MESH_EXIT_OK = 0,
-	MESH_EXIT_FAIL = 1,  /* setup or runtime failure, timeout, interrupted */
+	MESH_EXIT_FAIL = 1, /* setup or runtime failure, timeout, interrupted */
 	MESH_EXIT_USAGE = 2,
-	MESH_EXIT_DATA = 3,  /* a message was corrupt, lost or duplicated */
-	MESH_EXIT_PEER = 4,  /* a rank died or stopped responding */
+	MESH_EXIT_DATA = 3, /* a message was corrupt, lost or duplicated */
+	MESH_EXIT_PEER = 4, /* a rank died or stopped responding */
 };
 
 struct node {
@@ -60,14 +71,14 @@ struct mesh_opts {
 	struct node *nodes;
 	int nnodes;
 	int rank;
-	const char *bind;       /* listen address; NULL: our own entry */
+	const char *bind; /* listen address; NULL: our own entry */
 	uint32_t size;
 	uint32_t depth;
-	unsigned ops;           /* enum mesh_ops */
+	unsigned ops; /* enum mesh_ops */
 	double duration_s;
-	uint64_t bytes;         /* per directed pair; 0: run for duration_s */
+	uint64_t bytes; /* per directed pair; 0: run for duration_s */
 	enum rcc_thread_mode thread_mode;
-	int threads;            /* shared mode: progress threads per side */
+	int threads; /* shared mode: progress threads per side */
 	enum rcc_cq_mode cq_mode;
 	struct rcc_ctx_attr ctx;
 	int connect_timeout_ms; /* bound on setup: every connection and the barrier */
@@ -75,11 +86,17 @@ struct mesh_opts {
 	int collector;
 	bool json;
 	bool quiet;
-	bool brief;             /* collector: aggregate only, no per-pair rows */
+	bool brief; /* collector: aggregate only, no per-pair rows */
 	enum inject_kind inject;
 };
 
-enum phase { PH_SETUP = 0, PH_READY, PH_GO, PH_REPORT, PH_EXIT };
+enum phase {
+	PH_SETUP = 0,
+	PH_READY,
+	PH_GO,
+	PH_REPORT,
+	PH_EXIT
+};
 
 struct mesh;
 struct out_conn;
@@ -97,9 +114,9 @@ struct peer {
 	struct pair_tx tx; /* published by the outgoing side */
 	/* read anywhere */
 	atomic_bool failed;
-	atomic_bool out_busy;              /* the outgoing side waits for completions */
-	atomic_uint_fast64_t in_seen_ns;   /* last message from this peer */
-	atomic_uint_fast64_t out_seen_ns;  /* last completion toward it */
+	atomic_bool out_busy;             /* the outgoing side waits for completions */
+	atomic_uint_fast64_t in_seen_ns;  /* last message from this peer */
+	atomic_uint_fast64_t out_seen_ns; /* last completion toward it */
 };
 
 /* What the collector learns about each directed pair and each rank. */
@@ -125,24 +142,24 @@ struct mesh {
 	struct rcc_pool *recv_pool;   /* incoming: receives (data SENDs and control) */
 	struct rcc_pool *ctrl_pool;   /* control buffers of both sides */
 	struct rcc_server *srv;
-	struct peer *peers;           /* n entries; ours is unused */
+	struct peer *peers; /* n entries; ours is unused */
 	struct driver *drivers;
 	int ndrivers;
 	/* shared mode: the outgoing connections' CQs, one per driver thread */
 	struct out_group *groups;
 	int ngroups;
 
-	uint32_t q[2];                /* window per stream; 0: stream not used */
-	uint32_t stride;              /* write slot stride */
-	uint32_t recv_piece, nrecv;   /* incoming receives: size and count per connection */
+	uint32_t q[2];              /* window per stream; 0: stream not used */
+	uint32_t stride;            /* write slot stride */
+	uint32_t recv_piece, nrecv; /* incoming receives: size and count per connection */
 	uint32_t list_hash;
 	uint8_t accept_pd[ACCEPT_LEN];
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	atomic_int phase;             /* enum phase; t_go/t_stop are set before PH_GO */
+	atomic_int phase; /* enum phase; t_go/t_stop are set before PH_GO */
 	uint64_t t_go, t_stop;
-	atomic_bool data_error;       /* some message we received was wrong */
+	atomic_bool data_error; /* some message we received was wrong */
 
 	/* report: our own rows, set before PH_REPORT and read by a driver after it */
 	struct ctrl_row *my_rows;
@@ -151,16 +168,21 @@ struct mesh {
 	uint64_t rss_base_kb, rss_end_kb;
 	int threads_end;
 	/* collector only, under lock */
-	struct gathered_pair *pairs;  /* n * n, [src * n + dst] */
+	struct gathered_pair *pairs; /* n * n, [src * n + dst] */
 	struct gathered_rank *ranks;
 };
 
 /* Work request ids: what completed, a small detail, and an index. */
-enum wr_kind { WR_DATA = 1, WR_CSEND, WR_CRECV, WR_RECV };
+enum wr_kind {
+	WR_DATA = 1,
+	WR_CSEND,
+	WR_CRECV,
+	WR_RECV
+};
 #define WR_ID(kind, aux, idx) ((uint64_t)(kind) << 56 | (uint64_t)(aux) << 48 | (uint64_t)(idx))
 #define WR_KIND(id) ((unsigned)((id) >> 56))
 #define WR_AUX(id) ((unsigned)((id) >> 48) & 0xffu)
-#define WR_IDX(id) ((id) & 0xffffffffffffull)
+#define WR_IDX(id) ((id)&0xffffffffffffull)
 
 static inline bool is_collector(const struct mesh *m) { return m->rank == m->o->collector; }
 

@@ -146,8 +146,8 @@ static void set_nodes(struct mesh_opts *o, const char *src, bool file)
 	char err[400];
 	if (o->nodes)
 		usage_error(prog, "give the nodes once: --nodes or --hostfile");
-	int rc = file ? nodes_from_file(src, &o->nodes, &o->nnodes, err, sizeof(err))
-		      : nodes_from_list(src, &o->nodes, &o->nnodes, err, sizeof(err));
+	int rc = file ? nodes_from_file(src, &o->nodes, &o->nnodes, err, sizeof(err)) :
+			nodes_from_list(src, &o->nodes, &o->nnodes, err, sizeof(err));
 	if (rc) {
 		free(o->nodes);
 		o->nodes = NULL;
@@ -220,7 +220,8 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 		case 'D':
 			o->duration_s = strtod(optarg, &end);
 			if (*end || !(o->duration_s > 0) || o->duration_s > 86400)
-				usage_error(prog, "bad duration '%s' (seconds, up to a day)", optarg);
+				usage_error(prog, "bad duration '%s' (seconds, up to a day)",
+					    optarg);
 			break;
 		case 'n':
 			if (parse_size(optarg, &v64) || !v64)
@@ -271,7 +272,8 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 			break;
 		case OPT_CONNECT_TIMEOUT:
 			if (parse_int(optarg, 100, 3600000, &v))
-				usage_error(prog, "bad connect timeout '%s' (100..3600000 ms)", optarg);
+				usage_error(prog, "bad connect timeout '%s' (100..3600000 ms)",
+					    optarg);
 			o->connect_timeout_ms = (int)v;
 			break;
 		case OPT_TIMEOUT:

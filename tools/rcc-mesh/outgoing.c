@@ -25,17 +25,24 @@ enum out_state {
 	OUT_WELCOMED,   /* knows the peer's slots; READY goes out once our mesh is up */
 	OUT_READY_SENT, /* waiting for GO */
 	OUT_TRAFFIC,
-	OUT_FINISHING,  /* no more data; FIN goes out when a control buffer is free */
+	OUT_FINISHING, /* no more data; FIN goes out when a control buffer is free */
 	OUT_FIN_SENT,
-	OUT_FIN_DONE,   /* toward the collector: waiting until our figures are ready */
+	OUT_FIN_DONE, /* toward the collector: waiting until our figures are ready */
 	OUT_REPORTING,
-	OUT_DONE,       /* nothing more to do: a disconnect now is orderly */
+	OUT_DONE, /* nothing more to do: a disconnect now is orderly */
 	OUT_FAILED,
 };
 
 static const char *const state_name[] = {
-	"while waiting for its welcome", "during setup", "at the barrier", "during traffic",
-	"while finishing", "while finishing", "after traffic", "while reporting", "after the end",
+	"while waiting for its welcome",
+	"during setup",
+	"at the barrier",
+	"during traffic",
+	"while finishing",
+	"while finishing",
+	"after traffic",
+	"while reporting",
+	"after the end",
 	"after failing",
 };
 
@@ -52,8 +59,8 @@ struct out_conn {
 	void **src[2];       /* depth source pieces per stream */
 	uint64_t *t_post[2]; /* when each source's message was posted */
 	uint64_t posted[2], completed[2], credit[2];
-	int64_t shift[2];    /* label minus index: non-zero only after an injected fault */
-	int inject_stream;   /* -1: no fault toward this peer */
+	int64_t shift[2];  /* label minus index: non-zero only after an injected fault */
+	int inject_stream; /* -1: no fault toward this peer */
 	uint64_t bytes, t_last;
 	void *crecv[CLI_CTRL_RECVS];
 	struct rcc_sge rsge[CLI_CTRL_RECVS];
@@ -136,7 +143,7 @@ static void on_ctrl(struct out_conn *c, void *buf, uint32_t len)
 		const struct ctrl_welcome *w = &msg.u.welcome;
 		if (c->st != OUT_WAIT_WELCOME || w->slots != m->q[STREAM_WRITE] ||
 		    (m->q[STREAM_WRITE] && (w->stride < m->o->size ||
-					     w->target.length < (uint64_t)w->slots * w->stride))) {
+					    w->target.length < (uint64_t)w->slots * w->stride))) {
 			fail(c, "sent a welcome that does not fit our options", "protocol error");
 			return;
 		}
@@ -208,8 +215,7 @@ static bool may_post(const struct out_conn *c, int s)
 	uint32_t q = c->m->q[s];
 	if (!q || c->posted[s] - c->credit[s] >= q || c->posted[s] - c->completed[s] >= q)
 		return false;
-	return !c->m->o->bytes ||
-	       (c->posted[0] + c->posted[1]) * c->m->o->size < c->m->o->bytes;
+	return !c->m->o->bytes || (c->posted[0] + c->posted[1]) * c->m->o->size < c->m->o->bytes;
 }
 
 static bool traffic_over(const struct out_conn *c, uint64_t now)
@@ -299,9 +305,9 @@ static void on_wc(struct out_conn *c, const struct rcc_wc *wc, uint64_t now)
 			return;
 		char detail[96];
 		snprintf(detail, sizeof(detail), "%s: %s",
-			 kind == WR_DATA  ? (aux == STREAM_WRITE ? "WRITE" : "SEND")
-			 : kind == WR_CRECV ? "control receive"
-					    : ctrl_type_name((enum ctrl_type)aux),
+			 kind == WR_DATA  ? (aux == STREAM_WRITE ? "WRITE" : "SEND") :
+			 kind == WR_CRECV ? "control receive" :
+					    ctrl_type_name((enum ctrl_type)aux),
 			 rcc_wc_status_str(wc->status));
 		fail(c, "our connection to it broke", detail);
 		return;
@@ -462,7 +468,8 @@ int out_step(struct out_conn *c, uint64_t now)
 		/* completions queued before the state changed come first: they may end us orderly */
 		work += drain(c, now);
 		if (c->st != OUT_DONE)
-			fail(c, "our connection to it closed", rcc_ep_state_str(rcc_ep_state(c->ep)));
+			fail(c, "our connection to it closed",
+			     rcc_ep_state_str(rcc_ep_state(c->ep)));
 	}
 	return work;
 }
@@ -473,7 +480,8 @@ static int take(struct rcc_pool *pool, void **piece, struct out_conn *c)
 {
 	int rc = rcc_pool_get(pool, piece);
 	if (rc)
-		complain(c->m, "buffer pool exhausted for rank %d: %s", c->p->rank, rcc_strerror(rc));
+		complain(c->m, "buffer pool exhausted for rank %d: %s", c->p->rank,
+			 rcc_strerror(rc));
 	return rc;
 }
 
@@ -507,15 +515,20 @@ static int check_server(struct out_conn *c)
 		return -EPROTO;
 	}
 	if (rank != c->p->rank || nodes != c->m->n) {
-		peer_fail(c->p, "the server at %s is rank %u of %u, not rank %d of %d: "
-			  "the node lists differ", c->p->node->addr, rank, nodes, c->p->rank, c->m->n);
+		peer_fail(c->p,
+			  "the server at %s is rank %u of %u, not rank %d of %d: "
+			  "the node lists differ",
+			  c->p->node->addr, rank, nodes, c->p->rank, c->m->n);
 		return -EPROTO;
 	}
 	return 0;
 }
 
 /* Queue room one connection needs: its sends (data, control, slack) and receives. */
-static uint32_t conn_sq_depth(const struct mesh *m) { return m->q[0] + m->q[1] + CLI_CTRL_SENDS + 2; }
+static uint32_t conn_sq_depth(const struct mesh *m)
+{
+	return m->q[0] + m->q[1] + CLI_CTRL_SENDS + 2;
+}
 
 int out_group_init(struct mesh *m, struct out_group *g, int n)
 {
@@ -581,7 +594,8 @@ int out_create(struct mesh *m, struct peer *p, struct out_group *grp, uint64_t d
 			goto err;
 		c->rsge[i] = rcc_pool_sge(m->ctrl_pool, c->crecv[i], CTRL_SIZE);
 		c->rwr[i] = (struct rcc_recv_wr){ .wr_id = WR_ID(WR_CRECV, 0, i),
-						  .sg_list = &c->rsge[i], .num_sge = 1 };
+						  .sg_list = &c->rsge[i],
+						  .num_sge = 1 };
 	}
 	for (int i = 0; i < CLI_CTRL_SENDS; i++)
 		if ((rc = take(m->ctrl_pool, &c->csend[i], c)))
@@ -617,7 +631,7 @@ int out_create(struct mesh *m, struct peer *p, struct out_group *grp, uint64_t d
 	rc = rcc_client_connect(m->ctx, p->node->addr, &ca, &c->cli);
 	if (rc == -ECONNABORTED) {
 		peer_fail(p, "it refused our connection (its messages say why: node lists or "
-			  "options differ?)");
+			     "options differ?)");
 		goto err;
 	}
 	if (rc) {

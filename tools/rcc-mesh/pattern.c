@@ -36,10 +36,7 @@ static void header_bytes(const struct pat_id *id, uint8_t h[PAT_HDR_LEN])
 	h[14] = h[15] = 0;
 }
 
-static size_t body_start(size_t len)
-{
-	return len >= PAT_HDR_LEN ? PAT_HDR_LEN : 0;
-}
+static size_t body_start(size_t len) { return len >= PAT_HDR_LEN ? PAT_HDR_LEN : 0; }
 
 void pattern_fill(void *buf, size_t len, const struct pat_id *id)
 {

@@ -63,10 +63,7 @@ static int severity(int status)
 	return status == MESH_EXIT_DATA ? 3 : status == MESH_EXIT_PEER ? 2 : status ? 1 : 0;
 }
 
-static int worse(int a, int b)
-{
-	return severity(a) >= severity(b) ? a : b;
-}
+static int worse(int a, int b) { return severity(a) >= severity(b) ? a : b; }
 
 /* ---------------------------------------------------------- gathering */
 
@@ -110,9 +107,11 @@ void report_build(struct mesh *m, int status)
 		if (i == m->rank)
 			continue;
 		/* even rows: what we sent; odd rows: what we received (the order outgoing.c sends) */
-		m->my_rows[k++] = (struct ctrl_row){ .src = (uint16_t)m->rank, .dst = (uint16_t)i,
+		m->my_rows[k++] = (struct ctrl_row){ .src = (uint16_t)m->rank,
+						     .dst = (uint16_t)i,
 						     .tx = p->tx };
-		m->my_rows[k++] = (struct ctrl_row){ .src = (uint16_t)i, .dst = (uint16_t)m->rank,
+		m->my_rows[k++] = (struct ctrl_row){ .src = (uint16_t)i,
+						     .dst = (uint16_t)m->rank,
 						     .rx = p->rx };
 		if (peer_failed(p))
 			m->my_done.failed[i / 8] |= (uint8_t)(1u << (i % 8));
@@ -146,10 +145,7 @@ struct totals {
 	int mem_ranks;
 };
 
-static double pair_secs(const struct pair_tx *t)
-{
-	return t->ns ? (double)t->ns / 1e9 : 0;
-}
+static double pair_secs(const struct pair_tx *t) { return t->ns ? (double)t->ns / 1e9 : 0; }
 
 static bool pair_ok(const struct gathered_pair *g)
 {
@@ -166,9 +162,10 @@ static void pair_check(const struct gathered_pair *g, bool src_dead, bool dst_de
 			 (unsigned long long)g->rx.bad, (unsigned long long)g->rx.lost,
 			 (unsigned long long)g->rx.dup);
 	else if (src_dead || dst_dead)
-		snprintf(buf, len, "rank %s failed", src_dead && dst_dead ? "src+dst"
-						   : src_dead		 ? "src"
-									 : "dst");
+		snprintf(buf, len, "rank %s failed",
+			 src_dead && dst_dead ? "src+dst" :
+			 src_dead             ? "src" :
+						"dst");
 	else if (!g->have_rx)
 		snprintf(buf, len, "not reported");
 	else
@@ -256,15 +253,15 @@ static void print_table(struct mesh *m, const bool *dead, const struct totals *t
 			double secs = pair_secs(&g->tx);
 			pair_check(g, dead[s], dead[d], check, sizeof(check));
 			if (g->have_tx && secs > 0)
-				printf("%5d %4d %10.2f %11.0f %9.1f %9.1f %9.1f %9.1f %10llu  %s\n", s, d,
-				       (double)g->tx.bytes / secs / 1e6,
+				printf("%5d %4d %10.2f %11.0f %9.1f %9.1f %9.1f %9.1f %10llu  %s\n",
+				       s, d, (double)g->tx.bytes / secs / 1e6,
 				       (double)(g->tx.msgs[0] + g->tx.msgs[1]) / secs,
 				       (double)g->tx.lat_p50 / 1e3, (double)g->tx.lat_p99 / 1e3,
 				       (double)g->tx.lat_p999 / 1e3, (double)g->tx.lat_max / 1e3,
 				       (unsigned long long)(g->rx.msgs[0] + g->rx.msgs[1]), check);
 			else
-				printf("%5d %4d %10s %11s %9s %9s %9s %9s %10llu  %s\n", s, d, "-", "-",
-				       "-", "-", "-", "-",
+				printf("%5d %4d %10s %11s %9s %9s %9s %9s %10llu  %s\n", s, d, "-",
+				       "-", "-", "-", "-", "-",
 				       (unsigned long long)(g->rx.msgs[0] + g->rx.msgs[1]), check);
 		}
 	printf("%5s %4d %10.2f %11.0f %9.1f %9.1f %9.1f %9.1f %10llu  %d/%d pairs verified%s\n",
@@ -322,11 +319,10 @@ static void print_json(struct mesh *m, const bool *dead, const struct totals *t,
 	       "\"max\":%.2f},\"corrupt\":%llu,\"lost\":%llu,\"dup\":%llu,"
 	       "\"rss_kib_per_connection\":%.1f,\"rss_mib_per_rank\":%.2f,"
 	       "\"threads_per_rank\":%.1f},\"failed_ranks\":[",
-	       t->pairs, t->verified, t->mbps, t->msgps, (double)t->p50 / 1e3,
-	       (double)t->p99 / 1e3, (double)t->p999 / 1e3, (double)t->max / 1e3,
-	       (unsigned long long)t->bad, (unsigned long long)t->lost,
-	       (unsigned long long)t->dup, t->kb_per_conn, t->rss_mib_per_rank,
-	       t->threads_per_rank);
+	       t->pairs, t->verified, t->mbps, t->msgps, (double)t->p50 / 1e3, (double)t->p99 / 1e3,
+	       (double)t->p999 / 1e3, (double)t->max / 1e3, (unsigned long long)t->bad,
+	       (unsigned long long)t->lost, (unsigned long long)t->dup, t->kb_per_conn,
+	       t->rss_mib_per_rank, t->threads_per_rank);
 	first = true;
 	for (int r = 0; r < m->n; r++)
 		if (dead[r]) {
@@ -361,9 +357,9 @@ static void print_local(struct mesh *m, int status)
 		printf("{\"tool\":\"rcc-mesh\",\"rank\":%d,\"collector\":%d,\"sent_msgs\":%llu,"
 		       "\"sent_bytes\":%llu,\"received_msgs\":%llu,\"corrupt\":%llu,\"lost\":%llu,"
 		       "\"dup\":%llu,\"status\":%d}\n",
-		       m->rank, m->o->collector, (unsigned long long)sent, (unsigned long long)bytes,
-		       (unsigned long long)got, (unsigned long long)bad, (unsigned long long)lost,
-		       (unsigned long long)dup, status);
+		       m->rank, m->o->collector, (unsigned long long)sent,
+		       (unsigned long long)bytes, (unsigned long long)got, (unsigned long long)bad,
+		       (unsigned long long)lost, (unsigned long long)dup, status);
 		fflush(stdout);
 		return;
 	}

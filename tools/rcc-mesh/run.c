@@ -66,47 +66,47 @@ static int wait_for(struct mesh *m, pred_fn done, uint64_t deadline)
 	}
 }
 
-#define FOR_PEERS(m, p)                                                                            \
-	for (struct peer *p = (m)->peers; p < (m)->peers + (m)->n; p++)                            \
+#define FOR_PEERS(m, p)                                                 \
+	for (struct peer *p = (m)->peers; p < (m)->peers + (m)->n; p++) \
 		if (p->rank != (m)->rank)
 
 static bool any_failed(struct mesh *m)
 {
 	FOR_PEERS(m, p)
-		if (peer_failed(p))
-			return true;
+	if (peer_failed(p))
+		return true;
 	return false;
 }
 
 static bool mesh_up(struct mesh *m)
 {
 	FOR_PEERS(m, p)
-		if (!peer_failed(p) && !(p->out_up && p->in_up))
-			return any_failed(m);
+	if (!peer_failed(p) && !(p->out_up && p->in_up))
+		return any_failed(m);
 	return true;
 }
 
 static bool all_ready(struct mesh *m)
 {
 	FOR_PEERS(m, p)
-		if (!peer_failed(p) && !p->ready_rx)
-			return any_failed(m);
+	if (!peer_failed(p) && !p->ready_rx)
+		return any_failed(m);
 	return true;
 }
 
 static bool traffic_done(struct mesh *m)
 {
 	FOR_PEERS(m, p)
-		if (!peer_failed(p) && !(p->fin_tx && p->fin_rx))
-			return false;
+	if (!peer_failed(p) && !(p->fin_tx && p->fin_rx))
+		return false;
 	return true;
 }
 
 static bool gathered(struct mesh *m)
 {
 	FOR_PEERS(m, p)
-		if (!peer_failed(p) && !p->done_rx)
-			return false;
+	if (!peer_failed(p) && !p->done_rx)
+		return false;
 	return true;
 }
 
@@ -124,10 +124,10 @@ static void explain_setup(struct mesh *m, const char *stage, uint64_t t0)
 	{
 		if (peer_failed(p))
 			continue;
-		const char *what = !p->out_up ? "we could not complete our connection to it"
-				   : !p->in_up ? "it has not connected to us"
-				   : !p->ready_rx ? "it never reached the barrier"
-						  : NULL;
+		const char *what = !p->out_up   ? "we could not complete our connection to it" :
+				   !p->in_up    ? "it has not connected to us" :
+				   !p->ready_rx ? "it never reached the barrier" :
+						  NULL;
 		if (what)
 			snprintf(p->why, sizeof(p->why), "%s", what);
 	}
@@ -224,7 +224,8 @@ static int traffic(struct mesh *m)
 			bool late = !(p->fin_tx && p->fin_rx);
 			pthread_mutex_unlock(&m->lock);
 			if (late)
-				peer_fail(p, "it did not finish within %d ms after the end of traffic",
+				peer_fail(p,
+					  "it did not finish within %d ms after the end of traffic",
 					  o->timeout_ms);
 		}
 	}

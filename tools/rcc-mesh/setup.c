@@ -43,8 +43,8 @@ static int pools_create(struct mesh *m)
 	if ((rc = pool(m, "source", m->o->size, peers * q, ACC_LOCAL, &m->src_pool)))
 		return rc;
 	if (m->q[STREAM_WRITE] &&
-	    (rc = pool(m, "write target", (size_t)m->stride * m->q[STREAM_WRITE], peers,
-		       ACC_TARGET, &m->target_pool)))
+	    (rc = pool(m, "write target", (size_t)m->stride * m->q[STREAM_WRITE], peers, ACC_TARGET,
+		       &m->target_pool)))
 		goto err;
 	if ((rc = pool(m, "receive", m->recv_piece, peers * m->nrecv, ACC_LOCAL, &m->recv_pool)))
 		goto err;
@@ -109,8 +109,8 @@ int mesh_open(struct mesh *m, const struct mesh_opts *o)
 
 	rc = rcc_ctx_open(&o->ctx, &m->ctx);
 	if (rc) {
-		complain(m, "cannot open the %s transport: %s", rcc_transport_name(o->ctx.transport),
-			 rcc_strerror(rc));
+		complain(m, "cannot open the %s transport: %s",
+			 rcc_transport_name(o->ctx.transport), rcc_strerror(rc));
 		goto err_mem;
 	}
 	/* The baseline for memory per connection: the context, no pools or peers yet. */
@@ -184,7 +184,8 @@ static int groups_create(struct mesh *m)
 	for (int i = 0; i < ng; i++) {
 		int rc = out_group_init(m, &m->groups[i], (peers + ng - 1 - i) / ng);
 		if (rc) {
-			complain(m, "cannot create a shared completion queue: %s", rcc_strerror(rc));
+			complain(m, "cannot create a shared completion queue: %s",
+				 rcc_strerror(rc));
 			return rc;
 		}
 		m->ngroups = i + 1;

@@ -240,13 +240,20 @@ int ctrl_decode(const void *in, size_t len, struct ctrl_msg *m)
 const char *ctrl_type_name(enum ctrl_type t)
 {
 	switch (t) {
-	case CTRL_WELCOME: return "WELCOME";
-	case CTRL_CREDIT: return "CREDIT";
-	case CTRL_READY: return "READY";
-	case CTRL_FIN: return "FIN";
-	case CTRL_ROW_TX: return "ROW_TX";
-	case CTRL_ROW_RX: return "ROW_RX";
-	case CTRL_DONE: return "DONE";
+	case CTRL_WELCOME:
+		return "WELCOME";
+	case CTRL_CREDIT:
+		return "CREDIT";
+	case CTRL_READY:
+		return "READY";
+	case CTRL_FIN:
+		return "FIN";
+	case CTRL_ROW_TX:
+		return "ROW_TX";
+	case CTRL_ROW_RX:
+		return "ROW_RX";
+	case CTRL_DONE:
+		return "DONE";
 	}
 	return "?";
 }

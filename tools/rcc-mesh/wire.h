@@ -21,7 +21,7 @@
 
 /* What a client tells the server it connects to; both sides must agree. */
 struct mesh_hello {
-	uint16_t src, dst;  /* ranks: the client's, and the one it thinks it reaches */
+	uint16_t src, dst; /* ranks: the client's, and the one it thinks it reaches */
 	uint16_t nodes;
 	uint8_t ops;        /* enum mesh_ops */
 	uint32_t size;      /* message size */

@@ -25,28 +25,25 @@ struct bw {
 	struct sess *s;
 	enum perf_op op;
 	uint32_t size;
-	uint32_t slots;           /* buffer slots per area */
-	uint32_t mod;             /* a completion every mod messages: -Q, at most the cap */
+	uint32_t slots; /* buffer slots per area */
+	uint32_t mod;   /* a completion every mod messages: -Q, at most the cap */
 	bool validate;
-	bool sending;             /* this side posts */
-	bool receiving;           /* this side takes SENDs or WRITE_IMMs from the peer */
+	bool sending;   /* this side posts */
+	bool receiving; /* this side takes SENDs or WRITE_IMMs from the peer */
 	bool duration;
-	bool timed;               /* stamping */
-	unsigned flags;           /* inline */
-	uint64_t end_ns;          /* duration mode: stop posting then */
-	struct rcc_send_wr *wrs;  /* one post list */
+	bool timed;              /* stamping */
+	unsigned flags;          /* inline */
+	uint64_t end_ns;         /* duration mode: stop posting then */
+	struct rcc_send_wr *wrs; /* one post list */
 	struct rcc_sge *sges;
-	uint64_t *tp, *tc;        /* stamps of timed messages, in post order */
+	uint64_t *tp, *tc; /* stamps of timed messages, in post order */
 	size_t tn, tcap;
 	uint64_t t_last;
 	struct waiter w;
 	unsigned turns;
 };
 
-static bool is_atomic(enum perf_op op)
-{
-	return op == OP_CAS || op == OP_FADD;
-}
+static bool is_atomic(enum perf_op op) { return op == OP_CAS || op == OP_FADD; }
 
 static int bad(const char *what, int ep, uint64_t seq, long off)
 {
@@ -150,8 +147,8 @@ static int reap(struct bw *b, bool *progress)
 		struct pep *e = rcc_ep_context(wc[i].ep);
 		if (wc[i].status != RCC_WC_SUCCESS)
 			return wc_error(b->s, &wc[i], op_name(b->op));
-		rc = (wc[i].wr_id & WR_RECV) ? on_recv(b, e, &wc[i])
-					     : on_send_done(b, e, wc[i].wr_id, now);
+		rc = (wc[i].wr_id & WR_RECV) ? on_recv(b, e, &wc[i]) :
+					       on_send_done(b, e, wc[i].wr_id, now);
 		if (rc)
 			return rc;
 	}
@@ -187,7 +184,8 @@ static void build(struct bw *b, struct pep *e, int k, uint64_t seq)
 	struct rcc_send_wr *wr = &b->wrs[k];
 	struct rcc_sge *sg = &b->sges[k];
 
-	*sg = (struct rcc_sge){ .addr = (uintptr_t)local_at(e, off), .length = b->size,
+	*sg = (struct rcc_sge){ .addr = (uintptr_t)local_at(e, off),
+				.length = b->size,
 				.lkey = e->lkey };
 	memset(wr, 0, sizeof(*wr));
 	wr->wr_id = seq;
@@ -345,7 +343,8 @@ static int serve_peer(struct bw *b)
 	if (!b->duration) {
 		/* The count is known: take the messages, then hear the DONEs. */
 		const struct perf_params *p = &s->p;
-		uint64_t expect = plan_warmup(p, KIND_BW, b->size) + plan_iters(p, KIND_BW, b->size);
+		uint64_t expect = plan_warmup(p, KIND_BW, b->size) +
+				  plan_iters(p, KIND_BW, b->size);
 		for (;;) {
 			bool all = true;
 			for (int i = 0; i < s->neps; i++)

@@ -39,12 +39,6 @@ void bw_figures(uint64_t msgs, uint32_t size, uint64_t elapsed_ns, double peak_n
 	out->bw_peak_Bps = peak_ns_per_msg > 0 ? (double)size * 1e9 / peak_ns_per_msg : 0;
 }
 
-double Bps_to_MBps(double Bps)
-{
-	return Bps / 1048576.0;
-}
+double Bps_to_MBps(double Bps) { return Bps / 1048576.0; }
 
-double Bps_to_Gbps(double Bps)
-{
-	return Bps * 8 / 1e9;
-}
+double Bps_to_Gbps(double Bps) { return Bps * 8 / 1e9; }

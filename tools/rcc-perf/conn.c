@@ -13,8 +13,8 @@
 #include "opts.h"
 #include "sess.h"
 
-#define ALL_ACCESS                                                                                 \
-	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ |               \
+#define ALL_ACCESS                                                                   \
+	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ | \
 	 RCC_ACCESS_REMOTE_ATOMIC)
 /* Both areas of all endpoints together stay near this, unless one message is bigger. */
 #define AREA_BUDGET (32u << 20)
@@ -153,12 +153,18 @@ static void note_inline(struct sess *s)
 static const char *connect_error(int rc)
 {
 	switch (rc) {
-	case -ECONNREFUSED: return "connection refused (is an rcc-perf server running there?)";
-	case -ECONNABORTED: return "the server rejected the connection (see its output)";
-	case -ETIMEDOUT: return "no answer in time";
-	case -ENOENT: return "unknown host";
-	case -EINVAL: return "bad address";
-	default: return rcc_strerror(rc);
+	case -ECONNREFUSED:
+		return "connection refused (is an rcc-perf server running there?)";
+	case -ECONNABORTED:
+		return "the server rejected the connection (see its output)";
+	case -ETIMEDOUT:
+		return "no answer in time";
+	case -ENOENT:
+		return "unknown host";
+	case -EINVAL:
+		return "bad address";
+	default:
+		return rcc_strerror(rc);
 	}
 }
 
@@ -272,9 +278,9 @@ int sess_server_accept(struct sess *s, struct rcc_listener *lst)
 		}
 		pd = rcc_conn_req_private_data(req, &len);
 		rc = params_decode(pd, len, &s->p);
-		why = rc == -EPROTONOSUPPORT ? "another rcc-perf version"
-		      : rc		     ? "not an rcc-perf client (or a stray data connection)"
-					     : plan_check(&s->p);
+		why = rc == -EPROTONOSUPPORT ? "another rcc-perf version" :
+		      rc ? "not an rcc-perf client (or a stray data connection)" :
+			   plan_check(&s->p);
 		if (!why)
 			break;
 		perr("rejecting %s: %s", rcc_conn_req_peer(req), why);

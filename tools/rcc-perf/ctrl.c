@@ -30,7 +30,8 @@ int ctrl_init(struct ctrl *c, struct rcc_ctx *ctx)
 	for (int i = 0; i < CTRL_SLOTS; i++) {
 		c->rsge[i] = rcc_mr_sge(c->mr, c->buf + i * CTRL_SLOT_LEN, CTRL_SLOT_LEN);
 		c->initial[i] = (struct rcc_recv_wr){ .wr_id = WR_RECV | (uint64_t)i,
-						      .sg_list = &c->rsge[i], .num_sge = 1 };
+						      .sg_list = &c->rsge[i],
+						      .num_sge = 1 };
 	}
 	c->last_heard_ns = mono_ns();
 	return 0;
@@ -202,8 +203,8 @@ int ctrl_wait(struct ctrl *c, struct ctrl_msg *m, int timeout_ms)
 			if (rc)
 				return rc;
 			/* Heartbeats and other messages restart the silence timer. */
-			uint64_t since = c->last_heard_ns > quiet_since ? c->last_heard_ns
-									: quiet_since;
+			uint64_t since = c->last_heard_ns > quiet_since ? c->last_heard_ns :
+									  quiet_since;
 			if (mono_ns() - since > (uint64_t)timeout_ms * 1000000ull)
 				return -ETIMEDOUT;
 			continue;

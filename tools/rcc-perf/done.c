@@ -12,8 +12,12 @@
 int done_send(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_t size, int ep,
 	      uint64_t count)
 {
-	struct ctrl_msg m = { .type = CTRL_DONE, .op = op, .kind = kind, .size = size,
-			      .a = count, .b = (uint64_t)ep };
+	struct ctrl_msg m = { .type = CTRL_DONE,
+			      .op = op,
+			      .kind = kind,
+			      .size = size,
+			      .a = count,
+			      .b = (uint64_t)ep };
 	int rc = ctrl_send(&s->ctrl, &m);
 
 	if (rc)
@@ -103,11 +107,16 @@ int done_wait(struct sess *s, struct done_set *d, int want)
 	return 0;
 }
 
-int result_send(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_t size,
-		uint64_t msgs, uint64_t ns, double peak_ns, int err)
+int result_send(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_t size, uint64_t msgs,
+		uint64_t ns, double peak_ns, int err)
 {
-	struct ctrl_msg m = { .type = CTRL_RESULT, .op = op, .kind = kind, .size = size,
-			      .a = msgs, .b = ns, .d = (uint64_t)(err < 0 ? -err : err) };
+	struct ctrl_msg m = { .type = CTRL_RESULT,
+			      .op = op,
+			      .kind = kind,
+			      .size = size,
+			      .a = msgs,
+			      .b = ns,
+			      .d = (uint64_t)(err < 0 ? -err : err) };
 	int rc;
 
 	memcpy(&m.c, &peak_ns, sizeof(m.c));

@@ -56,9 +56,8 @@ static void json_params(FILE *f, const struct perf_config *cfg, const struct per
 			first = false;
 		}
 	}
-	fprintf(f, "],\n    \"kinds\": [%s%s%s],\n",
-		p->kinds & (1u << KIND_LAT) ? "\"lat\"" : "", p->kinds == KINDS_ALL ? ", " : "",
-		p->kinds & (1u << KIND_BW) ? "\"bw\"" : "");
+	fprintf(f, "],\n    \"kinds\": [%s%s%s],\n", p->kinds & (1u << KIND_LAT) ? "\"lat\"" : "",
+		p->kinds == KINDS_ALL ? ", " : "", p->kinds & (1u << KIND_BW) ? "\"bw\"" : "");
 	fprintf(f, "    \"all_sizes\": %s,\n", p->flags & PF_ALL_SIZES ? "true" : "false");
 	if (p->flags & PF_SIZE_LIST)
 		fprintf(f, "    \"size_mask\": %u,\n", p->size);
@@ -97,10 +96,11 @@ static void json_params(FILE *f, const struct perf_config *cfg, const struct per
 		json_str(cfg->ctx.device ? cfg->ctx.device : "", jb, sizeof(jb)));
 	fprintf(f, "    \"ib_port\": %d,\n", cfg->ctx.port);
 	fprintf(f, "    \"gid_index\": %d,\n",
-		cfg->ctx.gid_index == RCC_GID_INDEX_ZERO ? 0
-		: cfg->ctx.gid_index ? cfg->ctx.gid_index : -1);
-	fprintf(f, "    \"server\": %s,\n    \"port\": %d\n  },\n", json_str(ri->peer, jb, sizeof(jb)),
-		cfg->port);
+		cfg->ctx.gid_index == RCC_GID_INDEX_ZERO ? 0 :
+		cfg->ctx.gid_index                       ? cfg->ctx.gid_index :
+							   -1);
+	fprintf(f, "    \"server\": %s,\n    \"port\": %d\n  },\n",
+		json_str(ri->peer, jb, sizeof(jb)), cfg->port);
 }
 
 static void json_point(FILE *f, const struct perf_point *pt, const char *sep)

@@ -26,13 +26,13 @@ struct lat {
 	struct pep *e;
 	enum perf_op op;
 	uint32_t size;
-	unsigned flags;           /* send flags of every post */
+	unsigned flags; /* send flags of every post */
 	bool validate;
 	bool server;
-	bool blocking;            /* the data CQ sleeps (wait/fd mode) */
-	uint32_t sends_out;       /* signalled sends not yet completed */
-	uint64_t last;            /* client, iteration mode: the last iteration */
-	uint64_t expect;          /* server, iteration mode: iterations the client runs */
+	bool blocking;      /* the data CQ sleeps (wait/fd mode) */
+	uint32_t sends_out; /* signalled sends not yet completed */
+	uint64_t last;      /* client, iteration mode: the last iteration */
+	uint64_t expect;    /* server, iteration mode: iterations the client runs */
 	struct waiter w;
 	unsigned spins;
 };
@@ -43,15 +43,12 @@ static bool ping_pong(enum perf_op op)
 }
 
 /* The byte a write-latency peer watches: never 0, never the previous value. */
-static inline uint8_t marker(uint64_t i)
-{
-	return (uint8_t)(i % 255 + 1);
-}
+static inline uint8_t marker(uint64_t i) { return (uint8_t)(i % 255 + 1); }
 
 static int bad_data(struct lat *l, const char *what, uint64_t i, long off)
 {
-	perr("--validate: %s of iteration %llu is wrong at byte %ld", what,
-	     (unsigned long long)i, off);
+	perr("--validate: %s of iteration %llu is wrong at byte %ld", what, (unsigned long long)i,
+	     off);
 	(void)l;
 	return -EBADMSG;
 }
@@ -309,8 +306,8 @@ static int client(struct lat *l, struct samples *smp, uint64_t *count, uint64_t 
 
 	for (i = 0;; i++) {
 		now = mono_ns();
-		bool over = duration ? i >= warmup && start && now - start >= dur_ns
-				     : i >= warmup + iters;
+		bool over = duration ? i >= warmup && start && now - start >= dur_ns :
+				       i >= warmup + iters;
 		if (over)
 			break;
 		if (i == warmup)

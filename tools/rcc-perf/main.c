@@ -7,10 +7,7 @@
 volatile sig_atomic_t perf_stop;
 
 /* Ctrl-C or a `timeout`: stop at the next check, keep what was measured. */
-static void on_stop(int sig)
-{
-	perf_stop = sig;
-}
+static void on_stop(int sig) { perf_stop = sig; }
 
 int main(int argc, char **argv)
 {

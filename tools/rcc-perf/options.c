@@ -72,9 +72,24 @@ static const char usage[] =
 	"Exit status: 0 success, 1 failure (connection, transfer, validation), 2 usage.\n";
 
 enum {
-	OPT_TEST = 256, OPT_LAT, OPT_BW, OPT_WARMUP, OPT_CQ_MODE, OPT_VALIDATE, OPT_TARGET_POLL,
-	OPT_BRINGUP, OPT_BIND, OPT_TIMEOUT, OPT_ACCEPT_TIMEOUT, OPT_PERSISTENT, OPT_GBITS,
-	OPT_JSON, OPT_CSV, OPT_PLOT, OPT_QUIET, OPT_SIZES,
+	OPT_TEST = 256,
+	OPT_LAT,
+	OPT_BW,
+	OPT_WARMUP,
+	OPT_CQ_MODE,
+	OPT_VALIDATE,
+	OPT_TARGET_POLL,
+	OPT_BRINGUP,
+	OPT_BIND,
+	OPT_TIMEOUT,
+	OPT_ACCEPT_TIMEOUT,
+	OPT_PERSISTENT,
+	OPT_GBITS,
+	OPT_JSON,
+	OPT_CSV,
+	OPT_PLOT,
+	OPT_QUIET,
+	OPT_SIZES,
 };
 
 static const struct option longs[] = {
@@ -299,8 +314,8 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 				cfg->timeout_ms = 1;
 			break;
 		case OPT_ACCEPT_TIMEOUT:
-			cfg->accept_timeout_s =
-				(int)get_u32(prog, "accept timeout", optarg, 1, 86400);
+			cfg->accept_timeout_s = (int)get_u32(prog, "accept timeout", optarg, 1,
+							     86400);
 			break;
 		case OPT_PERSISTENT:
 			cfg->persistent = true;

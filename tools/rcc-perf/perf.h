@@ -47,15 +47,15 @@ enum perf_kind {
 
 /* Flags of struct perf_params. */
 enum {
-	PF_ALL_SIZES = 1 << 0,  /* -a: 2 B .. 8 MiB */
-	PF_BIDIR = 1 << 1,      /* -b */
-	PF_VALIDATE = 1 << 2,   /* --validate */
-	PF_DURATION = 1 << 3,   /* -D: duration_ms, not iters */
-	PF_ITERS_SET = 1 << 4,  /* -n given: no scaling for large sizes */
+	PF_ALL_SIZES = 1 << 0,   /* -a: 2 B .. 8 MiB */
+	PF_BIDIR = 1 << 1,       /* -b */
+	PF_VALIDATE = 1 << 2,    /* --validate */
+	PF_DURATION = 1 << 3,    /* -D: duration_ms, not iters */
+	PF_ITERS_SET = 1 << 4,   /* -n given: no scaling for large sizes */
 	PF_TARGET_POLL = 1 << 5, /* passive side busy-polls its data CQ */
-	PF_NO_PEAK = 1 << 6,    /* -N: skip the peak bandwidth search */
-	PF_WARMUP_SET = 1 << 7, /* --warmup given */
-	PF_SIZE_LIST = 1 << 8,  /* --sizes: `size` is a mask, bit k = 2^k bytes */
+	PF_NO_PEAK = 1 << 6,     /* -N: skip the peak bandwidth search */
+	PF_WARMUP_SET = 1 << 7,  /* --warmup given */
+	PF_SIZE_LIST = 1 << 8,   /* --sizes: `size` is a mask, bit k = 2^k bytes */
 };
 
 #define PERF_MIN_ALL_SIZE 2u
@@ -66,35 +66,35 @@ enum {
 
 /* The plan: everything the client decides and the server follows. */
 struct perf_params {
-	uint8_t ops;           /* bit per enum perf_op */
-	uint8_t kinds;         /* bit per enum perf_kind */
-	uint16_t flags;        /* PF_* */
-	uint32_t size;         /* -s; a mask with PF_SIZE_LIST; ignored with PF_ALL_SIZES */
-	uint32_t iters;        /* -n (per endpoint for bandwidth) */
-	uint32_t duration_ms;  /* -D */
-	uint32_t warmup;       /* untimed iterations first (with PF_WARMUP_SET) */
-	uint16_t qps;          /* -q data endpoints */
-	uint16_t post_list;    /* -l */
-	uint16_t cq_mod;       /* -Q */
-	uint16_t tx_depth;     /* -t */
-	uint16_t rx_depth;     /* -r */
-	uint16_t inline_size;  /* -I; PERF_INLINE_AUTO: the transport's default */
-	uint16_t outs;         /* -o: outstanding READ/atomics */
-	uint8_t cq_mode;       /* enum rcc_cq_mode of the data CQ */
-	uint32_t cookie;       /* ties the data connections to this control connection */
+	uint8_t ops;          /* bit per enum perf_op */
+	uint8_t kinds;        /* bit per enum perf_kind */
+	uint16_t flags;       /* PF_* */
+	uint32_t size;        /* -s; a mask with PF_SIZE_LIST; ignored with PF_ALL_SIZES */
+	uint32_t iters;       /* -n (per endpoint for bandwidth) */
+	uint32_t duration_ms; /* -D */
+	uint32_t warmup;      /* untimed iterations first (with PF_WARMUP_SET) */
+	uint16_t qps;         /* -q data endpoints */
+	uint16_t post_list;   /* -l */
+	uint16_t cq_mod;      /* -Q */
+	uint16_t tx_depth;    /* -t */
+	uint16_t rx_depth;    /* -r */
+	uint16_t inline_size; /* -I; PERF_INLINE_AUTO: the transport's default */
+	uint16_t outs;        /* -o: outstanding READ/atomics */
+	uint8_t cq_mode;      /* enum rcc_cq_mode of the data CQ */
+	uint32_t cookie;      /* ties the data connections to this control connection */
 };
 
 /* Local options; params is what goes to the server. */
 struct perf_config {
 	const char *prog;
-	const char *host;        /* NULL: server */
-	const char *bind;        /* server: listen address */
+	const char *host; /* NULL: server */
+	const char *bind; /* server: listen address */
 	int port;
 	struct rcc_ctx_attr ctx;
 	struct perf_params p;
-	int timeout_ms;          /* bound on any wait without progress */
-	int accept_timeout_s;    /* server: wait for a client at most this long (0: forever) */
-	bool persistent;         /* server: serve clients one after another */
+	int timeout_ms;       /* bound on any wait without progress */
+	int accept_timeout_s; /* server: wait for a client at most this long (0: forever) */
+	bool persistent;      /* server: serve clients one after another */
 	bool report_gbits;
 	bool quiet;
 	const char *json_path;
@@ -155,11 +155,11 @@ int data_hello_decode(const void *in, size_t len, uint32_t *cookie, uint16_t *in
 		      struct rcc_remote_mr *mr);
 
 enum ctrl_type {
-	CTRL_READY = 1,  /* barrier before a point: op, kind, size */
-	CTRL_DONE,       /* a: messages this side sent (warm-up included) */
-	CTRL_RESULT,     /* a: messages, b: ns, c: peak B/s (double bits), d: error */
-	CTRL_HEARTBEAT,  /* the active side is alive (passive phases) */
-	CTRL_BYE,        /* the plan is over */
+	CTRL_READY = 1, /* barrier before a point: op, kind, size */
+	CTRL_DONE,      /* a: messages this side sent (warm-up included) */
+	CTRL_RESULT,    /* a: messages, b: ns, c: peak B/s (double bits), d: error */
+	CTRL_HEARTBEAT, /* the active side is alive (passive phases) */
+	CTRL_BYE,       /* the plan is over */
 };
 
 struct ctrl_msg {
@@ -188,7 +188,7 @@ double bw_peak_ns_per_msg(const uint64_t *posted, const uint64_t *completed, siz
 			  unsigned post_list, unsigned cq_mod, uint64_t max_work);
 
 struct bw_figures {
-	double bw_peak_Bps;   /* bytes per second */
+	double bw_peak_Bps; /* bytes per second */
 	double bw_avg_Bps;
 	double msg_rate_Mpps; /* millions of messages per second */
 };
@@ -218,12 +218,12 @@ struct perf_point {
 	enum perf_op op;
 	enum perf_kind kind;
 	uint32_t size;
-	uint64_t iters;        /* timed iterations (lat) or messages (bw, both sides if -b) */
-	struct summary lat;    /* us, already divided by the rtt factor */
+	uint64_t iters;     /* timed iterations (lat) or messages (bw, both sides if -b) */
+	struct summary lat; /* us, already divided by the rtt factor */
 	int rtt_factor;
 	struct bw_figures bw;
-	uint64_t bytes;        /* payload moved in the timed phase */
-	double seconds;        /* timed phase */
+	uint64_t bytes; /* payload moved in the timed phase */
+	double seconds; /* timed phase */
 };
 
 struct perf_results {
@@ -235,18 +235,17 @@ int results_add(struct perf_results *r, const struct perf_point *pt);
 void results_free(struct perf_results *r);
 
 /* report.c: perftest-style terminal output */
-void report_banner(const struct perf_config *cfg, const struct perf_params *p,
-		   enum perf_op op, enum perf_kind kind, const char *transport,
-		   uint32_t max_inline, bool server);
+void report_banner(const struct perf_config *cfg, const struct perf_params *p, enum perf_op op,
+		   enum perf_kind kind, const char *transport, uint32_t max_inline, bool server);
 void report_header(const struct perf_config *cfg, enum perf_kind kind);
 void report_point(const struct perf_config *cfg, const struct perf_point *pt);
 void report_footer(void);
 
 /* What the run ended up with (for the outputs). */
 struct run_info {
-	const char *transport;   /* "tcp" or "verbs" */
-	uint32_t max_inline;     /* inline limit in use */
-	const char *peer;        /* the server as given */
+	const char *transport; /* "tcp" or "verbs" */
+	uint32_t max_inline;   /* inline limit in use */
+	const char *peer;      /* the server as given */
 };
 
 /* export.c: every figure plus the run's parameters. 0 or -errno (printed). */

@@ -9,8 +9,8 @@ static const char *const op_names[OP_COUNT] = {
 	"send", "write", "write_imm", "read", "cas", "fadd",
 };
 static const char *const op_titles[OP_COUNT] = {
-	"Send", "RDMA_Write", "RDMA_Write_Imm", "RDMA_Read", "Atomic CMP_AND_SWAP",
-	"Atomic FETCH_AND_ADD",
+	"Send",      "RDMA_Write",          "RDMA_Write_Imm",
+	"RDMA_Read", "Atomic CMP_AND_SWAP", "Atomic FETCH_AND_ADD",
 };
 
 /* perftest's defaults: 1000 ping-pongs, 5000 messages per QP. */
@@ -21,20 +21,11 @@ static const char *const op_titles[OP_COUNT] = {
 #define SCALE_ABOVE (64u << 10)
 #define MIN_SCALED_ITERS 100u
 
-const char *op_name(enum perf_op op)
-{
-	return op < OP_COUNT ? op_names[op] : "?";
-}
+const char *op_name(enum perf_op op) { return op < OP_COUNT ? op_names[op] : "?"; }
 
-const char *op_title(enum perf_op op)
-{
-	return op < OP_COUNT ? op_titles[op] : "?";
-}
+const char *op_title(enum perf_op op) { return op < OP_COUNT ? op_titles[op] : "?"; }
 
-const char *kind_name(enum perf_kind kind)
-{
-	return kind == KIND_LAT ? "lat" : "bw";
-}
+const char *kind_name(enum perf_kind kind) { return kind == KIND_LAT ? "lat" : "bw"; }
 
 /* Split a comma list and OR the bits each word maps to. */
 static int parse_list(const char *s, int (*word)(const char *w, size_t len, uint8_t *bits),
@@ -94,10 +85,7 @@ static int kind_word(const char *w, size_t len, uint8_t *bits)
 	return 0;
 }
 
-int parse_ops(const char *s, uint8_t *ops)
-{
-	return parse_list(s, op_word, ops);
-}
+int parse_ops(const char *s, uint8_t *ops) { return parse_list(s, op_word, ops); }
 
 int parse_size_list(const char *s, uint32_t *mask)
 {
@@ -125,15 +113,9 @@ int parse_size_list(const char *s, uint32_t *mask)
 	return 0;
 }
 
-int parse_kinds(const char *s, uint8_t *kinds)
-{
-	return parse_list(s, kind_word, kinds);
-}
+int parse_kinds(const char *s, uint8_t *kinds) { return parse_list(s, kind_word, kinds); }
 
-static bool is_atomic(enum perf_op op)
-{
-	return op == OP_CAS || op == OP_FADD;
-}
+static bool is_atomic(enum perf_op op) { return op == OP_CAS || op == OP_FADD; }
 
 bool plan_runs(const struct perf_params *p, enum perf_op op, enum perf_kind kind,
 	       const char **why_not)
@@ -211,10 +193,7 @@ uint32_t plan_warmup(const struct perf_params *p, enum perf_kind kind, uint32_t 
 	return w < 1 ? 1 : w > 100 ? 100 : w;
 }
 
-int plan_rtt_factor(enum perf_op op)
-{
-	return op == OP_READ || is_atomic(op) ? 1 : 2;
-}
+int plan_rtt_factor(enum perf_op op) { return op == OP_READ || is_atomic(op) ? 1 : 2; }
 
 const char *plan_check(const struct perf_params *p)
 {
@@ -226,8 +205,8 @@ const char *plan_check(const struct perf_params *p)
 		return "bad size list";
 	if (!(p->flags & (PF_ALL_SIZES | PF_SIZE_LIST)) && (p->size < 1 || p->size > PERF_MAX_SIZE))
 		return "size out of range (1 B .. 1 GiB)";
-	if ((p->flags & PF_DURATION) ? !p->duration_ms
-				     : ((p->flags & PF_ITERS_SET) && p->iters < 2))
+	if ((p->flags & PF_DURATION) ? !p->duration_ms :
+				       ((p->flags & PF_ITERS_SET) && p->iters < 2))
 		return "need at least 2 iterations or a duration";
 	if (!p->qps || p->qps > 1024)
 		return "-q must be 1..1024";

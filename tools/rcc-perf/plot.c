@@ -60,10 +60,7 @@ static bool has_kind(const struct perf_results *r, enum perf_kind kind)
 	return false;
 }
 
-static double unit(double Bps, bool gbits)
-{
-	return gbits ? Bps_to_Gbps(Bps) : Bps_to_MBps(Bps);
-}
+static double unit(double Bps, bool gbits) { return gbits ? Bps_to_Gbps(Bps) : Bps_to_MBps(Bps); }
 
 static int write_data(const char *dir, const struct perf_results *r, enum perf_op op,
 		      enum perf_kind kind, bool gbits)
@@ -114,8 +111,7 @@ static void write_script(FILE *f, const char *absdir, const struct perf_results 
 
 	/* No absolute paths: the folder may be drawn where it was not written
 	 * (results of a Soft-RoCE VM, which has no gnuplot, redrawn on the host). */
-	fprintf(f, "# rcc-perf charts of %s; redraw with: cd DIR && gnuplot rcc-perf.gp\n",
-		absdir);
+	fprintf(f, "# rcc-perf charts of %s; redraw with: cd DIR && gnuplot rcc-perf.gp\n", absdir);
 	fprintf(f, "set terminal pngcairo size 960,600 noenhanced font \",10\"\n");
 	fprintf(f, "set datafile commentschars \"#\"\n");
 	fprintf(f, "set logscale x 2\nset format x \"%%.0b%%B\"\n");
@@ -131,11 +127,12 @@ static void write_script(FILE *f, const char *absdir, const struct perf_results 
 		fprintf(f, "set output \"lat-%s.png\"\n", op_name(op));
 		script_common(f, title, "latency [us]");
 		set_xrange(f, r, op, KIND_LAT);
-		fprintf(f, "plot \"lat-%1$s.dat\" using 1:2 with linespoints title \"min\", "
-			   "\"\" using 1:3 with linespoints title \"typical (median)\", "
-			   "\"\" using 1:4 with linespoints title \"average\", "
-			   "\"\" using 1:5 with linespoints title \"p99\", "
-			   "\"\" using 1:6 with linespoints title \"p99.9\"\n",
+		fprintf(f,
+			"plot \"lat-%1$s.dat\" using 1:2 with linespoints title \"min\", "
+			"\"\" using 1:3 with linespoints title \"typical (median)\", "
+			"\"\" using 1:4 with linespoints title \"average\", "
+			"\"\" using 1:5 with linespoints title \"p99\", "
+			"\"\" using 1:6 with linespoints title \"p99.9\"\n",
 			op_name(op));
 	}
 	if (has_kind(r, KIND_LAT)) {
@@ -166,9 +163,10 @@ static void write_script(FILE *f, const char *absdir, const struct perf_results 
 			set_xrange(f, r, -1, KIND_BW);
 			fprintf(f, "plot");
 		}
-		fprintf(f, "%s \"bw-%s.dat\" using 1:3 with linespoints lc %d "
-			   "title \"%s average\", "
-			   "\"\" using 1:2 with lines dt 2 lc %d title \"%s peak\"",
+		fprintf(f,
+			"%s \"bw-%s.dat\" using 1:3 with linespoints lc %d "
+			"title \"%s average\", "
+			"\"\" using 1:2 with lines dt 2 lc %d title \"%s peak\"",
 			first ? "" : ",", op_name(op), op + 1, op_name(op), op + 1, op_name(op));
 		first = false;
 	}

@@ -7,7 +7,7 @@
 
 #include "perf.h"
 
-#define RESULT_LINE                                                                                \
+#define RESULT_LINE \
 	"---------------------------------------------------------------------------------------\n"
 
 void report_banner(const struct perf_config *cfg, const struct perf_params *p, enum perf_op op,
@@ -29,9 +29,9 @@ void report_banner(const struct perf_config *cfg, const struct perf_params *p, e
 	       server ? " (server)" : "");
 	printf(" Transport       : %-10s\tDevice         : %s\n", transport, dev);
 	printf(" Number of qps   : %-10u\tCompletion     : %s\n", lat ? 1 : p->qps,
-	       p->cq_mode == RCC_CQ_POLL   ? "poll"
-	       : p->cq_mode == RCC_CQ_WAIT ? "wait"
-					   : "fd (epoll)");
+	       p->cq_mode == RCC_CQ_POLL ? "poll" :
+	       p->cq_mode == RCC_CQ_WAIT ? "wait" :
+					   "fd (epoll)");
 	printf(" TX depth        : %-10u\tRX depth       : %u\n", p->tx_depth, p->rx_depth);
 	if (rd)
 		printf(" Outstand reads  : %-10u", p->outs);
@@ -73,10 +73,10 @@ void report_point(const struct perf_config *cfg, const struct perf_point *pt)
 		       pt->size, (unsigned long long)pt->iters, s->min, s->max, s->median, s->mean,
 		       s->stdev, s->p99, s->p999);
 	} else {
-		double peak = cfg->report_gbits ? Bps_to_Gbps(pt->bw.bw_peak_Bps)
-						: Bps_to_MBps(pt->bw.bw_peak_Bps);
-		double avg = cfg->report_gbits ? Bps_to_Gbps(pt->bw.bw_avg_Bps)
-					       : Bps_to_MBps(pt->bw.bw_avg_Bps);
+		double peak = cfg->report_gbits ? Bps_to_Gbps(pt->bw.bw_peak_Bps) :
+						  Bps_to_MBps(pt->bw.bw_peak_Bps);
+		double avg = cfg->report_gbits ? Bps_to_Gbps(pt->bw.bw_avg_Bps) :
+						 Bps_to_MBps(pt->bw.bw_avg_Bps);
 		printf(" %-7u    %-10llu       %-7.2f            %-7.2f\t\t   %-7.6f\n", pt->size,
 		       (unsigned long long)pt->iters, peak, avg, pt->bw.msg_rate_Mpps);
 	}

@@ -48,8 +48,7 @@ static int barrier(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_
 	if (rc) {
 		if (rc != -EPROTO)
 			perr("waiting for the peer before %s %s, %u B: %s", op_name(op),
-			     kind_name(kind), size,
-			     perf_strerror(rc));
+			     kind_name(kind), size, perf_strerror(rc));
 		return rc;
 	}
 	if (m.op != op || m.kind != kind || m.size != size) {
@@ -90,8 +89,8 @@ static int walk(struct sess *s)
 				if (!rc)
 					rc = barrier(s, op, kind, sizes[i]);
 				if (!rc)
-					rc = kind == KIND_LAT ? run_lat(s, op, sizes[i], &pt)
-							      : run_bw(s, op, sizes[i], &pt);
+					rc = kind == KIND_LAT ? run_lat(s, op, sizes[i], &pt) :
+								run_bw(s, op, sizes[i], &pt);
 				if (rc)
 					return rc;
 				if (s->server)
@@ -137,7 +136,8 @@ static uint32_t random_cookie(void)
 static int write_outputs(struct sess *s)
 {
 	const struct perf_config *cfg = s->cfg;
-	struct run_info ri = { .transport = s->transport, .max_inline = s->max_inline,
+	struct run_info ri = { .transport = s->transport,
+			       .max_inline = s->max_inline,
 			       .peer = cfg->host };
 	int rc = 0;
 

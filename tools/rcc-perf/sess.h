@@ -20,17 +20,17 @@ const char *perf_strerror(int rc);
 
 struct ctrl {
 	struct rcc_ep *ep;
-	struct rcc_cq *cq;            /* WAIT mode: a passive side sleeps on it */
+	struct rcc_cq *cq; /* WAIT mode: a passive side sleeps on it */
 	struct rcc_mr *mr;
-	uint8_t *buf;                 /* CTRL_SLOTS receive slots, then CTRL_SLOTS send slots */
+	uint8_t *buf; /* CTRL_SLOTS receive slots, then CTRL_SLOTS send slots */
 	struct rcc_sge rsge[CTRL_SLOTS];
 	struct rcc_recv_wr initial[CTRL_SLOTS];
 	struct ctrl_msg queue[CTRL_QUEUE]; /* received, not yet taken */
 	int qhead, qn;
 	unsigned send_next;
-	unsigned sends_out;           /* posted sends not yet completed */
-	uint64_t last_heard_ns;       /* any message from the peer */
-	int err;                      /* the channel failed (messages before it still count) */
+	unsigned sends_out;     /* posted sends not yet completed */
+	uint64_t last_heard_ns; /* any message from the peer */
+	int err;                /* the channel failed (messages before it still count) */
 };
 
 /* Memory and the receives to pass as initial_recv; then connect/accept. */
@@ -49,49 +49,49 @@ int ctrl_expect(struct ctrl *c, uint8_t type, struct ctrl_msg *m, int timeout_ms
 
 /* --------------------------------------------------------------------- data */
 
-struct pep {                     /* one data endpoint */
+struct pep { /* one data endpoint */
 	struct rcc_ep *ep;
 	int index;
-	uint8_t *buf;                /* [local area | target area] */
-	size_t area;                 /* bytes per area */
+	uint8_t *buf; /* [local area | target area] */
+	size_t area;  /* bytes per area */
 	struct rcc_mr *mr;
 	struct rcc_remote_mr remote; /* the peer's region, same layout */
 	uint32_t lkey;
 	/* receives */
-	uint32_t rx_slots;           /* receive buffers in the target area */
-	uint32_t rx_posted;          /* outstanding receives */
-	uint64_t rx_post_seq;        /* receives ever posted: picks the next slot */
-	uint64_t rx_seq;             /* receives completed in the current point */
+	uint32_t rx_slots;    /* receive buffers in the target area */
+	uint32_t rx_posted;   /* outstanding receives */
+	uint64_t rx_post_seq; /* receives ever posted: picks the next slot */
+	uint64_t rx_seq;      /* receives completed in the current point */
 	/* bandwidth bookkeeping of this endpoint's send queue */
-	uint64_t posted, completed;  /* messages of the current point */
-	uint64_t target;             /* post up to this many (bandwidth phase) */
-	uint32_t sq_unsig;           /* unsignalled sends since the last signalled one */
-	uint64_t *ring;              /* global index of each outstanding message */
+	uint64_t posted, completed; /* messages of the current point */
+	uint64_t target;            /* post up to this many (bandwidth phase) */
+	uint32_t sq_unsig;          /* unsignalled sends since the last signalled one */
+	uint64_t *ring;             /* global index of each outstanding message */
 	uint32_t ring_mask;
 };
 
 struct sess {
 	const struct perf_config *cfg;
-	struct perf_params p;         /* the plan in force (the client's) */
+	struct perf_params p; /* the plan in force (the client's) */
 	bool server;
 	const char *transport;
 	struct rcc_ctx *ctx;
-	struct rcc_cq *cq;            /* data CQ, every data endpoint */
-	int epfd;                     /* FD mode: epoll over the CQ's descriptor */
+	struct rcc_cq *cq; /* data CQ, every data endpoint */
+	int epfd;          /* FD mode: epoll over the CQ's descriptor */
 	struct ctrl ctrl;
 	struct pep *eps;
 	int neps;
 	uint32_t max_size;
-	uint32_t stride;              /* slot stride: max size rounded to 64 */
-	uint32_t max_inline;          /* what the endpoints took */
-	uint32_t rx_want;             /* receives kept posted per endpoint (sess_rx_want) */
+	uint32_t stride;     /* slot stride: max size rounded to 64 */
+	uint32_t max_inline; /* what the endpoints took */
+	uint32_t rx_want;    /* receives kept posted per endpoint (sess_rx_want) */
 	int timeout_ms;
-	uint64_t last_hb_ns;          /* active side: last heartbeat sent */
+	uint64_t last_hb_ns; /* active side: last heartbeat sent */
 	struct done_set {
-		bool *seen;           /* per endpoint */
-		uint64_t *count;      /* messages the peer sent on it (warm-up included) */
+		bool *seen;      /* per endpoint */
+		uint64_t *count; /* messages the peer sent on it (warm-up included) */
 		int n;
-	} peer;                       /* the peer's DONEs of the current point */
+	} peer; /* the peer's DONEs of the current point */
 	struct perf_results results;
 };
 
@@ -107,8 +107,8 @@ size_t sess_area_bytes(const struct perf_params *p, uint32_t stride);
 struct waiter {
 	uint64_t deadline_ns;
 	unsigned calls;
-	bool progressed;              /* since the last clock check */
-	bool passive_peer;            /* send heartbeats: the peer only sleeps on control */
+	bool progressed;   /* since the last clock check */
+	bool passive_peer; /* send heartbeats: the peer only sleeps on control */
 };
 /* Up to max completions; 0 if none yet (poll mode returns at once, the
  * blocking modes after a short slice). Negative errno on a CQ failure. */
@@ -149,23 +149,17 @@ int done_poll(struct sess *s, struct done_set *d, bool *heard);
  * busy-polling the data CQ. */
 int done_wait(struct sess *s, struct done_set *d, int want);
 /* RESULT: the server's own figures (bidirectional) and any error it saw. */
-int result_send(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_t size,
-		uint64_t msgs, uint64_t ns, double peak_ns, int err);
+int result_send(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_t size, uint64_t msgs,
+		uint64_t ns, double peak_ns, int err);
 
 /* lat.c / bw.c: one point; fills pt on the measuring side. */
 int run_lat(struct sess *s, enum perf_op op, uint32_t size, struct perf_point *pt);
 int run_bw(struct sess *s, enum perf_op op, uint32_t size, struct perf_point *pt);
 
 /* Local and target area addresses. */
-static inline uint8_t *local_at(const struct pep *e, size_t off)
-{
-	return e->buf + off;
-}
+static inline uint8_t *local_at(const struct pep *e, size_t off) { return e->buf + off; }
 
-static inline uint8_t *target_at(const struct pep *e, size_t off)
-{
-	return e->buf + e->area + off;
-}
+static inline uint8_t *target_at(const struct pep *e, size_t off) { return e->buf + e->area + off; }
 
 static inline uint64_t remote_target(const struct pep *e, size_t off)
 {

@@ -11,7 +11,7 @@
 #include "sess.h"
 
 #define SLICE_MS 50
-#define CHECK_EVERY 1024u        /* busy-poll turns between clock checks */
+#define CHECK_EVERY 1024u /* busy-poll turns between clock checks */
 #define HEARTBEAT_NS 1000000000ull
 
 void perr(const char *fmt, ...)
@@ -158,9 +158,11 @@ int pep_recv_wrs(struct sess *s, struct pep *e, int max, struct rcc_recv_wr *wrs
 	while (n < max && e->rx_posted + (uint32_t)n < s->rx_want) {
 		uint32_t slot = (uint32_t)((e->rx_post_seq + (uint64_t)n) % e->rx_slots);
 		uint8_t *buf = target_at(e, (size_t)slot * s->stride);
-		sges[n] = (struct rcc_sge){ .addr = (uintptr_t)buf, .length = s->stride,
+		sges[n] = (struct rcc_sge){ .addr = (uintptr_t)buf,
+					    .length = s->stride,
 					    .lkey = e->lkey };
-		wrs[n] = (struct rcc_recv_wr){ .wr_id = WR_RECV | slot, .sg_list = &sges[n],
+		wrs[n] = (struct rcc_recv_wr){ .wr_id = WR_RECV | slot,
+					       .sg_list = &sges[n],
 					       .num_sge = 1 };
 		n++;
 	}
@@ -177,7 +179,8 @@ int pep_refill(struct sess *s, struct pep *e)
 	if (e->rx_posted + 1 == s->rx_want) {
 		uint32_t slot = (uint32_t)(e->rx_post_seq % e->rx_slots);
 		struct rcc_sge sge = { .addr = (uintptr_t)target_at(e, (size_t)slot * s->stride),
-				       .length = s->stride, .lkey = e->lkey };
+				       .length = s->stride,
+				       .lkey = e->lkey };
 		rc = rcc_post_recv(e->ep, &sge, 1, WR_RECV | slot);
 		if (rc) {
 			perr("posting a receive: %s", perf_strerror(rc));

@@ -12,7 +12,10 @@
 #define MAGIC0 'r'
 #define MAGIC1 'P'
 
-enum hello_kind { HELLO_PARAMS = 1, HELLO_DATA = 2 };
+enum hello_kind {
+	HELLO_PARAMS = 1,
+	HELLO_DATA = 2
+};
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -32,10 +35,7 @@ static void put64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
 
 static uint32_t get32(const uint8_t *p)
 {

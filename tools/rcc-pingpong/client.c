@@ -104,8 +104,9 @@ static void report(const struct pp_opts *o, struct samples *s, double secs, cons
 		       "\"half_rtt_us\":{\"min\":%.3f,\"median\":%.3f,\"avg\":%.3f,"
 		       "\"p99\":%.3f,\"max\":%.3f,\"stdev\":%.3f},"
 		       "\"round_trips_per_s\":%.1f,\"msgs_per_s\":%.1f}\n",
-		       rcc_transport_name(t), json_str(peer, jb, sizeof(jb)), o->size, m.n, cq_mode_name(o->cq_mode), m.min,
-		       m.median, m.mean, m.p99, m.max, m.stdev, rt_per_s, 2 * rt_per_s);
+		       rcc_transport_name(t), json_str(peer, jb, sizeof(jb)), o->size, m.n,
+		       cq_mode_name(o->cq_mode), m.min, m.median, m.mean, m.p99, m.max, m.stdev,
+		       rt_per_s, 2 * rt_per_s);
 		return;
 	}
 	printf("rcc-pingpong: %zu round trips of %u bytes with %s over %s (cq %s), all pongs %s\n",
@@ -138,7 +139,9 @@ int pp_client(const struct pp_opts *o)
 	pp_hello_encode(o->size, hello);
 	struct rcc_client_attr ca = {
 		.cq_mode = o->cq_mode,
-		.ep_attr = { .sq_depth = 4, .rq_depth = 4, .private_data = hello,
+		.ep_attr = { .sq_depth = 4,
+			     .rq_depth = 4,
+			     .private_data = hello,
 			     .private_data_len = sizeof(hello) },
 		.connect_timeout_ms = o->timeout_ms,
 	};
@@ -174,7 +177,8 @@ int pp_client(const struct pp_opts *o)
 	}
 	struct rcc_sge ssge = rcc_mr_sge(smr, sbuf, o->size);
 	struct rcc_sge rsge = rcc_mr_sge(rmr, rbuf, o->size);
-	unsigned sflags = RCC_SEND_SIGNALED | (o->size <= rcc_ep_max_inline(ep) ? RCC_SEND_INLINE : 0);
+	unsigned sflags = RCC_SEND_SIGNALED |
+			  (o->size <= rcc_ep_max_inline(ep) ? RCC_SEND_INLINE : 0);
 	uint64_t t_start = 0;
 
 	for (long it = 0; it < o->warmup + o->iters; it++) {
@@ -185,7 +189,8 @@ int pp_client(const struct pp_opts *o)
 		if (it == o->warmup)
 			t_start = mono_ns();
 		uint64_t t0 = mono_ns();
-		if ((rc = rcc_post_recv(ep, &rsge, 1, 1)) || (rc = rcc_post_send(ep, &ssge, 1, 0, sflags))) {
+		if ((rc = rcc_post_recv(ep, &rsge, 1, 1)) ||
+		    (rc = rcc_post_send(ep, &ssge, 1, 0, sflags))) {
 			fprintf(stderr, "rcc-pingpong: post failed at iteration %ld: %s\n", it,
 				rcc_strerror(rc));
 			goto out_buf;
@@ -194,7 +199,8 @@ int pp_client(const struct pp_opts *o)
 		uint64_t t1 = mono_ns();
 		if (rc) {
 			fprintf(stderr, "rcc-pingpong: iteration %ld: %s\n", it,
-				rc == -ETIMEDOUT ? "no pong in time (peer gone?)" : rcc_strerror(rc));
+				rc == -ETIMEDOUT ? "no pong in time (peer gone?)" :
+						   rcc_strerror(rc));
 			goto out_buf;
 		}
 		if (o->verify) {

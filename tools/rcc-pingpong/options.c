@@ -38,7 +38,13 @@ static const char usage[] =
 	"Environment: RCC_LOG=error|warn|info|debug|trace sets the library's log level.\n"
 	"Exit status: 0 success, 1 failure (connection, transfer), 2 usage, 3 pong mismatch.\n";
 
-enum { OPT_NO_VERIFY = 256, OPT_ONCE, OPT_JSON, OPT_TIMEOUT, OPT_SHARED_THREADS };
+enum {
+	OPT_NO_VERIFY = 256,
+	OPT_ONCE,
+	OPT_JSON,
+	OPT_TIMEOUT,
+	OPT_SHARED_THREADS
+};
 
 int pp_parse(int argc, char **argv, struct pp_opts *o)
 {

@@ -10,21 +10,21 @@
 
 struct pp_opts {
 	bool server;
-	const char *host;     /* client: the server */
-	const char *bind;     /* server: listen address */
+	const char *host; /* client: the server */
+	const char *bind; /* server: listen address */
 	int port;
 	long iters;
 	long warmup;
 	uint32_t size;
 	enum rcc_cq_mode cq_mode;
 	enum rcc_thread_mode thread_mode;
-	int threads;          /* shared mode: progress threads */
+	int threads; /* shared mode: progress threads */
 	struct rcc_ctx_attr ctx;
 	bool verify;
 	bool once;
 	bool json;
 	bool quiet;
-	int timeout_ms;       /* bound on every wait of the client */
+	int timeout_ms; /* bound on every wait of the client */
 };
 
 int pp_parse(int argc, char **argv, struct pp_opts *o);

@@ -74,7 +74,8 @@ static int on_request(struct rcc_conn_req *req, void *arg, void **conn,
 	}
 	for (int i = 0; i < PP_RECVS; i++) {
 		c->sge[i] = rcc_mr_sge(c->mr, c->buf + (size_t)i * slot, size);
-		c->rwr[i] = (struct rcc_recv_wr){ .wr_id = (uint64_t)i, .sg_list = &c->sge[i],
+		c->rwr[i] = (struct rcc_recv_wr){ .wr_id = (uint64_t)i,
+						  .sg_list = &c->sge[i],
 						  .num_sge = 1 };
 	}
 	if (!srv->o->quiet)

@@ -29,8 +29,7 @@ static size_t trim_right(const uint8_t *p, size_t n)
 	return n;
 }
 
-static int key_from_file(const char *path, struct xfer_key *k, int *warn, char *err,
-			 size_t errlen)
+static int key_from_file(const char *path, struct xfer_key *k, int *warn, char *err, size_t errlen)
 {
 	uint8_t buf[XFER_KEY_MAX + 2];
 	struct stat st;
@@ -105,8 +104,10 @@ int key_load(const char *path, struct xfer_key *k, int *warn, char *err, size_t 
 		k->len = len;
 	}
 	if (k->len < XFER_KEY_MIN) {
-		snprintf(err, errlen, "key too short (%zu bytes): use at least %d, e.g. from "
-			 "'rcc-xfer keygen FILE'", k->len, XFER_KEY_MIN);
+		snprintf(err, errlen,
+			 "key too short (%zu bytes): use at least %d, e.g. from "
+			 "'rcc-xfer keygen FILE'",
+			 k->len, XFER_KEY_MIN);
 		key_wipe(k);
 		return -EINVAL;
 	}
@@ -119,10 +120,7 @@ void key_wipe(struct xfer_key *k)
 	k->len = 0;
 }
 
-int random_bytes(void *p, size_t n)
-{
-	return RAND_bytes(p, (int)n) == 1 ? 0 : -EIO;
-}
+int random_bytes(void *p, size_t n) { return RAND_bytes(p, (int)n) == 1 ? 0 : -EIO; }
 
 int key_generate(const char *path)
 {
@@ -228,16 +226,12 @@ int auth_session_key(const struct xfer_key *k, const struct auth_transcript *t,
 	return transcript_mac(k, LABEL_SESSION, t, out);
 }
 
-int auth_equal(const uint8_t *a, const uint8_t *b, size_t n)
-{
-	return CRYPTO_memcmp(a, b, n) == 0;
-}
+int auth_equal(const uint8_t *a, const uint8_t *b, size_t n) { return CRYPTO_memcmp(a, b, n) == 0; }
 
 int auth_receipt(const struct xfer_key *k, const char *id, const uint8_t sha[XFER_SHA_LEN],
 		 uint64_t size, const char *name, uint8_t out[XFER_MAC_LEN])
 {
-	uint8_t buf[sizeof(LABEL_RECEIPT) + 1 + XFER_ID_MAX + XFER_SHA_LEN + 8 + 2 +
-		    XFER_NAME_MAX];
+	uint8_t buf[sizeof(LABEL_RECEIPT) + 1 + XFER_ID_MAX + XFER_SHA_LEN + 8 + 2 + XFER_NAME_MAX];
 	size_t idlen = strnlen(id, XFER_ID_MAX), namelen = strnlen(name, XFER_NAME_MAX);
 	struct wcur w;
 

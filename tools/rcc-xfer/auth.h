@@ -62,7 +62,10 @@ struct auth_transcript {
 	char id[XFER_ID_MAX + 1];
 };
 
-enum auth_role { AUTH_SENDER = 'S', AUTH_RECEIVER = 'R' };
+enum auth_role {
+	AUTH_SENDER = 'S',
+	AUTH_RECEIVER = 'R'
+};
 
 /* The proof a side of that role presents. */
 int auth_proof(const struct xfer_key *k, enum auth_role role, const struct auth_transcript *t,

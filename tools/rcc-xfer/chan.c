@@ -15,7 +15,7 @@
 #define WR_TX (2ull << 56)
 #define WR_WRITE (3ull << 56)
 #define WR_KIND(id) ((id) & (0xffull << 56))
-#define WR_INDEX(id) ((uint32_t)((id) & 0xffffffffu))
+#define WR_INDEX(id) ((uint32_t)((id)&0xffffffffu))
 
 #define SLICE_MS 200
 #define KEEPALIVE_NS (3ull * 1000000000ull)
@@ -40,7 +40,7 @@ struct chan {
 	uint64_t seq_tx, seq_rx;
 	uint64_t last_tx_ns;
 	uint64_t last_rx_ns; /* last completion of any kind: the peer is alive */
-	int dead; /* first fatal status, 0 while alive */
+	int dead;            /* first fatal status, 0 while alive */
 	char why[160];
 };
 
@@ -159,8 +159,9 @@ static int ep_attr_for(struct chan *c, const struct chan_opts *o, const uint8_t 
 	}
 	for (uint32_t i = 0; i < c->nrx; i++) {
 		(*sges)[i] = rx_sge(c, i);
-		(*wrs)[i] = (struct rcc_recv_wr){ .wr_id = WR_RX | i, .sg_list = &(*sges)[i],
-						 .num_sge = 1 };
+		(*wrs)[i] = (struct rcc_recv_wr){ .wr_id = WR_RX | i,
+						  .sg_list = &(*sges)[i],
+						  .num_sge = 1 };
 	}
 	memset(a, 0, sizeof(*a));
 	a->send_cq = c->cq;
@@ -186,8 +187,8 @@ static bool printable(const uint8_t *s, size_t n)
 	return true;
 }
 
-int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *o,
-		 int timeout_ms, struct chan **out, char *err, size_t errlen)
+int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *o, int timeout_ms,
+		 struct chan **out, char *err, size_t errlen)
 {
 	uint8_t pdata[XFER_PDATA_LEN];
 	struct rcc_ep_attr a;
@@ -224,7 +225,8 @@ int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *
 			snprintf(err, errlen, "the receiver turned the connection away: %.*s",
 				 (int)why_len, (const char *)why);
 		else if (rc == -ECONNABORTED)
-			snprintf(err, errlen, "the receiver turned the connection away (busy, or "
+			snprintf(err, errlen,
+				 "the receiver turned the connection away (busy, or "
 				 "not an rcc-xfer receiver of this version)");
 		else
 			snprintf(err, errlen, "%s", rcc_strerror(rc));
@@ -233,8 +235,8 @@ int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *
 	peer_pd = rcc_ep_private_data(c->ep, &peer_len);
 	rc = pdata_decode(peer_pd, peer_len, c->token_peer);
 	if (rc) {
-		snprintf(err, errlen, "%s is not an rcc-xfer receiver of protocol version %d",
-			 addr, XFER_PROTO_VERSION);
+		snprintf(err, errlen, "%s is not an rcc-xfer receiver of protocol version %d", addr,
+			 XFER_PROTO_VERSION);
 		rc = -EPROTO;
 		goto err_chan;
 	}
@@ -290,10 +292,7 @@ err_chan:
 	return rc;
 }
 
-const char *chan_peer(const struct chan *c)
-{
-	return rcc_ep_peer(c->ep);
-}
+const char *chan_peer(const struct chan *c) { return rcc_ep_peer(c->ep); }
 
 void chan_tokens(const struct chan *c, uint8_t token_s[XFER_TOKEN_LEN],
 		 uint8_t token_r[XFER_TOKEN_LEN])
@@ -302,10 +301,7 @@ void chan_tokens(const struct chan *c, uint8_t token_s[XFER_TOKEN_LEN],
 	memcpy(token_r, c->is_client ? c->token_peer : c->token_local, XFER_TOKEN_LEN);
 }
 
-const char *chan_why(const struct chan *c)
-{
-	return c->why;
-}
+const char *chan_why(const struct chan *c) { return c->why; }
 
 void chan_seal(struct chan *c, enum auth_role role, const uint8_t skey[XFER_MAC_LEN])
 {
@@ -318,9 +314,9 @@ void chan_seal(struct chan *c, enum auth_role role, const uint8_t skey[XFER_MAC_
 
 static int status_error(struct chan *c, const struct rcc_wc *wc)
 {
-	const char *what = WR_KIND(wc->wr_id) == WR_RX	  ? "receive"
-			   : WR_KIND(wc->wr_id) == WR_TX  ? "send"
-							  : "RDMA write";
+	const char *what = WR_KIND(wc->wr_id) == WR_RX ? "receive" :
+			   WR_KIND(wc->wr_id) == WR_TX ? "send" :
+							 "RDMA write";
 
 	if (wc->status == RCC_WC_WR_FLUSH_ERR)
 		return fail(c, -ECONNRESET, "connection lost (peer closed or vanished)");
@@ -439,8 +435,8 @@ static int handle(struct chan *c, const struct rcc_wc *wc, struct chan_ev *ev)
 
 int chan_next(struct chan *c, int idle_timeout_ms, int max_wait_ms, struct chan_ev *ev)
 {
-	uint64_t wait_until = max_wait_ms < 0 ? UINT64_MAX
-					      : mono_ns() + (uint64_t)max_wait_ms * 1000000ull;
+	uint64_t wait_until = max_wait_ms < 0 ? UINT64_MAX :
+						mono_ns() + (uint64_t)max_wait_ms * 1000000ull;
 	uint64_t idle_ns = (uint64_t)idle_timeout_ms * 1000000ull;
 	int rc;
 
@@ -531,8 +527,7 @@ int chan_write_imm(struct chan *c, const struct rcc_sge *sge, uint64_t raddr, ui
 
 	if (c->dead)
 		return c->dead;
-	rc = rcc_post_write_imm(c->ep, sge, 1, raddr, rkey, imm, WR_WRITE | id,
-				RCC_SEND_SIGNALED);
+	rc = rcc_post_write_imm(c->ep, sge, 1, raddr, rkey, imm, WR_WRITE | id, RCC_SEND_SIGNALED);
 	if (rc == -ENOTCONN) {
 		/* As in chan_send(): what the peer said before leaving comes first. */
 		snprintf(c->why, sizeof(c->why), "connection lost (peer closed or vanished)");

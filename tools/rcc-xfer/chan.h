@@ -48,13 +48,13 @@ struct chan_ev {
 struct chan;
 
 /* Connect to addr ("host:port"). On failure *err explains. */
-int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *o,
-		 int timeout_ms, struct chan **out, char *err, size_t errlen);
+int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *o, int timeout_ms,
+		 struct chan **out, char *err, size_t errlen);
 /* Accept a request whose private data was checked by the caller
  * (pdata_decode()); peer_token is what it carried. The request is consumed. */
 int chan_accept(struct rcc_ctx *ctx, struct rcc_conn_req *req,
-		const uint8_t peer_token[XFER_TOKEN_LEN],
-		const struct chan_opts *o, struct chan **out, char *err, size_t errlen);
+		const uint8_t peer_token[XFER_TOKEN_LEN], const struct chan_opts *o,
+		struct chan **out, char *err, size_t errlen);
 void chan_close(struct chan *c);
 /* Stop a dead channel's endpoint: every request still outstanding (WRITEs
  * from a caller's window among them) has completed when this returns, so

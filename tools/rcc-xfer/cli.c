@@ -68,8 +68,7 @@ static const struct option long_opts[] = {
 static bool sender_only(int c)
 {
 	return c == OPT_AS || c == 'f' || c == OPT_NO_RESUME || c == OPT_LIMIT_RATE ||
-	       c == OPT_ID || c == OPT_CONNECT_TIMEOUT || c == OPT_PROGRESS ||
-	       c == OPT_NO_PROGRESS;
+	       c == OPT_ID || c == OPT_CONNECT_TIMEOUT || c == OPT_PROGRESS || c == OPT_NO_PROGRESS;
 }
 
 static bool receiver_only(int c)
@@ -111,8 +110,8 @@ static int normalize_addr(const char *in, const char *any_host, char *out, size_
 	if (any_host && all_digits(in))
 		n = snprintf(out, len, "%s:%s", any_host, in);
 	else if (in[0] == '[')
-		n = strstr(in, "]:") ? snprintf(out, len, "%s", in)
-				     : snprintf(out, len, "%s:%d", in, XFER_DEFAULT_PORT);
+		n = strstr(in, "]:") ? snprintf(out, len, "%s", in) :
+				       snprintf(out, len, "%s:%d", in, XFER_DEFAULT_PORT);
 	else if (colon && strchr(colon + 1, ':'))
 		n = snprintf(out, len, "[%s]:%d", in, XFER_DEFAULT_PORT);
 	else if (colon == in)
@@ -188,27 +187,55 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 	if (o->cmd != CMD_RECV && receiver_only(c))
 		usage_error(PROG, "--%s is an option of 'recv'", opt_name(c));
 	switch (c) {
-	case 'k': o->key_file = arg; break;
-	case 'T': opt_transport(PROG, arg, &o->ctx_attr); break;
-	case 'd': o->ctx_attr.device = arg; break;
-	case 'i': opt_ib_port(PROG, arg, &o->ctx_attr); break;
-	case 'g': opt_gid_index(PROG, arg, &o->ctx_attr); break;
-	case 'B': opt_bringup(PROG, arg, &o->ctx_attr); break;
+	case 'k':
+		o->key_file = arg;
+		break;
+	case 'T':
+		opt_transport(PROG, arg, &o->ctx_attr);
+		break;
+	case 'd':
+		o->ctx_attr.device = arg;
+		break;
+	case 'i':
+		opt_ib_port(PROG, arg, &o->ctx_attr);
+		break;
+	case 'g':
+		opt_gid_index(PROG, arg, &o->ctx_attr);
+		break;
+	case 'B':
+		opt_bringup(PROG, arg, &o->ctx_attr);
+		break;
 	case 'm':
 		if (parse_cq_mode(arg, &o->cq_mode) || o->cq_mode == RCC_CQ_FD)
 			usage_error(PROG, "--cq-mode must be poll or wait, not '%s'", arg);
 		break;
-	case 't': o->timeout_ms = (int)seconds_arg(arg, "--timeout") * 1000; break;
-	case 'q': o->out = OUT_QUIET; break;
-	case 'j': o->out = OUT_JSON; break;
-	case 'v': (*verbose)++; break;
-	case OPT_AS: o->as_name = arg; break;
-	case 'f': o->force = true; break;
-	case OPT_NO_RESUME: o->no_resume = true; break;
+	case 't':
+		o->timeout_ms = (int)seconds_arg(arg, "--timeout") * 1000;
+		break;
+	case 'q':
+		o->out = OUT_QUIET;
+		break;
+	case 'j':
+		o->out = OUT_JSON;
+		break;
+	case 'v':
+		(*verbose)++;
+		break;
+	case OPT_AS:
+		o->as_name = arg;
+		break;
+	case 'f':
+		o->force = true;
+		break;
+	case OPT_NO_RESUME:
+		o->no_resume = true;
+		break;
 	case OPT_LIMIT_RATE:
 		if (parse_size(arg, &size) || size < 1024)
-			usage_error(PROG, "--limit-rate must be a rate in bytes per second of at "
-				    "least 1K, e.g. 50M, not '%s'", arg);
+			usage_error(PROG,
+				    "--limit-rate must be a rate in bytes per second of at "
+				    "least 1K, e.g. 50M, not '%s'",
+				    arg);
 		o->limit_rate = size;
 		break;
 	case OPT_ID:
@@ -220,17 +247,31 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 	case OPT_CONNECT_TIMEOUT:
 		o->connect_timeout_ms = (int)seconds_arg(arg, "--connect-timeout") * 1000;
 		break;
-	case OPT_PROGRESS: o->progress = 1; break;
-	case OPT_NO_PROGRESS: o->progress = 0; break;
-	case 'D': o->dir = arg; break;
+	case OPT_PROGRESS:
+		o->progress = 1;
+		break;
+	case OPT_NO_PROGRESS:
+		o->progress = 0;
+		break;
+	case 'D':
+		o->dir = arg;
+		break;
 	case 'l':
 		if (normalize_addr(arg, "0.0.0.0", o->listen, sizeof(o->listen)))
 			usage_error(PROG, "bad --listen address '%s'", arg);
 		break;
-	case OPT_READY_FILE: o->ready_file = arg; break;
-	case OPT_ONCE: o->once = true; break;
-	case OPT_NO_CLOBBER: o->no_clobber = true; break;
-	case OPT_NO_PREALLOCATE: o->no_preallocate = true; break;
+	case OPT_READY_FILE:
+		o->ready_file = arg;
+		break;
+	case OPT_ONCE:
+		o->once = true;
+		break;
+	case OPT_NO_CLOBBER:
+		o->no_clobber = true;
+		break;
+	case OPT_NO_PREALLOCATE:
+		o->no_preallocate = true;
+		break;
 	case OPT_MAX_CONNS:
 		if (parse_int(arg, 1, 64, &v))
 			usage_error(PROG, "--max-conns must be 1-64, not '%s'", arg);
@@ -239,21 +280,26 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 	case OPT_CHUNK_SIZE:
 		if (parse_size(arg, &size) || size < XFER_MIN_CHUNK || size > XFER_MAX_CHUNK ||
 		    size % 4096)
-			usage_error(PROG, "--chunk-size must be a multiple of 4K from 4K to 64M, "
-				    "not '%s'", arg);
+			usage_error(PROG,
+				    "--chunk-size must be a multiple of 4K from 4K to 64M, "
+				    "not '%s'",
+				    arg);
 		o->chunk_size = (uint32_t)size;
 		break;
 	case OPT_WINDOW:
 		if (parse_int(arg, 1, XFER_MAX_CHUNKS, &v))
-			usage_error(PROG, "--window must be 1-%u chunks, not '%s'",
-				    XFER_MAX_CHUNKS, arg);
+			usage_error(PROG, "--window must be 1-%u chunks, not '%s'", XFER_MAX_CHUNKS,
+				    arg);
 		o->window = (uint32_t)v;
 		break;
-	case 'h': cli_print_help(); exit(0);
+	case 'h':
+		cli_print_help();
+		exit(0);
 	case 'V':
 		printf("rcc-xfer (protocol %d), librcc %s\n", XFER_PROTO_VERSION, rcc_version());
 		exit(0);
-	default: usage_error(PROG, "unknown option");
+	default:
+		usage_error(PROG, "unknown option");
 	}
 }
 
@@ -312,8 +358,9 @@ void cli_parse(int argc, char **argv, struct xfer_opts *o)
 	int nops = argc - optind;
 
 	if (verbose)
-		rcc_log_set_level(verbose == 1 ? RCC_LOG_INFO
-				  : verbose == 2 ? RCC_LOG_DEBUG : RCC_LOG_TRACE);
+		rcc_log_set_level(verbose == 1 ? RCC_LOG_INFO :
+				  verbose == 2 ? RCC_LOG_DEBUG :
+						 RCC_LOG_TRACE);
 	switch (o->cmd) {
 	case CMD_SEND:
 		check_send_args(o, nops, ops);

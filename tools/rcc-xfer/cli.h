@@ -20,7 +20,11 @@
 #define XFER_DEFAULT_MAX_CONNS 4
 #define XFER_SENDER_WINDOW_MAX (256ull << 20) /* what a sender stages at most */
 
-enum xfer_cmd { CMD_SEND = 1, CMD_RECV, CMD_KEYGEN };
+enum xfer_cmd {
+	CMD_SEND = 1,
+	CMD_RECV,
+	CMD_KEYGEN
+};
 
 struct xfer_opts {
 	enum xfer_cmd cmd;

@@ -48,23 +48,40 @@ int exit_for_chan_error(int rc)
 const char *xfer_err_token(uint32_t code)
 {
 	switch (code) {
-	case XE_NONE: return "none";
-	case XE_AUTH: return "auth";
-	case XE_PROTO: return "protocol";
-	case XE_VERSION: return "version";
-	case XE_BADNAME: return "bad-name";
-	case XE_EXISTS: return "exists";
-	case XE_BUSY: return "busy";
-	case XE_NOSPACE: return "no-space";
-	case XE_IO: return "io";
-	case XE_INTEGRITY: return "integrity";
-	case XE_SOURCE_CHANGED: return "source-changed";
-	case XE_RESUME_MISMATCH: return "resume-mismatch";
-	case XE_INTERRUPTED: return "interrupted";
-	case XE_TOO_LARGE: return "too-large";
-	case XE_TIMEOUT: return "timeout";
-	case XE_INTERNAL: return "internal";
-	case XE_NOTSUPP: return "not-supported";
+	case XE_NONE:
+		return "none";
+	case XE_AUTH:
+		return "auth";
+	case XE_PROTO:
+		return "protocol";
+	case XE_VERSION:
+		return "version";
+	case XE_BADNAME:
+		return "bad-name";
+	case XE_EXISTS:
+		return "exists";
+	case XE_BUSY:
+		return "busy";
+	case XE_NOSPACE:
+		return "no-space";
+	case XE_IO:
+		return "io";
+	case XE_INTEGRITY:
+		return "integrity";
+	case XE_SOURCE_CHANGED:
+		return "source-changed";
+	case XE_RESUME_MISMATCH:
+		return "resume-mismatch";
+	case XE_INTERRUPTED:
+		return "interrupted";
+	case XE_TOO_LARGE:
+		return "too-large";
+	case XE_TIMEOUT:
+		return "timeout";
+	case XE_INTERNAL:
+		return "internal";
+	case XE_NOTSUPP:
+		return "not-supported";
 	}
 	return "unknown";
 }

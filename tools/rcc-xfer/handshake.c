@@ -23,8 +23,8 @@ static int next_msg(struct chan *c, int timeout_ms, struct xmsg *m)
 
 static int chan_failure(struct chan *c, int rc, const char *when)
 {
-	out_error("%s: %s", when, rc == -EBADMSG && !*chan_why(c) ? "unexpected data"
-								   : chan_why(c));
+	out_error("%s: %s", when,
+		  rc == -EBADMSG && !*chan_why(c) ? "unexpected data" : chan_why(c));
 	return exit_for_chan_error(rc);
 }
 
@@ -66,12 +66,14 @@ int auth_as_sender(struct chan *c, const struct xfer_key *k, const char *id, int
 		return XEXIT_LOCAL;
 	}
 	if (!auth_equal(want, m.u.challenge.mac, XFER_MAC_LEN)) {
-		xmsg_error(&m, XE_AUTH, "authentication failed: the sender could not verify "
+		xmsg_error(&m, XE_AUTH,
+			   "authentication failed: the sender could not verify "
 			   "the receiver's proof (the keys differ)");
 		chan_send(c, &m);
 		chan_drain(c, 2000);
 		out_error("authentication failed: the receiver at %s does not hold the same key; "
-			  "nothing was sent", chan_peer(c));
+			  "nothing was sent",
+			  chan_peer(c));
 		return XEXIT_AUTH;
 	}
 	memset(&m, 0, sizeof(m));
@@ -150,7 +152,8 @@ int auth_as_receiver(struct chan *c, const struct xfer_key *k, int timeout_ms,
 		return chan_failure(c, rc, chan_peer(c));
 	if (m.type == XM_ERROR) {
 		out_error("%s (%s): authentication failed: the sender does not accept our key "
-			  "(%s)", chan_peer(c), t.id, m.u.error.text);
+			  "(%s)",
+			  chan_peer(c), t.id, m.u.error.text);
 		return exit_for_peer_error(m.u.error.code);
 	}
 	if (m.type != XM_AUTH) {
@@ -166,7 +169,8 @@ int auth_as_receiver(struct chan *c, const struct xfer_key *k, int timeout_ms,
 	if (!auth_equal(want, m.u.auth.mac, XFER_MAC_LEN)) {
 		memset(skey, 0, sizeof(skey));
 		out_error("%s (%s): authentication failed: wrong key; connection closed, "
-			  "nothing exposed", chan_peer(c), t.id);
+			  "nothing exposed",
+			  chan_peer(c), t.id);
 		refuse(c, XE_AUTH, "authentication failed: the receiver does not accept this key");
 		return XEXIT_AUTH;
 	}

@@ -18,7 +18,11 @@
 #include "store.h"
 #include "window.h"
 
-enum { NEXT_FILE = 0, END_SESSION, KEEP_GOING };
+enum {
+	NEXT_FILE = 0,
+	END_SESSION,
+	KEEP_GOING
+};
 
 struct session {
 	struct receiver *r;
@@ -46,10 +50,7 @@ static void note(struct session *ss, int status)
 		ss->status = status;
 }
 
-static int tick_chan(void *arg)
-{
-	return chan_tick(arg);
-}
+static int tick_chan(void *arg) { return chan_tick(arg); }
 
 static void send_error(struct session *ss, enum xfer_err code, const char *text)
 {
@@ -59,15 +60,15 @@ static void send_error(struct session *ss, enum xfer_err code, const char *text)
 	chan_send(ss->ch, &m);
 }
 
-static void report_failure(struct session *ss, const char *name, const char *jname,
-			   uint32_t code, const char *text)
+static void report_failure(struct session *ss, const char *name, const char *jname, uint32_t code,
+			   const char *text)
 {
 	char jt[900];
 
 	out_error("%s (%s): %s: %s", ss->id, ss->peer, name, text);
 	out_json("{\"event\":\"failed\",\"peer\":%s,\"id\":%s,\"name\":%s,\"code\":\"%s\","
-		 "\"error\":%s}", ss->jpeer, ss->jid, jname, xfer_err_token(code),
-		 json_str(text, jt, sizeof(jt)));
+		 "\"error\":%s}",
+		 ss->jpeer, ss->jid, jname, xfer_err_token(code), json_str(text, jt, sizeof(jt)));
 	note(ss, exit_for_peer_error(code));
 }
 
@@ -91,9 +92,10 @@ static void report_success(struct session *ss, struct incoming *in, const uint8_
 		 in->st.name, sz, ss->id, ss->peer, secs, rate, at, shahex, rhex);
 	out_json("{\"event\":\"received\",\"peer\":%s,\"id\":%s,\"name\":%s,\"size\":%llu,"
 		 "\"resumed_from\":%llu,\"seconds\":%.6f,\"rate_bps\":%.0f,\"sha256\":\"%s\","
-		 "\"receipt\":\"%s\",\"max_rss_kib\":%ld}", ss->jpeer, ss->jid, in->jname,
-		 (unsigned long long)in->st.size, (unsigned long long)in->st.resumed, secs,
-		 secs > 0 ? (double)moved / secs : 0, shahex, rhex, peak_rss_kib());
+		 "\"receipt\":\"%s\",\"max_rss_kib\":%ld}",
+		 ss->jpeer, ss->jid, in->jname, (unsigned long long)in->st.size,
+		 (unsigned long long)in->st.resumed, secs, secs > 0 ? (double)moved / secs : 0,
+		 shahex, rhex, peak_rss_kib());
 }
 
 /* The connection broke mid-file: keep what is verified and say so. */
@@ -116,9 +118,13 @@ static int broken(struct session *ss, struct incoming *in, int rc)
 	out_error("%s (%s): %s: %s", ss->id, ss->peer, in->st.name, text);
 	char jt[900];
 	out_json("{\"event\":\"failed\",\"peer\":%s,\"id\":%s,\"name\":%s,\"code\":\"%s\","
-		 "\"error\":%s}", ss->jpeer, ss->jid, in->jname,
-		 rc == -EINTR ? "interrupted" : rc == -EBADMSG ? "protocol"
-		 : rc == -ETIMEDOUT ? "timeout" : "connection", json_str(text, jt, sizeof(jt)));
+		 "\"error\":%s}",
+		 ss->jpeer, ss->jid, in->jname,
+		 rc == -EINTR     ? "interrupted" :
+		 rc == -EBADMSG   ? "protocol" :
+		 rc == -ETIMEDOUT ? "timeout" :
+				    "connection",
+		 json_str(text, jt, sizeof(jt)));
 	note(ss, exit_for_chan_error(rc));
 	return END_SESSION;
 }
@@ -174,7 +180,8 @@ static int on_chunk(struct session *ss, struct incoming *in, const struct chan_e
 	 * is a broken or hostile sender. */
 	if (slot >= in->win.count || !in->granted[slot] ||
 	    imm_seq(ev->imm) != (in->seq & IMM_SEQ_MASK) || !left || ev->len != want)
-		return protocol_violation(ss, in, "chunk out of order, out of bounds or of the "
+		return protocol_violation(ss, in,
+					  "chunk out of order, out of bounds or of the "
 					  "wrong length");
 	in->granted[slot] = 0;
 	rc = store_write(&in->st, window_slot(&in->win, slot), ev->len, &e);
@@ -324,8 +331,10 @@ out:
 int serve_connection(struct receiver *r, struct rcc_conn_req *req,
 		     const uint8_t token[XFER_TOKEN_LEN])
 {
-	struct chan_opts co = { .cq_mode = r->o->cq_mode, .rx_count = r->o->window + 16,
-				.tx_count = r->o->window + 8, .write_depth = 0 };
+	struct chan_opts co = { .cq_mode = r->o->cq_mode,
+				.rx_count = r->o->window + 16,
+				.tx_count = r->o->window + 8,
+				.write_depth = 0 };
 	struct session ss;
 	struct chan_ev ev;
 	char err[256], peer[128];
@@ -345,8 +354,8 @@ int serve_connection(struct receiver *r, struct rcc_conn_req *req,
 	if (rc) {
 		json_str("", ss.jid, sizeof(ss.jid));
 		out_json("{\"event\":\"failed\",\"peer\":%s,\"id\":null,\"name\":null,\"code\":"
-			 "\"%s\",\"error\":\"authentication failed\"}", ss.jpeer,
-			 rc == XEXIT_AUTH ? "auth" : "protocol");
+			 "\"%s\",\"error\":\"authentication failed\"}",
+			 ss.jpeer, rc == XEXIT_AUTH ? "auth" : "protocol");
 		chan_close(ss.ch);
 		return rc;
 	}

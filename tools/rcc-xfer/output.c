@@ -10,20 +10,11 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static enum out_mode mode;
 static void (*eraser)(void);
 
-void out_init(enum out_mode m)
-{
-	mode = m;
-}
+void out_init(enum out_mode m) { mode = m; }
 
-void out_lock(void)
-{
-	pthread_mutex_lock(&lock);
-}
+void out_lock(void) { pthread_mutex_lock(&lock); }
 
-void out_unlock(void)
-{
-	pthread_mutex_unlock(&lock);
-}
+void out_unlock(void) { pthread_mutex_unlock(&lock); }
 
 void out_set_eraser(void (*erase)(void))
 {

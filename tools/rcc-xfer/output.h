@@ -12,7 +12,11 @@
 
 #include "json.h"
 
-enum out_mode { OUT_HUMAN = 0, OUT_QUIET, OUT_JSON };
+enum out_mode {
+	OUT_HUMAN = 0,
+	OUT_QUIET,
+	OUT_JSON
+};
 
 void out_init(enum out_mode m);
 
@@ -21,7 +25,6 @@ void out_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void out_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* One JSON object per line; fmt produces the object without the newline. */
 void out_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 
 /* Peak resident memory of this process in KiB (reported in JSON summaries). */
 long peak_rss_kib(void);

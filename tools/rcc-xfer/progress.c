@@ -9,7 +9,7 @@
 #include "output.h"
 #include "stats.h"
 
-#define BAR_PERIOD_NS 100000000ull   /* 10 redraws a second */
+#define BAR_PERIOD_NS 100000000ull /* 10 redraws a second */
 #define JSON_PERIOD_NS 500000000ull
 
 static bool bar_visible;
@@ -43,8 +43,8 @@ static int term_width(void)
 	return 80;
 }
 
-void progress_begin(struct progress *p, enum progress_mode mode, const char *name,
-		    uint64_t total, uint64_t already)
+void progress_begin(struct progress *p, enum progress_mode mode, const char *name, uint64_t total,
+		    uint64_t already)
 {
 	memset(p, 0, sizeof(*p));
 	p->mode = mode;
@@ -108,8 +108,7 @@ void progress_update(struct progress *p, uint64_t done)
 		draw_bar(p, now);
 	else
 		out_json("{\"event\":\"progress\",\"name\":%s,\"bytes\":%llu,\"size\":%llu}",
-			 p->json_name, (unsigned long long)p->done,
-			 (unsigned long long)p->total);
+			 p->json_name, (unsigned long long)p->done, (unsigned long long)p->total);
 }
 
 void progress_end(struct progress *p)

@@ -8,10 +8,10 @@
 #include "wire.h"
 
 static const char *const type_names[] = {
-	[XM_HELLO] = "HELLO",	  [XM_CHALLENGE] = "CHALLENGE", [XM_AUTH] = "AUTH",
-	[XM_AUTH_OK] = "AUTH_OK", [XM_META] = "META",	    [XM_ACCEPT] = "ACCEPT",
-	[XM_CREDIT] = "CREDIT",	  [XM_DONE] = "DONE",	    [XM_RESULT] = "RESULT",
-	[XM_ERROR] = "ERROR",	  [XM_KEEPALIVE] = "KEEPALIVE", [XM_BYE] = "BYE",
+	[XM_HELLO] = "HELLO",     [XM_CHALLENGE] = "CHALLENGE", [XM_AUTH] = "AUTH",
+	[XM_AUTH_OK] = "AUTH_OK", [XM_META] = "META",           [XM_ACCEPT] = "ACCEPT",
+	[XM_CREDIT] = "CREDIT",   [XM_DONE] = "DONE",           [XM_RESULT] = "RESULT",
+	[XM_ERROR] = "ERROR",     [XM_KEEPALIVE] = "KEEPALIVE", [XM_BYE] = "BYE",
 };
 
 const char *xmsg_type_name(unsigned type)
@@ -263,8 +263,8 @@ int xmsg_decode_body(const struct xhdr *h, const uint8_t *body, struct xmsg *m, 
 			   (m->u.accept.chunk_count &&
 			    (m->u.accept.chunk_size < XFER_MIN_CHUNK ||
 			     m->u.accept.chunk_size > XFER_MAX_CHUNK ||
-			     m->u.accept.window.length < (uint64_t)m->u.accept.chunk_size *
-							     m->u.accept.chunk_count))) {
+			     m->u.accept.window.length <
+				     (uint64_t)m->u.accept.chunk_size * m->u.accept.chunk_count))) {
 			ok = false;
 			*why = "ACCEPT: chunk window out of range";
 		}
@@ -300,8 +300,8 @@ int xmsg_decode_body(const struct xhdr *h, const uint8_t *body, struct xmsg *m, 
 	if (!ok)
 		return -EBADMSG;
 	if (!r_done(&r)) {
-		*why = r.short_read ? "body shorter than its type requires"
-				    : "body longer than its type allows";
+		*why = r.short_read ? "body shorter than its type requires" :
+				      "body longer than its type allows";
 		return -EBADMSG;
 	}
 	return 0;

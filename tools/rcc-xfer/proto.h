@@ -41,18 +41,18 @@
 #define XFER_MAX_CHUNK (64u << 20)
 
 enum xmsg_type {
-	XM_HELLO = 1,  /* S->R: version, sender nonce, sender id */
-	XM_CHALLENGE,  /* R->S: receiver nonce, receiver's proof */
-	XM_AUTH,       /* S->R: sender's proof */
-	XM_AUTH_OK,    /* R->S: first sealed message */
-	XM_META,       /* S->R: one file offered */
-	XM_ACCEPT,     /* R->S: resume point and the chunk window */
-	XM_CREDIT,     /* R->S: a chunk slot was persisted and may be written again */
-	XM_DONE,       /* S->R: every chunk written; the file's SHA-256 */
-	XM_RESULT,     /* R->S: the file is in place; receipt */
-	XM_ERROR,      /* either way: this file (or the session) failed, and why */
-	XM_KEEPALIVE,  /* either way: still here, busy with local work */
-	XM_BYE,        /* S->R: no more files */
+	XM_HELLO = 1, /* S->R: version, sender nonce, sender id */
+	XM_CHALLENGE, /* R->S: receiver nonce, receiver's proof */
+	XM_AUTH,      /* S->R: sender's proof */
+	XM_AUTH_OK,   /* R->S: first sealed message */
+	XM_META,      /* S->R: one file offered */
+	XM_ACCEPT,    /* R->S: resume point and the chunk window */
+	XM_CREDIT,    /* R->S: a chunk slot was persisted and may be written again */
+	XM_DONE,      /* S->R: every chunk written; the file's SHA-256 */
+	XM_RESULT,    /* R->S: the file is in place; receipt */
+	XM_ERROR,     /* either way: this file (or the session) failed, and why */
+	XM_KEEPALIVE, /* either way: still here, busy with local work */
+	XM_BYE,       /* S->R: no more files */
 	XM_TYPE_MAX = XM_BYE,
 };
 
@@ -151,12 +151,10 @@ int xhdr_parse(const uint8_t *buf, size_t len, struct xhdr *h, const char **why)
 
 /* Decode the body of a frame whose header was accepted. 0 or -EBADMSG with
  * *why set to a short reason. */
-int xmsg_decode_body(const struct xhdr *h, const uint8_t *body, struct xmsg *m,
-		     const char **why);
+int xmsg_decode_body(const struct xhdr *h, const uint8_t *body, struct xmsg *m, const char **why);
 
 /* "HELLO", "META", ...; "unknown" for others. */
 const char *xmsg_type_name(unsigned type);
-
 
 /* Fill an XM_ERROR message; text is truncated to XFER_TEXT_MAX. */
 void xmsg_error(struct xmsg *m, enum xfer_err code, const char *fmt, ...)

@@ -109,7 +109,8 @@ static int announce(struct receiver *r, struct rcc_listener *lst)
 	out_info("listening on %s:%d (%s), storing into %s", host, port,
 		 rcc_transport_name(rcc_ctx_transport(r->ctx)), o->dir);
 	out_json("{\"event\":\"listening\",\"addr\":%s,\"port\":%d,\"transport\":\"%s\","
-		 "\"dir\":%s}", json_str(host, jh, sizeof(jh)), port,
+		 "\"dir\":%s}",
+		 json_str(host, jh, sizeof(jh)), port,
 		 rcc_transport_name(rcc_ctx_transport(r->ctx)), json_str(o->dir, jd, sizeof(jd)));
 	if (o->ready_file) {
 		int rc = write_ready_file(o->ready_file, port);
@@ -127,8 +128,8 @@ static void turn_away(struct rcc_conn_req *req, const char *why)
 	size_t len = strlen(why);
 
 	out_error("turned away %s: %s", rcc_conn_req_peer(req), why);
-	rcc_reject_req(req, why, len < RCC_REJECT_PRIVATE_DATA_MAX ? len
-								   : RCC_REJECT_PRIVATE_DATA_MAX);
+	rcc_reject_req(req, why,
+		       len < RCC_REJECT_PRIVATE_DATA_MAX ? len : RCC_REJECT_PRIVATE_DATA_MAX);
 }
 
 static int accept_loop(struct receiver *r, struct rcc_listener *lst)
@@ -155,8 +156,8 @@ static int accept_loop(struct receiver *r, struct rcc_listener *lst)
 		const void *pd = rcc_conn_req_private_data(req, &pdlen);
 		rc = pdata_decode(pd, pdlen, token);
 		if (rc) {
-			turn_away(req, rc == -EPROTONOSUPPORT ? "other rcc-xfer protocol version"
-							      : "not an rcc-xfer sender");
+			turn_away(req, rc == -EPROTONOSUPPORT ? "other rcc-xfer protocol version" :
+								"not an rcc-xfer sender");
 			continue;
 		}
 		if (o->once) {
@@ -219,9 +220,9 @@ int xfer_recv(const struct xfer_opts *o)
 			  rcc_transport_name(o->ctx_attr.transport), rcc_strerror(rc));
 		goto out_dir;
 	}
-	r.chunk_size = o->chunk_size ? o->chunk_size
-		       : rcc_ctx_transport(r.ctx) == RCC_TRANSPORT_VERBS ? XFER_DEFAULT_CHUNK_VERBS
-									 : XFER_DEFAULT_CHUNK_TCP;
+	r.chunk_size = o->chunk_size                                   ? o->chunk_size :
+		       rcc_ctx_transport(r.ctx) == RCC_TRANSPORT_VERBS ? XFER_DEFAULT_CHUNK_VERBS :
+									 XFER_DEFAULT_CHUNK_TCP;
 	rc = rcc_listen(r.ctx, o->listen, 0, &lst);
 	if (rc) {
 		out_error("cannot listen on %s: %s", o->listen, rcc_strerror(rc));

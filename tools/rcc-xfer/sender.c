@@ -31,10 +31,10 @@ struct sender {
 	struct xfer_key key;
 	struct rcc_ctx *ctx;
 	struct chan *ch;
-	int status;       /* exit status of the first failure */
-	bool dead;        /* the connection is unusable */
+	int status; /* exit status of the first failure */
+	bool dead;  /* the connection is unusable */
 	int files_ok;
-	uint64_t bytes;   /* moved in this run, over all files */
+	uint64_t bytes; /* moved in this run, over all files */
 	uint64_t t0_ns;
 };
 
@@ -42,9 +42,9 @@ struct sender {
 struct outgoing {
 	const char *path;
 	const char *name;
-	char jname[600];  /* name as a JSON string */
+	char jname[600]; /* name as a JSON string */
 	int fd;
-	struct stat st0;  /* the source as first seen: any change aborts */
+	struct stat st0; /* the source as first seen: any change aborts */
 	struct sha256 hash;
 	struct rcc_remote_mr remote;
 	struct window win;
@@ -53,16 +53,20 @@ struct outgoing {
 	uint32_t *free_slots;
 	uint32_t nfree;
 	uint32_t inflight;
-	uint64_t offset;      /* resume point */
-	uint64_t next_off;    /* next byte to stage */
-	uint64_t persisted;   /* what the receiver reported durable */
+	uint64_t offset;    /* resume point */
+	uint64_t next_off;  /* next byte to stage */
+	uint64_t persisted; /* what the receiver reported durable */
 	uint32_t seq;
 	struct progress prog;
 	uint64_t t0_ns;
 	bool changed;
 };
 
-enum { FILE_OK = 0, FILE_FAILED, FILE_FATAL };
+enum {
+	FILE_OK = 0,
+	FILE_FAILED,
+	FILE_FATAL
+};
 
 static void note_failure(struct sender *s, int status)
 {
@@ -107,8 +111,10 @@ static int conn_failed(struct sender *s, struct outgoing *f, int rc)
 			return FILE_FATAL;
 		}
 	}
-	const char *token = rc == -EINTR ? "interrupted" : rc == -EBADMSG ? "protocol"
-			    : rc == -ETIMEDOUT ? "timeout" : "connection";
+	const char *token = rc == -EINTR     ? "interrupted" :
+			    rc == -EBADMSG   ? "protocol" :
+			    rc == -ETIMEDOUT ? "timeout" :
+					       "connection";
 	file_failed(s, f, exit_for_chan_error(rc), token, "%s", chan_why(s->ch));
 	s->dead = true;
 	return FILE_FATAL;
@@ -340,7 +346,8 @@ static int data_phase(struct sender *s, struct outgoing *f)
 			}
 		}
 		if (f->changed && !f->inflight) {
-			send_error(s, XE_SOURCE_CHANGED, "the source file changed while it was "
+			send_error(s, XE_SOURCE_CHANGED,
+				   "the source file changed while it was "
 				   "being sent; the transfer was abandoned");
 			return file_failed(s, f, XEXIT_INTEGRITY, "source-changed",
 					   "the file changed while it was being sent; nothing "
@@ -407,7 +414,8 @@ static int verify_result(struct sender *s, struct outgoing *f, const uint8_t sha
 		return file_failed(s, f, XEXIT_INTEGRITY, "integrity",
 				   "the receiver reports a different SHA-256");
 	if (auth_receipt(&s->key, s->o->id, sha, (uint64_t)f->st0.st_size, m->u.result.name,
-			 want) || !auth_equal(want, m->u.result.receipt, XFER_MAC_LEN) ||
+			 want) ||
+	    !auth_equal(want, m->u.result.receipt, XFER_MAC_LEN) ||
 	    strcmp(m->u.result.name, f->name))
 		return file_failed(s, f, XEXIT_INTEGRITY, "integrity",
 				   "the receiver's receipt does not verify");
@@ -428,8 +436,8 @@ static int verify_result(struct sender *s, struct outgoing *f, const uint8_t sha
 	out_json("{\"event\":\"sent\",\"file\":%s,\"name\":%s,\"size\":%llu,\"resumed_from\":%llu,"
 		 "\"seconds\":%.6f,\"rate_bps\":%.0f,\"sha256\":\"%s\",\"receipt\":\"%s\"}",
 		 json_str(f->path, jr, sizeof(jr)), f->jname, (unsigned long long)f->st0.st_size,
-		 (unsigned long long)f->offset, secs, secs > 0 ? (double)moved / secs : 0,
-		 shahex, rhex);
+		 (unsigned long long)f->offset, secs, secs > 0 ? (double)moved / secs : 0, shahex,
+		 rhex);
 	s->bytes += moved;
 	s->files_ok++;
 	return FILE_OK;
@@ -592,7 +600,8 @@ static int send_one(struct sender *s, const char *path)
 		if (!f.offset || !memcmp(prefix, acc.u.accept.prefix_sha, XFER_SHA_LEN))
 			break;
 		/* The receiver's partial copy is not of this source: start over. */
-		if (attempt || send_error(s, XE_RESUME_MISMATCH, "partial copy differs from the "
+		if (attempt || send_error(s, XE_RESUME_MISMATCH,
+					  "partial copy differs from the "
 					  "source; starting over")) {
 			rc = conn_failed(s, &f, -EBADMSG);
 			goto out_hash;
@@ -602,8 +611,7 @@ static int send_one(struct sender *s, const char *path)
 		flags |= XFER_META_NO_RESUME;
 		sha256_reset(&f.hash);
 	}
-	progress_begin(&f.prog, progress_mode_for(s->o), f.name, (uint64_t)f.st0.st_size,
-		       f.offset);
+	progress_begin(&f.prog, progress_mode_for(s->o), f.name, (uint64_t)f.st0.st_size, f.offset);
 	rc = setup_window(s, &f, &acc);
 	if (rc) {
 		send_error(s, XE_INTERNAL, "the sender could not register memory");
@@ -644,8 +652,10 @@ static void print_summary(const struct sender *s)
 int xfer_send(const struct xfer_opts *o)
 {
 	struct sender s;
-	struct chan_opts co = { .cq_mode = o->cq_mode, .rx_count = SENDER_RX,
-				.tx_count = SENDER_TX, .write_depth = XFER_MAX_CHUNKS };
+	struct chan_opts co = { .cq_mode = o->cq_mode,
+				.rx_count = SENDER_RX,
+				.tx_count = SENDER_TX,
+				.write_depth = XFER_MAX_CHUNKS };
 	char err[256], jpeer[400];
 	int warn, rc, i;
 
@@ -688,9 +698,9 @@ int xfer_send(const struct xfer_opts *o)
 	}
 	print_summary(&s);
 	out_json("{\"event\":\"summary\",\"files\":%d,\"ok\":%d,\"bytes\":%llu,\"seconds\":%.6f,"
-		 "\"exit\":%d,\"max_rss_kib\":%ld}", o->nfiles, s.files_ok,
-		 (unsigned long long)s.bytes, (double)(mono_ns() - s.t0_ns) / 1e9, s.status,
-		 peak_rss_kib());
+		 "\"exit\":%d,\"max_rss_kib\":%ld}",
+		 o->nfiles, s.files_ok, (unsigned long long)s.bytes,
+		 (double)(mono_ns() - s.t0_ns) / 1e9, s.status, peak_rss_kib());
 out_chan:
 	chan_close(s.ch);
 out_ctx:

@@ -7,10 +7,7 @@
 
 static atomic_int stop_sig;
 
-static void on_signal(int sig)
-{
-	atomic_store(&stop_sig, sig);
-}
+static void on_signal(int sig) { atomic_store(&stop_sig, sig); }
 
 int stop_install(void)
 {
@@ -27,8 +24,4 @@ int stop_install(void)
 	return 0;
 }
 
-bool stop_requested(void)
-{
-	return atomic_load(&stop_sig) != 0;
-}
-
+bool stop_requested(void) { return atomic_load(&stop_sig) != 0; }

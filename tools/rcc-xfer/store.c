@@ -16,8 +16,8 @@
 #include "resume.h"
 #include "stats.h"
 
-#define IO_PIECE (1u << 20)          /* write and hash in cache-sized pieces */
-#define CHECKPOINT_NS 1000000000ull  /* and make progress durable every second */
+#define IO_PIECE (1u << 20)         /* write and hash in cache-sized pieces */
+#define CHECKPOINT_NS 1000000000ull /* and make progress durable every second */
 #define TICK_EVERY (256ull << 20)
 
 static int set_err(struct store_err *e, enum xfer_err code, int rc, const char *fmt, ...)
@@ -33,10 +33,7 @@ static int set_err(struct store_err *e, enum xfer_err code, int rc, const char *
 	return rc;
 }
 
-static bool is_nospace(int err)
-{
-	return err == ENOSPC || err == EDQUOT;
-}
+static bool is_nospace(int err) { return err == ENOSPC || err == EDQUOT; }
 
 static int nospace_err(struct store *st, struct store_err *e, const char *what)
 {
@@ -141,8 +138,8 @@ static int try_resume(struct store *st, store_tick_fn tick, void *arg)
 	struct stat sb;
 	int rc;
 
-	if (resume_read(st->state_fd, &rs) || !resume_matches(&rs, st->size, st->mtime_s,
-							    st->mtime_ns) || !rs.done)
+	if (resume_read(st->state_fd, &rs) ||
+	    !resume_matches(&rs, st->size, st->mtime_s, st->mtime_ns) || !rs.done)
 		return 0;
 	if (fstat(st->part_fd, &sb) < 0 || (uint64_t)sb.st_size < rs.done)
 		return 0;
@@ -173,8 +170,8 @@ static int reserve_space(struct store *st)
 			return -ENOSPC;
 		return 0;
 	}
-	if (fallocate(st->part_fd, 0, (off_t)st->written, (off_t)need) < 0 &&
-	    errno != EOPNOTSUPP && errno != ENOSYS)
+	if (fallocate(st->part_fd, 0, (off_t)st->written, (off_t)need) < 0 && errno != EOPNOTSUPP &&
+	    errno != ENOSYS)
 		return -errno;
 	return 0;
 }
@@ -211,8 +208,8 @@ static int check_destination(struct store *st, bool force, struct store_err *e)
 	return 0;
 }
 
-int store_open(struct store *st, int dirfd, const struct xmsg *meta,
-	       const struct store_opts *o, store_tick_fn tick, void *arg, struct store_err *e)
+int store_open(struct store *st, int dirfd, const struct xmsg *meta, const struct store_opts *o,
+	       store_tick_fn tick, void *arg, struct store_err *e)
 {
 	const char *why;
 	bool force = meta->u.meta.flags & XFER_META_FORCE;
@@ -273,8 +270,10 @@ int store_open(struct store *st, int dirfd, const struct xmsg *meta,
 			     strerror(errno));
 		goto err_keep;
 	}
-	rs = (struct resume_state){ .size = st->size, .mtime_s = st->mtime_s,
-				    .mtime_ns = st->mtime_ns, .done = st->written };
+	rs = (struct resume_state){ .size = st->size,
+				    .mtime_s = st->mtime_s,
+				    .mtime_ns = st->mtime_ns,
+				    .done = st->written };
 	sha256_peek(&st->hash, rs.prefix_sha);
 	rc = resume_write(st->state_fd, &rs);
 	if (rc) {
@@ -317,8 +316,10 @@ int store_checkpoint(struct store *st, struct store_err *e)
 	if (fdatasync(st->part_fd) < 0)
 		return set_err(e, XE_IO, -errno, "cannot flush '%s': %s", st->part,
 			       strerror(errno));
-	rs = (struct resume_state){ .size = st->size, .mtime_s = st->mtime_s,
-				    .mtime_ns = st->mtime_ns, .done = st->written };
+	rs = (struct resume_state){ .size = st->size,
+				    .mtime_s = st->mtime_s,
+				    .mtime_ns = st->mtime_ns,
+				    .done = st->written };
 	rc = sha256_peek(&st->hash, rs.prefix_sha);
 	if (!rc)
 		rc = resume_write(st->state_fd, &rs);
@@ -402,7 +403,8 @@ int store_finish(struct store *st, const uint8_t sender_sha[SHA256_LEN], bool fo
 	if (memcmp(digest, sender_sha, SHA256_LEN)) {
 		set_err(e, XE_INTEGRITY, -EBADMSG,
 			"SHA-256 mismatch for '%s': received %.16s..., sender has %.16s...; "
-			"the data was discarded", st->name, hex_encode(digest, SHA256_LEN, ours),
+			"the data was discarded",
+			st->name, hex_encode(digest, SHA256_LEN, ours),
 			hex_encode(sender_sha, SHA256_LEN, theirs));
 		store_abort(st, false);
 		return -EBADMSG;
@@ -424,7 +426,8 @@ int store_finish(struct store *st, const uint8_t sender_sha[SHA256_LEN], bool fo
 	else
 		rc = rename_noreplace(st->dirfd, st->part, st->name);
 	if (rc == -EEXIST) {
-		set_err(e, XE_EXISTS, rc, "'%s' appeared while it was being received; the "
+		set_err(e, XE_EXISTS, rc,
+			"'%s' appeared while it was being received; the "
 			"verified copy stays in '%s' (send again with --force to replace)",
 			st->name, st->part);
 		goto err_keep;

@@ -61,8 +61,8 @@ struct store_err {
  * source (re-reading and re-hashing the prefix), reserve space. On success
  * st->written is the resume point. 0 or a negative errno with *e filled.
  */
-int store_open(struct store *st, int dirfd, const struct xmsg *meta,
-	       const struct store_opts *o, store_tick_fn tick, void *arg, struct store_err *e);
+int store_open(struct store *st, int dirfd, const struct xmsg *meta, const struct store_opts *o,
+	       store_tick_fn tick, void *arg, struct store_err *e);
 /* Append len bytes at st->written. 0 or a negative errno with *e filled. */
 int store_write(struct store *st, const void *buf, size_t len, struct store_err *e);
 /* Make st->written durable and record it. */

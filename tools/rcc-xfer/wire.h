@@ -42,10 +42,7 @@ static inline void w_bytes(struct wcur *w, const void *src, size_t n)
 	w->len += n;
 }
 
-static inline void w_u8(struct wcur *w, uint8_t v)
-{
-	w_bytes(w, &v, 1);
-}
+static inline void w_u8(struct wcur *w, uint8_t v) { w_bytes(w, &v, 1); }
 
 static inline void w_u16(struct wcur *w, uint16_t v)
 {
@@ -129,9 +126,6 @@ static inline uint64_t r_u64(struct rcur *r)
 }
 
 /* Every byte consumed and none missing. */
-static inline bool r_done(const struct rcur *r)
-{
-	return !r->short_read && r->off == r->len;
-}
+static inline bool r_done(const struct rcur *r) { return !r->short_read && r->off == r->len; }
 
 #endif

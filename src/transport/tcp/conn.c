@@ -58,10 +58,7 @@ int tcp_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t s
 	return 0;
 }
 
-void tcp_listener_close(struct rcc_listener *base)
-{
-	close(((struct tcp_listener *)base)->fd);
-}
+void tcp_listener_close(struct rcc_listener *base) { close(((struct tcp_listener *)base)->fd); }
 
 int tcp_listener_fd(const struct rcc_listener *base)
 {
@@ -80,7 +77,8 @@ int tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_r
 		int rc = rcci_wait_fd(lst->fd, POLLIN, deadline);
 		if (rc)
 			return rc;
-		int fd = accept4(lst->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(lst->fd, (struct sockaddr *)&ss, &sl,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
 				continue;

@@ -288,7 +288,4 @@ int tcp_cq_wait(struct rcc_cq *base, struct rcc_wc *wc, int max, int timeout_ms)
 	}
 }
 
-int tcp_cq_fd(struct rcc_cq *base)
-{
-	return tcq(base)->efd;
-}
+int tcp_cq_fd(struct rcc_cq *base) { return tcq(base)->efd; }

@@ -82,7 +82,8 @@ int tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int 
 		w->num_sge = (uint8_t)r->num_sge;
 		w->total = sge_sum(r->sg_list, r->num_sge);
 		if (r->flags & RCC_SEND_INLINE) {
-			uint8_t *dst = ep->sq_inline + (size_t)(idx & ep->sq_mask) * base->max_inline;
+			uint8_t *dst = ep->sq_inline +
+				       (size_t)(idx & ep->sq_mask) * base->max_inline;
 			for (int k = 0; k < r->num_sge; k++) {
 				memcpy(dst, (const void *)(uintptr_t)r->sg_list[k].addr,
 				       r->sg_list[k].length);
@@ -91,12 +92,12 @@ int tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int 
 		} else {
 			/* READ and atomics write into the local buffer; sends only read it. */
 			unsigned need = (r->opcode == RCC_WR_READ || r->opcode == RCC_WR_CAS ||
-					 r->opcode == RCC_WR_FADD)
-						? RCC_ACCESS_LOCAL_WRITE
-						: 0;
+					 r->opcode == RCC_WR_FADD) ?
+						RCC_ACCESS_LOCAL_WRITE :
+						0;
 			if (r->num_sge)
-				memcpy(&ep->sq_sge[(size_t)(idx & ep->sq_mask) * max_sge], r->sg_list,
-				       (size_t)r->num_sge * sizeof(*r->sg_list));
+				memcpy(&ep->sq_sge[(size_t)(idx & ep->sq_mask) * max_sge],
+				       r->sg_list, (size_t)r->num_sge * sizeof(*r->sg_list));
 			if (!sges_ok(ep->ctx, r->sg_list, r->num_sge, need)) {
 				log_debug("%s: send wr_id %llu names unregistered memory",
 					  base->peer, (unsigned long long)r->wr_id);
@@ -149,9 +150,9 @@ int tcp_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int 
 		q->wr_id = wr[i].wr_id;
 		q->num_sge = (uint8_t)wr[i].num_sge;
 		q->total = sge_sum(wr[i].sg_list, wr[i].num_sge);
-		q->status = sges_ok(ep->ctx, wr[i].sg_list, wr[i].num_sge, RCC_ACCESS_LOCAL_WRITE)
-				    ? RCC_WC_SUCCESS
-				    : RCC_WC_LOC_PROT_ERR;
+		q->status = sges_ok(ep->ctx, wr[i].sg_list, wr[i].num_sge, RCC_ACCESS_LOCAL_WRITE) ?
+				    RCC_WC_SUCCESS :
+				    RCC_WC_LOC_PROT_ERR;
 		if (wr[i].num_sge)
 			memcpy(&ep->rq_sge[(size_t)(idx & ep->rq_mask) * max_sge], wr[i].sg_list,
 			       (size_t)wr[i].num_sge * sizeof(*wr[i].sg_list));

@@ -126,10 +126,7 @@ static long target_io(struct tcp_ep *ep, uint32_t len, const uint8_t *src)
 	return r;
 }
 
-static struct sq_wqe *sq_at(struct tcp_ep *ep, uint32_t idx)
-{
-	return &ep->sq[idx & ep->sq_mask];
-}
+static struct sq_wqe *sq_at(struct tcp_ep *ep, uint32_t idx) { return &ep->sq[idx & ep->sq_mask]; }
 
 static const struct rcc_sge *sq_sges(struct tcp_ep *ep, uint32_t idx)
 {
@@ -153,8 +150,8 @@ static long dest_io(struct tcp_ep *ep, const uint8_t *src, uint32_t len)
 
 	switch (ep->rx_dest) {
 	case DEST_RECV:
-		r = sge_io(ep, rq_sges(ep, ep->rx_rq_idx), ep->rq[ep->rx_rq_idx & ep->rq_mask].num_sge,
-			   ep->rx_off, len, src);
+		r = sge_io(ep, rq_sges(ep, ep->rx_rq_idx),
+			   ep->rq[ep->rx_rq_idx & ep->rq_mask].num_sge, ep->rx_off, len, src);
 		if (r == -EFAULT) {
 			ep->rx_bad = WIRE_NAK_REM_OP;
 			ep->rx_local_err = RCC_WC_LOC_PROT_ERR;
@@ -324,10 +321,11 @@ static int on_send(struct tcp_ep *ep, const struct wire_hdr *h)
 static int on_write(struct tcp_ep *ep, const struct wire_hdr *h)
 {
 	if (h->flags & WIRE_F_FIRST) {
-		if (h->total && !mr_covers(ep->ctx, h->rkey, h->raddr, h->total,
-					   RCC_ACCESS_REMOTE_WRITE)) {
-			responder_error(ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
-					"remote write: bad rkey, no remote-write access or out of bounds");
+		if (h->total &&
+		    !mr_covers(ep->ctx, h->rkey, h->raddr, h->total, RCC_ACCESS_REMOTE_WRITE)) {
+			responder_error(
+				ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
+				"remote write: bad rkey, no remote-write access or out of bounds");
 			return 0;
 		}
 		ep->rx_in_msg = true;
@@ -361,15 +359,14 @@ static int on_read_req(struct tcp_ep *ep, const struct wire_hdr *h)
 	};
 	int rc;
 
-	if (h->total &&
-	    !mr_covers(ep->ctx, h->rkey, h->raddr, h->total, RCC_ACCESS_REMOTE_READ)) {
+	if (h->total && !mr_covers(ep->ctx, h->rkey, h->raddr, h->total, RCC_ACCESS_REMOTE_READ)) {
 		responder_error(ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
 				"remote read: bad rkey, no remote-read access or out of bounds");
 		return 0;
 	}
 	pthread_mutex_lock(&ep->tx_lock);
-	rc = ep->resp_tail - ep->resp_head >= ep->base.attr.max_rd_atomic ? -ENOBUFS
-									  : tx_queue_resp(ep, &j);
+	rc = ep->resp_tail - ep->resp_head >= ep->base.attr.max_rd_atomic ? -ENOBUFS :
+									    tx_queue_resp(ep, &j);
 	pthread_mutex_unlock(&ep->tx_lock);
 	if (rc) {
 		responder_error(ep, WIRE_NAK_REM_INV_REQ, RCC_WC_SUCCESS,
@@ -603,8 +600,8 @@ static void frame_end(struct tcp_ep *ep)
 			return; /* refused or dropped */
 		if (ep->rx_bad) {
 			responder_error(ep, ep->rx_bad, ep->rx_local_err,
-					h->type == WIRE_SEND ? "receive buffer deregistered"
-							     : "target region deregistered");
+					h->type == WIRE_SEND ? "receive buffer deregistered" :
+							       "target region deregistered");
 			return;
 		}
 		ep->rx_msg_done += h->len;
@@ -613,7 +610,8 @@ static void frame_end(struct tcp_ep *ep)
 		if (h->type == WIRE_SEND)
 			complete_recv(ep, RCC_WC_SUCCESS, RCC_WC_RECV, ep->rx_msg_total, h);
 		else if (h->flags & WIRE_F_IMM)
-			complete_recv(ep, RCC_WC_SUCCESS, RCC_WC_RECV_WRITE_IMM, ep->rx_msg_total, h);
+			complete_recv(ep, RCC_WC_SUCCESS, RCC_WC_RECV_WRITE_IMM, ep->rx_msg_total,
+				      h);
 		request_done(ep, ep->rx_msg_total);
 		return;
 	case WIRE_ATOMIC_REQ:

@@ -77,11 +77,11 @@ struct tcp_ctx {
 
 	pthread_mutex_t eps_lock;
 	pthread_cond_t pass_cond;
-	struct tcp_ep *eps;  /* every endpoint of this context */
-	uint64_t pass_seq;   /* completed passes of the progress thread */
-	atomic_int parked;   /* endpoints parked */
-	atomic_int timers;   /* endpoints waiting out an RNR backoff or owing an ack */
-	uint64_t spin_ns;    /* how long the thread keeps looking after moving bytes */
+	struct tcp_ep *eps; /* every endpoint of this context */
+	uint64_t pass_seq;  /* completed passes of the progress thread */
+	atomic_int parked;  /* endpoints parked */
+	atomic_int timers;  /* endpoints waiting out an RNR backoff or owing an ack */
+	uint64_t spin_ns;   /* how long the thread keeps looking after moving bytes */
 };
 
 /* RCC_TCP_SPIN_US overrides it; 0 makes the progress thread sleep at once. */
@@ -94,16 +94,16 @@ struct tcp_cq {
 	pthread_mutex_t lock;
 	struct rcc_wc *ring;
 	uint32_t cap, head, count;
-	atomic_uint nready;  /* == count; lets poll skip the lock when empty */
+	atomic_uint nready; /* == count; lets poll skip the lock when empty */
 	bool warned_overrun;
-	int efd;             /* eventfd readable while completions wait (WAIT/FD) */
+	int efd; /* eventfd readable while completions wait (WAIT/FD) */
 	bool efd_set;
-	atomic_uint polls;   /* bumped by every poll of a POLL-mode CQ */
+	atomic_uint polls; /* bumped by every poll of a POLL-mode CQ */
 
 	pthread_mutex_t eps_lock;
 	struct tcp_ep **eps; /* endpoints using this CQ: progressed by poll */
 	int neps, eps_cap;
-	int pepfd;           /* epoll over their sockets when there are several */
+	int pepfd; /* epoll over their sockets when there are several */
 };
 
 void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc);
@@ -140,8 +140,8 @@ struct sq_wqe {
 	uint8_t opcode;  /* enum rcc_wr_opcode */
 	uint8_t flags;   /* enum rcc_send_flags; sig_all folded into SIGNALED */
 	uint8_t num_sge;
-	uint8_t state;   /* enum wqe_state */
-	uint8_t status;  /* enum rcc_wc_status for WQE_FAILED */
+	uint8_t state;  /* enum wqe_state */
+	uint8_t status; /* enum rcc_wc_status for WQE_FAILED */
 	uint8_t rnr_tries;
 };
 
@@ -154,18 +154,21 @@ struct rq_wqe {
 
 /* A response owed to the peer; sent in order, before our own requests. */
 struct resp_job {
-	uint8_t type;     /* WIRE_READ_RESP, WIRE_ATOMIC_RESP or WIRE_NAK */
-	uint16_t status;  /* NAK status */
+	uint8_t type;    /* WIRE_READ_RESP, WIRE_ATOMIC_RESP or WIRE_NAK */
+	uint16_t status; /* NAK status */
 	uint32_t msn;
-	uint32_t rkey;    /* READ */
-	uint64_t raddr;   /* READ */
-	uint32_t len;     /* READ length */
-	uint32_t off;     /* READ bytes already sent */
-	uint64_t value;   /* ATOMIC_RESP */
-	uint32_t imm;     /* NAK RNR: timer code */
+	uint32_t rkey;  /* READ */
+	uint64_t raddr; /* READ */
+	uint32_t len;   /* READ length */
+	uint32_t off;   /* READ bytes already sent */
+	uint64_t value; /* ATOMIC_RESP */
+	uint32_t imm;   /* NAK RNR: timer code */
 };
 
-enum rx_state { RX_HDR = 0, RX_PAYLOAD };
+enum rx_state {
+	RX_HDR = 0,
+	RX_PAYLOAD
+};
 
 enum rx_dest {
 	DEST_DISCARD = 0,
@@ -183,8 +186,8 @@ enum link_state {
 };
 
 #define TX_MAX_IOV 64
-#define TCP_MAX_SGE 16                 /* the core's limit on SGEs per request */
-#define TCP_RXBUF_SIZE (64u * 1024u)   /* staging buffer for small frames */
+#define TCP_MAX_SGE 16               /* the core's limit on SGEs per request */
+#define TCP_RXBUF_SIZE (64u * 1024u) /* staging buffer for small frames */
 #define TCP_DEFAULT_INLINE 256u
 #define TCP_MAX_INLINE 4096u
 
@@ -209,7 +212,7 @@ struct tcp_ep {
 	uint32_t resp_next;      /* oldest READ/atomic msn awaiting its response */
 	struct resp_job *resp;
 	uint32_t resp_mask, resp_head, resp_tail;
-	bool rnr_wait;           /* transmit paused for an RNR backoff */
+	bool rnr_wait; /* transmit paused for an RNR backoff */
 	uint64_t rnr_until_ns;
 	struct iovec part[TX_MAX_IOV + 1]; /* rest of a frame the socket did not take */
 	int part_n, part_i;
@@ -220,7 +223,7 @@ struct tcp_ep {
 	atomic_bool tx_deferred; /* posts left for the next poll to send together */
 	bool close_sent;
 	bool shut_wr;
-	int tx_err;              /* socket error seen while sending */
+	int tx_err; /* socket error seen while sending */
 
 	/* ---- receive side (rx_lock) ---- */
 	pthread_mutex_t rx_lock;
@@ -228,23 +231,23 @@ struct tcp_ep {
 	uint32_t rx_start, rx_end;
 	enum rx_state rx_state;
 	struct wire_hdr rx_hdr;
-	uint32_t rx_left;      /* payload bytes of the current frame still to come */
+	uint32_t rx_left; /* payload bytes of the current frame still to come */
 	enum rx_dest rx_dest;
-	uint32_t rx_off;       /* destination offset of the next payload byte */
-	uint32_t rx_rq_idx;    /* DEST_RECV: receive WQE being filled */
-	uint32_t rx_sq_idx;    /* DEST_READ: our READ being answered */
-	uint32_t rx_key;       /* DEST_TARGET */
-	uint64_t rx_addr;      /* DEST_TARGET: address of the next byte */
+	uint32_t rx_off;    /* destination offset of the next payload byte */
+	uint32_t rx_rq_idx; /* DEST_RECV: receive WQE being filled */
+	uint32_t rx_sq_idx; /* DEST_READ: our READ being answered */
+	uint32_t rx_key;    /* DEST_TARGET */
+	uint64_t rx_addr;   /* DEST_TARGET: address of the next byte */
 	uint8_t rx_small[WIRE_ATOMIC_REQ_LEN];
 	uint32_t rx_small_len;
-	uint16_t rx_bad;        /* NAK owed for this frame (destination went bad) */
-	uint8_t rx_local_err;   /* local completion status for this frame */
+	uint16_t rx_bad;      /* NAK owed for this frame (destination went bad) */
+	uint8_t rx_local_err; /* local completion status for this frame */
 	/* requests from the peer */
 	atomic_uint rx_expected; /* next msn expected; what we ack */
 	bool rx_in_msg;          /* between FIRST and LAST of a request */
 	uint8_t rx_msg_type;
 	uint32_t rx_msg_total, rx_msg_done;
-	bool rx_discard;         /* after an RNR NAK: drop until the retransmission */
+	bool rx_discard; /* after an RNR NAK: drop until the retransmission */
 	uint32_t rx_discard_msn;
 	atomic_uint unacked_bytes; /* request payload received since our last ack */
 	bool rx_eof;
@@ -257,12 +260,12 @@ struct tcp_ep {
 
 	/* ---- progress-thread bookkeeping ---- */
 	pthread_mutex_t ev_lock;
-	uint32_t ev_mask;       /* events registered in ctx->epfd (0: not registered) */
-	bool removed;           /* leaving: never register again (ev_lock) */
-	atomic_bool parked;     /* the application is polling it: input not watched */
-	atomic_bool kick;       /* needs a pass of the progress thread */
+	uint32_t ev_mask;         /* events registered in ctx->epfd (0: not registered) */
+	bool removed;             /* leaving: never register again (ev_lock) */
+	atomic_bool parked;       /* the application is polling it: input not watched */
+	atomic_bool kick;         /* needs a pass of the progress thread */
 	atomic_bool thread_timer; /* counted in ctx->timers */
-	unsigned seen_polls[2]; /* progress thread only: send/recv CQ poll counters */
+	unsigned seen_polls[2];   /* progress thread only: send/recv CQ poll counters */
 };
 
 struct tcp_listener {
@@ -272,8 +275,8 @@ struct tcp_listener {
 
 struct tcp_req {
 	struct rcc_conn_req base;
-	int fd;                 /* the accepted socket, handshake read */
-	uint32_t peer_rd_max;   /* the client's max_rd_atomic */
+	int fd;               /* the accepted socket, handshake read */
+	uint32_t peer_rd_max; /* the client's max_rd_atomic */
 };
 
 static inline struct tcp_ep *tep(struct rcc_ep *ep) { return (struct tcp_ep *)ep; }

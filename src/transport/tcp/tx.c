@@ -16,7 +16,12 @@
 #define TX_BATCH_BYTES (1u << 20)
 #define TX_ROUNDS 8
 
-enum item_kind { ITEM_REQ, ITEM_RESP, ITEM_ACK, ITEM_CLOSE };
+enum item_kind {
+	ITEM_REQ,
+	ITEM_RESP,
+	ITEM_ACK,
+	ITEM_CLOSE
+};
 
 struct tx_item {
 	uint8_t kind;
@@ -41,8 +46,8 @@ uint64_t rnr_timer_ns(uint8_t code)
 {
 	/* IB's RNR NAK timer field, in microseconds (code 0 means 655.36 ms). */
 	static const uint32_t us[32] = {
-		655360, 10,    20,    30,    40,    60,     80,     120,    160,    240,   320,
-		480,    640,   960,   1280,  1920,  2560,   3840,   5120,   7680,   10240, 15360,
+		655360, 10,    20,    30,    40,    60,     80,     120,    160,    240,    320,
+		480,    640,   960,   1280,  1920,  2560,   3840,   5120,   7680,   10240,  15360,
 		20480,  30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 	};
 	return (uint64_t)us[code & 31] * 1000ull;
@@ -74,8 +79,8 @@ static enum rcc_wc_status sq_advance_locked(struct tcp_ep *ep)
 			return w->status;
 		if (ep->sq_head == ep->sq_tx)
 			break;
-		bool done = is_rd_atomic(w->opcode) ? w->state == WQE_ANSWERED
-						    : msn_lt(ep->sq_head, ep->peer_ack);
+		bool done = is_rd_atomic(w->opcode) ? w->state == WQE_ANSWERED :
+						      msn_lt(ep->sq_head, ep->peer_ack);
 		if (!done)
 			break;
 		if (w->flags & RCC_SEND_SIGNALED)
@@ -218,7 +223,7 @@ static void build_responses(struct tcp_ep *ep, struct tx_batch *b)
 			/* The region may have been deregistered since the request was checked;
 			 * then the response ends early with an error (idempotent if rebuilt). */
 			if (chunk && !mr_covers_locked(ep->ctx, j->rkey, j->raddr + off, chunk,
-							 RCC_ACCESS_REMOTE_READ)) {
+						       RCC_ACCESS_REMOTE_READ)) {
 				j->status = WIRE_NAK_REM_ACCESS;
 				j->len = off;
 			}
@@ -314,7 +319,8 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 		}
 		default: {
 			bool is_send = w->opcode == RCC_WR_SEND || w->opcode == RCC_WR_SEND_IMM;
-			bool has_imm = w->opcode == RCC_WR_SEND_IMM || w->opcode == RCC_WR_WRITE_IMM;
+			bool has_imm = w->opcode == RCC_WR_SEND_IMM ||
+				       w->opcode == RCC_WR_WRITE_IMM;
 			uint32_t chunk = w->total - off;
 			if (chunk > WIRE_FRAME_MAX)
 				chunk = WIRE_FRAME_MAX;
@@ -334,15 +340,17 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 			if (chunk) {
 				int n;
 				if (w->flags & RCC_SEND_INLINE) {
-					b->iov[b->niov].iov_base =
-						ep->sq_inline +
-						(size_t)(i & ep->sq_mask) * ep->base.max_inline + off;
+					b->iov[b->niov].iov_base = ep->sq_inline +
+								   (size_t)(i & ep->sq_mask) *
+									   ep->base.max_inline +
+								   off;
 					b->iov[b->niov].iov_len = chunk;
 					n = 1;
 				} else {
-					n = sge_slice(&ep->sq_sge[(size_t)(i & ep->sq_mask) * max_sge],
-						      w->num_sge, off, chunk, &b->iov[b->niov],
-						      TX_MAX_IOV - b->niov);
+					n = sge_slice(
+						&ep->sq_sge[(size_t)(i & ep->sq_mask) * max_sge],
+						w->num_sge, off, chunk, &b->iov[b->niov],
+						TX_MAX_IOV - b->niov);
 				}
 				b->niov += n;
 			}
@@ -487,7 +495,8 @@ static bool send_partial(struct tcp_ep *ep)
 		while (ep->part_i < ep->part_n && done >= ep->part[ep->part_i].iov_len)
 			done -= ep->part[ep->part_i++].iov_len;
 		if (ep->part_i < ep->part_n) {
-			ep->part[ep->part_i].iov_base = (uint8_t *)ep->part[ep->part_i].iov_base + done;
+			ep->part[ep->part_i].iov_base = (uint8_t *)ep->part[ep->part_i].iov_base +
+							done;
 			ep->part[ep->part_i].iov_len -= done;
 		}
 	}

@@ -58,8 +58,8 @@ static int check_hdr(const struct wire_hdr *h)
 		if (h->flags & ~chunk)
 			return -EPROTO;
 		/* An error ends a response early: LAST, no payload, status set. */
-		if (h->status && (h->len || !(h->flags & WIRE_F_LAST) ||
-				  h->status > WIRE_NAK_REM_OP))
+		if (h->status &&
+		    (h->len || !(h->flags & WIRE_F_LAST) || h->status > WIRE_NAK_REM_OP))
 			return -EPROTO;
 		return 0;
 	case WIRE_ATOMIC_RESP:

@@ -156,9 +156,9 @@ static int setup_qp(struct verbs_ep *ep)
 	int rc;
 
 	if (ep->id->verbs != ep->ctx->verbs) {
-		log_error("verbs: %s is reached through %s, not this context's %s",
-			  ep->base.peer, ep->id->verbs ? ibv_get_device_name(ep->id->verbs->device)
-						       : "no RDMA device",
+		log_error("verbs: %s is reached through %s, not this context's %s", ep->base.peer,
+			  ep->id->verbs ? ibv_get_device_name(ep->id->verbs->device) :
+					  "no RDMA device",
 			  ibv_get_device_name(ep->ctx->verbs->device));
 		return -EHOSTUNREACH;
 	}
@@ -218,8 +218,7 @@ static int wait_for(struct verbs_ep *ep, enum rdma_cm_event_type want, uint64_t 
 	}
 }
 
-int rcci_cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
-		    int timeout_ms)
+int rcci_cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen, int timeout_ms)
 {
 	struct verbs_ep *ep = vep(base);
 	uint64_t deadline = rcci_deadline(timeout_ms);
@@ -242,9 +241,11 @@ int rcci_cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t sa
 	}
 	/* rdma_cm wants its own bound for resolution; ours is the overall one. */
 	ms = rcci_ms_left(deadline);
-	if (rdma_resolve_addr(ep->id, NULL, (struct sockaddr *)sa, ms < 0 || ms > 5000 ? 5000 : ms)) {
-		rc = errno == ENODEV || errno == EADDRNOTAVAIL || errno == ENETUNREACH
-			     ? -EHOSTUNREACH : cm_err("rdma_resolve_addr");
+	if (rdma_resolve_addr(ep->id, NULL, (struct sockaddr *)sa,
+			      ms < 0 || ms > 5000 ? 5000 : ms)) {
+		rc = errno == ENODEV || errno == EADDRNOTAVAIL || errno == ENETUNREACH ?
+			     -EHOSTUNREACH :
+			     cm_err("rdma_resolve_addr");
 		goto err;
 	}
 	rc = wait_for(ep, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, &ev);

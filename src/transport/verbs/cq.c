@@ -25,10 +25,7 @@
 
 /* ---------------------------------------------------------- qp_num table */
 
-static uint32_t slot_hash(uint32_t qpn, uint32_t cap)
-{
-	return (qpn * 2654435761u) & (cap - 1);
-}
+static uint32_t slot_hash(uint32_t qpn, uint32_t cap) { return (qpn * 2654435761u) & (cap - 1); }
 
 static struct verbs_ep *slot_find(const struct verbs_cq *cq, uint32_t qpn)
 {
@@ -82,8 +79,8 @@ int rcci_vcq_attach(struct verbs_cq *cq, struct verbs_ep *ep)
 	 * Tombstones of endpoints that came and went are dropped by a rehash at
 	 * the same size; only live endpoints make the table grow. */
 	if ((cq->slot_used + 1) * 2 > cq->slot_cap) {
-		uint32_t cap = (cq->slot_live + 1) * 4 > cq->slot_cap ? cq->slot_cap * 2
-								       : cq->slot_cap;
+		uint32_t cap = (cq->slot_live + 1) * 4 > cq->slot_cap ? cq->slot_cap * 2 :
+									cq->slot_cap;
 		rc = slots_rehash(cq, cap);
 		if (rc)
 			goto out;
@@ -100,8 +97,7 @@ void rcci_vcq_detach(struct verbs_cq *cq, struct verbs_ep *ep)
 	uint32_t mask = cq->slot_cap - 1;
 
 	pthread_rwlock_wrlock(&cq->poll_lock);
-	for (uint32_t i = slot_hash(ep->qpn, cq->slot_cap); cq->slots[i].qpn;
-	     i = (i + 1) & mask) {
+	for (uint32_t i = slot_hash(ep->qpn, cq->slot_cap); cq->slots[i].qpn; i = (i + 1) & mask) {
 		if (cq->slots[i].qpn == ep->qpn && !cq->slots[i].dead) {
 			cq->slots[i].dead = true;
 			cq->slots[i].ep = NULL;

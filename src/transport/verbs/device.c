@@ -47,8 +47,8 @@ static int sysfs_gid_type(struct ibv_context *vc, uint8_t port, int idx)
 	char path[IBV_SYSFS_PATH_MAX + 64], buf[32] = "";
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/ports/%u/gid_attrs/types/%d", vc->device->ibdev_path,
-		 port, idx);
+	snprintf(path, sizeof(path), "%s/ports/%u/gid_attrs/types/%d", vc->device->ibdev_path, port,
+		 idx);
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -142,8 +142,8 @@ int rcci_verbs_select(struct verbs_ctx *ctx)
 	if (!ctx->devs || n == 0) {
 		if (errno == ENOSYS || errno == ENOENT || !ctx->devs)
 			log_info("verbs: no RDMA devices (%s)",
-				 errno == ENOSYS ? "the kernel has no RDMA support"
-						 : "none present or no permission");
+				 errno == ENOSYS ? "the kernel has no RDMA support" :
+						   "none present or no permission");
 		else
 			log_info("verbs: no RDMA devices");
 		if (ctx->devs)

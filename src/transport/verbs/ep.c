@@ -69,10 +69,7 @@ void rcci_ep_detach(struct verbs_ep *ep)
 	ep->attached = false;
 }
 
-int rcci_ep_start(struct verbs_ep *ep)
-{
-	return rcci_events_add(ep->ctx, ep);
-}
+int rcci_ep_start(struct verbs_ep *ep) { return rcci_events_add(ep->ctx, ep); }
 
 void rcci_ep_leave_locked(struct verbs_ep *ep, enum rcc_ep_state st, const char *why)
 {

@@ -84,8 +84,8 @@ static void sock_events(struct verbs_ctx *ctx, struct verbs_ep *ep)
 		 * socket that stays readable forever now. */
 		epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, ep->sock, NULL);
 		rcci_ep_leave_locked(ep, RCC_EP_DISCONNECTED,
-				     r == 0 ? "the peer closed the connection"
-					    : "the bring-up connection broke");
+				     r == 0 ? "the peer closed the connection" :
+					      "the bring-up connection broke");
 		return;
 	}
 }
@@ -148,7 +148,8 @@ static void async_events(struct verbs_ctx *ctx)
 			struct verbs_cq *vc = ev.element.cq->cq_context;
 			if (!atomic_exchange(&vc->overrun, true))
 				log_error("verbs: a CQ of depth %u overran (make it deeper): its "
-					  "endpoints fail", vc->base.depth);
+					  "endpoints fail",
+					  vc->base.depth);
 			pthread_mutex_lock(&ctx->eps_lock);
 			for (struct verbs_ep *ep = ctx->eps; ep; ep = ep->next) {
 				if (vcq(ep->base.send_cq)->cq != ev.element.cq &&

@@ -40,7 +40,12 @@
 #define MSG_HDR 40
 #define MSG_VERSION 1
 
-enum msg_kind { MSG_HELLO = 1, MSG_ACCEPT, MSG_REJECT, MSG_READY };
+enum msg_kind {
+	MSG_HELLO = 1,
+	MSG_ACCEPT,
+	MSG_REJECT,
+	MSG_READY
+};
 
 struct msg {
 	uint8_t kind;
@@ -304,7 +309,8 @@ int rcci_man_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_c
 		int rc = rcci_wait_fd(lst->fd, POLLIN, deadline);
 		if (rc)
 			return rc;
-		int fd = accept4(lst->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(lst->fd, (struct sockaddr *)&ss, &sl,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
 				continue;

@@ -96,16 +96,13 @@ static int verbs_mr_dereg(struct rcc_mr *base)
 	return rc;
 }
 
-static bool manual(const struct rcc_ctx *ctx)
-{
-	return ctx->bringup == RCC_BRINGUP_MANUAL;
-}
+static bool manual(const struct rcc_ctx *ctx) { return ctx->bringup == RCC_BRINGUP_MANUAL; }
 
 static int verbs_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
 			int backlog)
 {
-	return manual(lst->ctx) ? rcci_man_listen(lst, sa, salen, backlog)
-				: rcci_cm_listen(lst, sa, salen, backlog);
+	return manual(lst->ctx) ? rcci_man_listen(lst, sa, salen, backlog) :
+				  rcci_cm_listen(lst, sa, salen, backlog);
 }
 
 static void verbs_listener_close(struct rcc_listener *lst)
@@ -124,8 +121,8 @@ static int verbs_listener_fd(const struct rcc_listener *base)
 
 static int verbs_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req)
 {
-	return manual(lst->ctx) ? rcci_man_get_request(lst, timeout_ms, req)
-				: rcci_cm_get_request(lst, timeout_ms, req);
+	return manual(lst->ctx) ? rcci_man_get_request(lst, timeout_ms, req) :
+				  rcci_cm_get_request(lst, timeout_ms, req);
 }
 
 static int verbs_accept(struct rcc_conn_req *req, struct rcc_ep *ep)
@@ -135,15 +132,15 @@ static int verbs_accept(struct rcc_conn_req *req, struct rcc_ep *ep)
 
 static int verbs_reject(struct rcc_conn_req *req, const void *pdata, size_t len)
 {
-	return manual(req->lst->ctx) ? rcci_man_reject(req, pdata, len)
-				     : rcci_cm_reject(req, pdata, len);
+	return manual(req->lst->ctx) ? rcci_man_reject(req, pdata, len) :
+				       rcci_cm_reject(req, pdata, len);
 }
 
 static int verbs_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
 			 int timeout_ms)
 {
-	return manual(ep->ctx) ? rcci_man_connect(ep, sa, salen, timeout_ms)
-			       : rcci_cm_connect(ep, sa, salen, timeout_ms);
+	return manual(ep->ctx) ? rcci_man_connect(ep, sa, salen, timeout_ms) :
+				 rcci_cm_connect(ep, sa, salen, timeout_ms);
 }
 
 const struct rcc_transport_ops rcci_verbs_ops = {

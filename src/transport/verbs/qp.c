@@ -22,8 +22,7 @@ uint8_t rcci_rd_atomic_responder(struct verbs_ep *ep)
 
 uint8_t rcci_rd_atomic_initiator(struct verbs_ep *ep)
 {
-	return min_u8(ep->base.attr.max_rd_atomic,
-		      (uint32_t)ep->ctx->dev_attr.max_qp_init_rd_atom);
+	return min_u8(ep->base.attr.max_rd_atomic, (uint32_t)ep->ctx->dev_attr.max_qp_init_rd_atom);
 }
 
 int rcci_qp_create(struct verbs_ep *ep)
@@ -83,8 +82,8 @@ int rcci_qp_post_initial(struct verbs_ep *ep)
 		return 0;
 	int rc = rcci_verbs_post_recv(&ep->base, ep->base.attr.initial_recv, n, &posted);
 	if (rc)
-		log_error("verbs: posting %d initial receives: %s (%d posted)", n,
-			  rcc_strerror(rc), posted);
+		log_error("verbs: posting %d initial receives: %s (%d posted)", n, rcc_strerror(rc),
+			  posted);
 	return rc;
 }
 

@@ -55,11 +55,11 @@ struct verbs_ctx {
 	struct ibv_pd *pd;
 	struct ibv_device_attr dev_attr;
 	uint8_t port;
-	int gid_index;          /* resolved index (>= 0) */
+	int gid_index; /* resolved index (>= 0) */
 	union ibv_gid gid;
 	uint16_t lid;
-	enum ibv_mtu mtu;       /* the port's active MTU */
-	bool eth;               /* link layer Ethernet (RoCE): GRH required */
+	enum ibv_mtu mtu; /* the port's active MTU */
+	bool eth;         /* link layer Ethernet (RoCE): GRH required */
 
 	/* The background thread: cm events, manual sockets, async events. */
 	pthread_t thread;
@@ -69,7 +69,7 @@ struct verbs_ctx {
 	atomic_bool stop;
 	atomic_bool fail_pending; /* some endpoint saw an error completion */
 	pthread_mutex_t eps_lock;
-	struct verbs_ep *eps;     /* endpoints in service (doubly linked) */
+	struct verbs_ep *eps; /* endpoints in service (doubly linked) */
 	uint64_t next_serial;
 };
 
@@ -93,7 +93,7 @@ struct verbs_mr {
 /* One qp_num -> endpoint slot; qpn 0 is never an RC QP, so it marks a free slot. */
 struct qp_slot {
 	uint32_t qpn;
-	bool dead;      /* removed (tombstone) */
+	bool dead; /* removed (tombstone) */
 	struct verbs_ep *ep;
 };
 
@@ -117,7 +117,7 @@ struct verbs_cq {
 	uint32_t bl_cap, bl_head, bl_n;
 	atomic_uint bl_count; /* == bl_n, read without the lock */
 
-	atomic_bool overrun;     /* the device reported a CQ error: completions lost */
+	atomic_bool overrun; /* the device reported a CQ error: completions lost */
 
 	pthread_mutex_t ch_lock; /* completion channel: events, acks, arming */
 	unsigned unacked;
@@ -141,7 +141,10 @@ void rcci_vcq_forget(struct verbs_cq *cq, struct verbs_ep *ep);
 
 /* ---------------------------------------------------------------- endpoint */
 
-enum verbs_bringup_kind { VEP_CM = 0, VEP_MANUAL };
+enum verbs_bringup_kind {
+	VEP_CM = 0,
+	VEP_MANUAL
+};
 
 /* What the background thread watches; data.u64 in epoll is the ep serial. */
 struct verbs_ep {
@@ -150,21 +153,21 @@ struct verbs_ep {
 	enum verbs_bringup_kind kind;
 	struct ibv_qp *qp;
 	uint32_t qpn;
-	uint64_t serial;          /* epoll key (never reused within a context) */
+	uint64_t serial; /* epoll key (never reused within a context) */
 
-	struct rdma_cm_id *id;    /* cm */
+	struct rdma_cm_id *id; /* cm */
 	struct rdma_event_channel *ch;
-	int sock;                 /* manual: the bring-up socket, kept as liveness */
+	int sock; /* manual: the bring-up socket, kept as liveness */
 
-	pthread_mutex_t lock;     /* leaving service, disconnect, destroy */
-	bool listed;              /* on ctx->eps and in the epoll set (eps_lock) */
-	bool attached;            /* in its CQs' qp tables */
-	bool left;                /* QP in ERR, peer told */
-	bool drained;             /* markers seen (disconnect completed) */
+	pthread_mutex_t lock; /* leaving service, disconnect, destroy */
+	bool listed;          /* on ctx->eps and in the epoll set (eps_lock) */
+	bool attached;        /* in its CQs' qp tables */
+	bool left;            /* QP in ERR, peer told */
+	bool drained;         /* markers seen (disconnect completed) */
 
-	atomic_bool draining;     /* markers are posted: recognise them */
-	atomic_int markers;       /* MARK_SEND | MARK_RECV seen */
-	atomic_bool fail_pending; /* error completion seen: thread must act */
+	atomic_bool draining;         /* markers are posted: recognise them */
+	atomic_int markers;           /* MARK_SEND | MARK_RECV seen */
+	atomic_bool fail_pending;     /* error completion seen: thread must act */
 	uint8_t mark_send, mark_recv; /* their addresses are the marker wr_ids */
 
 	struct verbs_ep *next, *prev;
@@ -257,8 +260,7 @@ void rcci_cm_listener_close(struct rcc_listener *lst);
 int rcci_cm_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
 int rcci_cm_accept(struct rcc_conn_req *req, struct rcc_ep *ep);
 int rcci_cm_reject(struct rcc_conn_req *req, const void *pdata, size_t len);
-int rcci_cm_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
-		    int timeout_ms);
+int rcci_cm_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen, int timeout_ms);
 
 /* manual.c */
 int rcci_man_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
@@ -267,8 +269,7 @@ void rcci_man_listener_close(struct rcc_listener *lst);
 int rcci_man_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
 int rcci_man_accept(struct rcc_conn_req *req, struct rcc_ep *ep);
 int rcci_man_reject(struct rcc_conn_req *req, const void *pdata, size_t len);
-int rcci_man_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
-		     int timeout_ms);
+int rcci_man_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen, int timeout_ms);
 
 /* util (ops.c) */
 int rcci_verbs_set_nonblock(int fd);
