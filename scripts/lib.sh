@@ -5,7 +5,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Debian packages each part needs.
 PKGS_BUILD="gcc g++ make cmake ninja-build pkg-config libibverbs-dev librdmacm-dev libssl-dev"
-PKGS_TEST="clang libclang-rt-dev valgrind iproute2 procps util-linux gnuplot-nox"
+PKGS_TEST="clang clang-format libclang-rt-dev valgrind iproute2 procps util-linux gnuplot-nox"
 PKGS_VM="qemu-system-x86 busybox-static rdma-core ibverbs-providers libibverbs1 librdmacm1 \
 ibverbs-utils rdmacm-utils perftest cpio kmod gzip xz-utils"
 

@@ -30,6 +30,9 @@ ctest_in() { # DIR [ctest args...]
 	ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$JOBS" "$@"
 }
 
+# --- source format: .clang-format, checked before anything is built ---------------------
+step "format check (.clang-format)" ./scripts/check-format.sh
+
 # --- gcc: everything ----------------------------------------------------------------
 step "gcc build (build/)" eval 'configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo && build build'
 step "tests: unit, integration, tools (tcp)" ctest_in build
