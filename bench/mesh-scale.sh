@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # mesh-scale: N rcc-mesh processes on one machine (loopback, tcp by default)
 # complete the mesh and the traffic phase, once per thread mode; prints the
 # aggregate rate and the memory per connection of each.

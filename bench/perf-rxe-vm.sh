@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # perf-rxe-vm.sh -- the part of bench/perf-rxe.sh that runs INSIDE the Soft-RoCE VM
 # (from the repo root): rcc-perf on the verbs transport and perftest side by side,
 # test by test, at 2 B and 64 KiB (atomics: 8 B), and appends every figure to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # perf-rxe.sh -- rcc-perf on the verbs transport against perftest (ib_send_lat,
 # ib_write_lat, ib_read_lat, ib_atomic_lat, ib_write_bw, ib_read_bw) on Soft-RoCE,
 # at 2 B and 64 KiB, in ONE boot of the project's VM (tests/rxe/vm/run-in-vm), and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # perf-tcp.sh -- rcc-perf on the tcp transport against raw TCP (sockperf, iperf3, and
 # bench/tcp_pingpong.c: a busy-polling raw TCP ping-pong, the floor for a transport
 # that busy-polls),

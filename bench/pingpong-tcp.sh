@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # rcc-pingpong over the tcp transport beside a raw busy-polling TCP ping-pong
 # (bench/tcp_pingpong.c) and UCX's tcp transport (ucx_perftest tag_lat), at
 # 8 B, 4 KiB and 64 KiB, server and client pinned to different CPUs. The tools

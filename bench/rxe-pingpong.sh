@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # rxe-pingpong.sh BUILD_DIR: SEND/RECV ping-pong latency on Soft-RoCE, rcc-pingpong
 # (verbs transport, busy polling, rdma_cm) beside rdma-core's ibv_rc_pingpong and
 # perftest's ib_send_lat, at the same message sizes, in ONE VM boot. Server and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The raw-TCP baseline for bench/pingpong-tcp.sh: a ping-pong over one TCP
  * connection with TCP_NODELAY, both sides busy-polling non-blocking sockets,

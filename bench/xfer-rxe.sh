@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/xfer-rxe.sh [BUILD_DIR]: rcc-xfer against rdma-core's rcopy on Soft-RoCE.
 #
 # Boots the project's VM once (tests/rxe/vm/run-in-vm) and, inside it, copies

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/xfer-tcp.sh BUILD_DIR: rcc-xfer against a raw TCP copy (socat) on loopback.
 #
 # Moves one file (1 GiB by default) between two tmpfs folders, receiver and

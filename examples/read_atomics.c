@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* READ and atomics: the target never calls the library after accepting, yet
  * its memory is read and updated (as with a NIC). */
 #include <pthread.h>

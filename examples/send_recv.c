@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Two-sided messaging: the server posts a receive, the client sends. */
 #include <pthread.h>
 #include <stdio.h>

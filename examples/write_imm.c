@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One-sided WRITE with immediate: the target learns of the data through a
  * receive completion carrying the immediate, without copying anything. */
 #include <pthread.h>

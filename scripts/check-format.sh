@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fail when a tracked C source or header differs from what .clang-format makes of
 # it. Fix with: git ls-files '*.c' '*.h' | xargs clang-format -i
 set -euo pipefail

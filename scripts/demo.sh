@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job: build rcc, then run an rcc-pingpong server and client on
 # loopback and a short benchmark, over the default transport (verbs when an
 # RDMA device exists, tcp otherwise). Installs what it needs (Debian).

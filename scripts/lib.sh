@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Shared by demo.sh and test.sh: package installation and timed steps.
 # shellcheck shell=bash
 

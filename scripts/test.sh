@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build and run every test: unit, integration (tcp) and tool tests with gcc;
 # a clang build; the ASan+UBSan build; the TSan build of the threaded tests;
 # valgrind; the fuzzers for a short while; the install check; and the verbs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc session layer: the rdma_comm_core model on top of the core API.
  *

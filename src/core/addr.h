@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* "host:port" strings to socket addresses and back, shared by all transports. */
 #ifndef RCC_CORE_ADDR_H
 #define RCC_CORE_ADDR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion queues: argument checks, then straight to the transport. */
 #include <errno.h>
 #include <stdlib.h>

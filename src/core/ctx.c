@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Context: picks the transport and owns the count of live child objects. */
 #include <errno.h>
 #include <stdlib.h>

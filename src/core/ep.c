@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Endpoints and connection management: attribute defaults, then the transport. */
 #include <errno.h>
 #include <stdlib.h>

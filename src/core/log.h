@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Leveled logging for library code: the only way the library writes text. */
 #ifndef RCC_CORE_LOG_H
 #define RCC_CORE_LOG_H

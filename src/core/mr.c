@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory registration: checks and the wire form of a remote region. */
 #include <errno.h>
 #include <stdlib.h>

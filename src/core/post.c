@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Posting work: every request is checked here against the endpoint's limits,
  * so transports can trust what they receive.

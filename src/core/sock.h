@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Deadlines and bounded socket I/O for connection set-up, shared by the
  * transports (the tcp handshake, verbs' manual bring-up).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Text for statuses, states and opcodes. */
 #include <errno.h>
 #include <string.h>

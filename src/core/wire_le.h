@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Explicit little-endian loads and stores for everything that crosses a wire. */
 #ifndef RCC_CORE_WIRE_LE_H
 #define RCC_CORE_WIRE_LE_H

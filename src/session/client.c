@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rcc_client: one endpoint with its own CQ, connected with bounded retry. */
 #include <errno.h>
 #include <stdbool.h>

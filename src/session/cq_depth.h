@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* How deep a CQ must be for one endpoint of the session layer. */
 #ifndef RCC_SESSION_CQ_DEPTH_H
 #define RCC_SESSION_CQ_DEPTH_H

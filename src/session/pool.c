@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc_pool: one registered region cut into fixed-size pieces. get/put are a
  * stack of free indices under a mutex; a bitmap catches double puts.

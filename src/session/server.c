@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc_server: a listener thread that hands each new connection to an agent.
  * An agent is a thread with one CQ; it serves one connection (per-endpoint

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A small test harness: each test binary holds several cases, run in order
  * (or those named on the command line). A failed check prints where and why

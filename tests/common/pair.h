@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A connected pair of endpoints in one process, on the test transport. */
 #ifndef RCC_TEST_PAIR_H
 #define RCC_TEST_PAIR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The libFuzzer entry point each target defines, and its seed writer. */
 #ifndef RCC_FUZZ_H
 #define RCC_FUZZ_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A whole tcp endpoint fed arbitrary bytes: a raw socket completes a valid
  * handshake, then writes the input as its frame stream. The endpoint must

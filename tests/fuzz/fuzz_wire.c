@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tcp transport's header and handshake decoders. Whatever decodes must
  * re-encode to the same bytes. */
 #include <stdlib.h>

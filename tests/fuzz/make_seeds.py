@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the seed corpora: well-formed frames and handshakes that the
 fuzzers mutate from (the byte layouts are documented in
 src/transport/tcp/wire.h)."""

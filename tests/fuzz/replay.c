@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Without libFuzzer: run the target over every file in the given directories. */
 #include <dirent.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Atomics under contention: two initiators on one 8-byte word. */
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Connection management: private data, reject, refusal, timeouts, addresses. */
 #include <netinet/in.h>
 #include <pthread.h>

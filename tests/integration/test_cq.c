@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion queues: the three modes, epoll over many CQs, one CQ shared by
  * 64 endpoints. */
 #include <pthread.h>

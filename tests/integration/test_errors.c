@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Every error path gives an error completion or an error status, never a
  * crash or a hang, and the same status on every transport. A failed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A hostile or broken peer on the tcp transport: garbage in the handshake,
  * malformed or out-of-order frames, a frame cut short. The endpoint leaves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every operation of the API, with the data verified byte for byte. */
 #include <stdlib.h>
 

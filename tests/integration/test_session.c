@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Session layer: a server handing clients to agents in both thread modes,
  * the client helper, and the registered buffer pool. */
 #include <pthread.h>

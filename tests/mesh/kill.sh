@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # kill -9 one rank of 4 mid-traffic: every survivor reports it by rank,
 # finishes with the others, and exits with status 4 within a bound.
 #   kill.sh RCC_MESH per-ep|shared

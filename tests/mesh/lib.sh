@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers for the rcc-mesh tests: start ranks, wait for lines and exits with a
 # bound, clean up whatever a test started. Sourced by the tests/mesh scripts
 # and by bench/mesh-scale.sh. Every wait polls with a deadline; none of them

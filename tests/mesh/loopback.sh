@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # 4 ranks on loopback (distinct ports) over tcp, in the given thread mode:
 # the mesh completes, every pair moves verified data both ways, and the
 # collector's table (and its JSON) covers all 12 directed pairs.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # 8 ranks, each in its own network namespace with one veth leg on a bridge
 # (the bridge in a namespace of its own, so the host's stack is untouched),
 # over tcp: the mesh completes across real (virtual) links and every pair is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc-mesh's pure logic: wire encoders/decoders (round trips, and rejection of
  * anything truncated or foreign -- those bytes come from peers), the payload

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Bad input never crashes or hangs: usage errors exit 2 with a message, a
 # peer that never comes up fails setup within --connect-timeout (status 4,
 # naming it), and a mismatched peer is turned away (both sides say why).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The checks catch what they claim to: with one message corrupted, skipped or
 # repeated on purpose (--inject), the receiver names the pair, the message and
 # (for corruption) the byte, and every rank exits with status 3.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A short run of every rcc-perf test mode: the built binary as server and as
  * client (fork + exec, pinned to different CPUs when there are two), a few

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc-perf's pure parts: latency statistics (tools/common/stats), bandwidth
  * figures and units, perftest's peak, the plan, the wire encodings and the

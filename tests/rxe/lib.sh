@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers for Soft-RoCE suites (sourced by run-suites.sh inside the VM; bash).
 #
 # Environment every suite can rely on:

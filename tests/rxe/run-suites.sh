@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run-suites.sh: runs INSIDE the Soft-RoCE VM, from the repo root. Runs every
 # tests/rxe/suites/*.sh in name order (or those whose names are given, e.g.
 # "10-integration"), each under its own timeout, prints a summary table and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run.sh BUILD_DIR [SUITE...]: host entry point of the Soft-RoCE tests. Boots one
 # VM (tests/rxe/vm/run-in-vm) with the repo root shared, runs
 # tests/rxe/run-suites.sh inside (every suite, or the named ones), and exits with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* "host:port" parsing shared by every transport. */
 #include <netinet/in.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tcp transport's memory-key table: random keys, lookups, removal, growth. */
 #include <stdlib.h>
 

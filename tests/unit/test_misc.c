@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small public pieces: remote-region encoding, status texts, logging, parsing. */
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tcp transport's wire codec: round trips, and every malformed header refused. */
 #include "harness.h"
 #include "transport/tcp/wire.h"

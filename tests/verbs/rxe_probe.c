@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rxe_probe: what the device actually reports for the error cases the tcp
  * transport must imitate. Not a test: it prints statuses, states and times

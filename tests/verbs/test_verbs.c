@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Verbs-only behaviour: device listing and choice, the per-CQ backlog when
  * endpoints share a CQ, the private data of a peer that is not rcc, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A hostile rcc-xfer sender, written directly on the rcc API: each case opens
  * a connection to the receiver named by XFER_TEST_ADDR ("host:port") and

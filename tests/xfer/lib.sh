@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers for the rcc-xfer script tests (bash). Sourced by every x-*.sh test:
 #   XFER      the rcc-xfer binary (first argument of the test)
 #   WORK      a private temporary folder, removed at exit

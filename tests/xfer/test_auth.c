@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Keys, proofs, receipts, frame tags and connection private data. */
 #include <fcntl.h>
 #include <openssl/evp.h>

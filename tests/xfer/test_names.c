@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Which names a receiver accepts, and the names of its companion files. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Control-message encoding: round trips, every rejection, and a fuzz pass. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The resume record: round trip, damage detection, file I/O. */
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Authentication: a wrong key is refused on both sides with a clear message,
 # nothing is stored or exposed; a missing or short key is a usage error.
 . "$(dirname "$0")/lib.sh"

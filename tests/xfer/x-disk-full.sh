@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A full disk on the receiver: a clear error on both sides, never a truncated
 # final file; the verified part is kept for resume (or nothing is left when
 # there is nothing to keep), and the transfer completes once there is room.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Files of 0 B, 1 B, 4 KiB + 1 and 64 MiB arrive byte-identical (checked with
 # sha256sum), with mode and modification time; several senders at once; the
 # receipt printed by the sender matches the receiver's.

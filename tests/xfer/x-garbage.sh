@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A peer that sends garbage (tests/xfer/garbage_peer.c): the receiver refuses
 # every case cleanly, stores nothing, and still serves a real sender after.
 # Its -t 3 bounds how long it waits for a peer that goes silent.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Interruptions: a sender or receiver killed (SIGKILL) or stopped (SIGTERM,
 # SIGINT) mid-transfer. The other side reports it and exits non-zero without
 # hanging, no final file appears, and the same send command then resumes from

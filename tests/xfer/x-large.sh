@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A 1 GiB file arrives byte-identical (label "slow"). Memory stays bounded:
 # each side's peak resident set is reported and must stay under 256 MiB.
 . "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Names: '..', '/' components and absolute paths are refused (files land only
 # in the receiver's folder); an existing file is not replaced without --force;
 # --no-clobber refuses even then.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A source file that changes while it is being sent (written in place, grown,
 # or truncated) ends as BAD: the sender exits 5, the receiver reports it, and
 # neither a final file nor a partial one is left behind.

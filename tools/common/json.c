@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* JSON string literals for the programs' machine-readable output. */
 #include "json.h"
 

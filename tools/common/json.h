@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* JSON string literals for the programs' machine-readable output. */
 #ifndef RCC_TOOLS_JSON_H
 #define RCC_TOOLS_JSON_H

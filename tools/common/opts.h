@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Option values shared by the programs: sizes, transports, modes. */
 #ifndef RCC_TOOLS_OPTS_H
 #define RCC_TOOLS_OPTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Latency statistics as perftest reports them: samples are kept, sorted once,
  * and summarised (min, max, median as "typical", mean, floating-point stdev,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc-info: the RDMA devices rcc can use, their ports and GID tables -- what to
  * look at first when a connection fails (port not ACTIVE, no RoCE v2 IPv4 GID,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Driver threads run the outgoing connections: one per connection in per-ep
  * mode; in shared mode --threads of them, each driving the connections that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fault detection. A peer has failed when any side of either connection to it
  * says so (an error completion, a disconnect before the protocol ended, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Latency histogram with bounded memory: per-message samples of a long run
  * at a high message rate would not fit. Log-linear buckets (32 per power of

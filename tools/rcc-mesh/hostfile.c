@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The node list: "host:port" entries from --nodes or a hostfile; rank = position. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The receiving side: the session server's callbacks, one incoming connection
  * per peer, each run by the agent thread that owns it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc-mesh: the N-node full-mesh communication service (the seed's
  * mesh_comm_service): every node serves one rcc_server and N-1 rcc_clients,

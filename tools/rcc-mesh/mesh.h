@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc-mesh: N processes, each with one rcc_server (incoming connections) and
  * N-1 rcc_clients (outgoing), all moving verified data at once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command line of rcc-mesh. */
 #include <getopt.h>
 #include <stdio.h>

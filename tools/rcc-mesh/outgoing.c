@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The sending side of one outgoing connection, run by one driver thread.
  *

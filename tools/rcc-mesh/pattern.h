@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Payload pattern. Every data message is a pure function of (sender rank,
  * receiver rank, stream, label), so the receiver can recompute it and check

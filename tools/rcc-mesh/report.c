@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Figures: each rank's rows (what it sent to each peer, what it received from
  * each), the collector's table of the whole mesh, and JSON. Per-pair rates

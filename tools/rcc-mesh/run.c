@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The phases of a run, driven by the main thread:
  *   setup    listen, connect to every peer, wait until every peer's connection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bring-up and teardown: the context, the registered pools, the server, and
  * one client per peer. Pools are sized for the whole mesh up front, so no

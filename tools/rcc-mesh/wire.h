@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc-mesh wire formats: the hello a client sends with its connect request,
  * the server's accept data, and the control messages both sides exchange.

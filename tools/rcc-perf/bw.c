@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bandwidth, as perftest measures it: keep up to tx depth (-t) messages in
  * flight on every endpoint, post them in lists of -l, ask for a completion on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bandwidth, message rate and perftest's peak bandwidth. */
 #include "perf.h"
 

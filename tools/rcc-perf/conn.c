@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bringing a run up and down: the control connection carries the plan, then
  * -q data connections each carry their owner's region; each side allocates

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control channel: small SEND/RECV messages on an endpoint of its own.
  * Its CQ is in WAIT mode, so a side with nothing to do sleeps instead of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The end of a point: the side that sends tells the other how many messages
  * it put on each endpoint (one DONE per endpoint), so the other knows when

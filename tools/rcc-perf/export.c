@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* JSON and CSV: every figure of every point, with the parameters that produced it. */
 #include <errno.h>
 #include <stdio.h>

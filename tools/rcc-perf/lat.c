@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Latency, as perftest measures it: the client stamps every post, and a
  * sample is the time between two consecutive posts, i.e. one iteration.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rcc-perf: perftest-class latency and bandwidth benchmark (see perf.h). */
 #include <signal.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command line: perftest's option names where perftest has one. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Payload patterns for --validate: every message gets contents derived from
  * its sequence number, so a lost, repeated, reordered or torn message shows.

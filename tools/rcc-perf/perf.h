@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc-perf: a perftest-class latency and bandwidth benchmark over the rcc API.
  *

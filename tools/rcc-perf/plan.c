@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The plan both sides walk: test names, sizes and iteration counts. */
 #include <errno.h>
 #include <string.h>

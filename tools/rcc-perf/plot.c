@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * --plot DIR: data files, a gnuplot script and the PNGs it draws:
  *   lat-<test>.png   latency percentiles (min, typical, avg, p99, p99.9) vs size

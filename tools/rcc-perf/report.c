@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Terminal output in perftest's layout, so that existing habits (and
  * scripts that read perftest's columns) carry over.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The list of measured points, kept for the JSON/CSV/plot outputs. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The two roles walk the same plan: for every family (latency, then
  * bandwidth), test and size, both prepare their memory, meet at a barrier on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A run's live state: the control channel, the data endpoints with their
  * memory, and the helpers that wait on them without ever waiting forever.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Waiting on the data path without ever waiting forever: completions in the
  * CQ's mode, a silence timer, link checks, heartbeats for a passive peer, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What rcc-perf puts on the wire: the plan (connect private data of the
  * control connection, <= 48 B), the data connections' hello (connect and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The client: post a receive for the pong, send the ping, wait for both
  * completions, check the pong byte for byte; the half round trip of each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rcc-pingpong: a SEND/RECV ping-pong over rcc (seed: RDMA ping-pong with a
  * listener that hands each client to an agent). */
 #include "pingpong.h"

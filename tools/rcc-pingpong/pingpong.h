@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rcc-pingpong: shared definitions of its server and client. */
 #ifndef RCC_PINGPONG_H
 #define RCC_PINGPONG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The server: an rcc_server whose agents echo each ping. Every connection
  * owns two receive buffers, so one is always posted while the other's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Pre-shared key, mutual challenge-response and everything derived from the
  * key (HMAC-SHA256 throughout).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The control channel of one connection: an rcc endpoint with its own CQ, a
  * ring of registered receive buffers kept posted and a few send buffers.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Command line of rcc-xfer: subcommand, options, defaults, help text. */
 #ifndef XFER_CLI_H
 #define XFER_CLI_H

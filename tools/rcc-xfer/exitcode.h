@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Exit statuses of rcc-xfer (documented in --help and docs/rcc-xfer.md). */
 #ifndef XFER_EXITCODE_H
 #define XFER_EXITCODE_H

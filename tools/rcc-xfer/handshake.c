@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Mutual authentication (see auth.h): the sender's and the receiver's halves. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SHA-256 (OpenSSL EVP) for file contents, with a non-destructive peek. */
 #ifndef XFER_HASH_H
 #define XFER_HASH_H

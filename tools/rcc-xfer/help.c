@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The manual page that 'rcc-xfer --help' prints. */
 #include <stdio.h>
 

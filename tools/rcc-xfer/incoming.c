@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * One connection on the receiving side: authenticate the sender, then take
  * files one after another. For each: check the offer and prepare the part

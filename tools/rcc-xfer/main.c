@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* rcc-xfer: file transfer by RDMA WRITE. See 'rcc-xfer --help' and docs/rcc-xfer.md. */
 #include <string.h>
 

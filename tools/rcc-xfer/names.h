@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * File names a sender may ask for, and the receiver's companion files.
  * A name is one path component: files land only in the receiver's folder.

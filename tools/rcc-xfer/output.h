@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Everything rcc-xfer prints goes through here, under one lock (the receiver
  * prints from several threads): human lines on stdout, errors on stderr,

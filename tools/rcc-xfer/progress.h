@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Progress of one file: a bar on a terminal (bytes, percent, rate, ETA),
  * periodic JSON lines with --json, or nothing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc-xfer control messages: what travels by SEND/RECV between sender and
  * receiver. Every message is a frame with an explicit little-endian header,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The listener: accepts connections and serves each on its own thread (or,
  * with --once, the first one on the main thread), up to --max-conns at once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The receiving side: a listener and one thread per connection. */
 #ifndef XFER_RECEIVER_H
 #define XFER_RECEIVER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The receiver's resume record, ".NAME.rcc-state" next to ".NAME.rcc-part":
  * which source it belongs to (size and modification time as the sender

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The sending side: connect, authenticate, then for each file offer its
  * metadata, continue from the receiver's resume point, keep up to a window of

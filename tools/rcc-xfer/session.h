@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The two sides of a transfer session and the authentication both run first. */
 #ifndef XFER_SESSION_H
 #define XFER_SESSION_H

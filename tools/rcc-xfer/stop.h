@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Interruption by SIGINT / SIGTERM: a flag every bounded wait checks. */
 #ifndef XFER_STOP_H
 #define XFER_STOP_H

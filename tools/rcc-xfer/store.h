@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Where the receiver puts one file. Data goes to ".NAME.rcc-part" in file
  * order (pwrite at the next offset) and is hashed in that order; every

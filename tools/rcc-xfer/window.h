@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The chunk window: count registered slots of chunk bytes each. The receiver
  * exposes its window for RDMA WRITE; the sender stages file data in a window

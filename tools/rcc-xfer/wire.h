@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bounded little-endian cursors for building and parsing control messages.
  * A cursor never reads or writes outside its buffer: an overrun sets a flag

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Connection management: a versioned handshake on a fresh TCP connection
  * carries the private data both ways and can reject, as rdma_cm's REQ/REP/REJ.

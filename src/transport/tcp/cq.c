@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Completion queues: a growable ring under a mutex. In WAIT/FD mode an
  * eventfd is readable exactly while the ring holds completions. Polling a

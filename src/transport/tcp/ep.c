@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Endpoint lifecycle: start on a connected socket, move bytes, leave service
  * (flushing every outstanding work request), close.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory keys: random, unguessable, looked up on every remote access. */
 #include <errno.h>
 #include <stdlib.h>

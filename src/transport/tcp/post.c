@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Posting: work requests are copied into the queues; local keys are checked
  * now, but a bad one is reported as an error completion, in order, as a

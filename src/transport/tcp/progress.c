@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The progress thread: one per context. It moves the bytes of every endpoint
  * the application is not polling, so one-sided operations complete at a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Receive side: parses frames and executes them. Requests from the peer are
  * checked (order, keys, access, bounds) and carried out in msn order; their

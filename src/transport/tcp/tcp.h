@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The tcp transport: reliable-connected RDMA semantics over one TCP
  * connection per endpoint.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Transmit side: turns owed responses and queued requests into frames and
  * hands as many as fit to one sendmsg(). Frames are first built from copies

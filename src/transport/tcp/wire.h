@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The tcp transport's wire format. Every field is encoded explicitly in
  * little-endian order; nothing is sent as a raw struct.

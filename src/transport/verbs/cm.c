@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rdma_cm bring-up. Each endpoint gets its own event channel, so connect and
  * accept can wait for their events synchronously and the background thread

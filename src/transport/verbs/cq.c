@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Completion queues: ibv_poll_cq mapped to rcc_wc, a software backlog for
  * completions pulled out early by disconnect/close, and the completion

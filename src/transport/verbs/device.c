@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Devices: choosing device, port and GID for a context, and describing every
  * device for rcc_device_list() (what rcc-info prints).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Endpoint lifecycle shared by both bring-ups: CQ attachment, leaving
  * service, the synchronous disconnect and destruction.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The context's background thread: it notices that an endpoint must leave
  * service when nobody is calling the library -- the peer disconnected (cm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Manual bring-up (RCC_BRINGUP_MANUAL), as ibv_rc_pingpong does it: the two
  * sides describe their QPs over a TCP connection and each moves its own QP

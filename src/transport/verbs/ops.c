@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The verbs transport's ops table, its context and memory registration. */
 #include <errno.h>
 #include <fcntl.h>

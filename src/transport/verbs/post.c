@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Posting: rcc work requests become chained ibv work requests on the stack,
  * a chunk at a time (no allocation), and go to the device in one call each.

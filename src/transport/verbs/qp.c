@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The RC queue pair behind an endpoint: creation with the endpoint's
  * capabilities, the initial receives, and the RTR/RTS attributes rcc sets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The verbs transport: rcc over libibverbs + librdmacm (a NIC or Soft-RoCE).
  *

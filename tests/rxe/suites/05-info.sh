@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # rcc-info lists the Soft-RoCE device correctly: port ACTIVE, Ethernet link layer,
 # the IPv4 RoCE v2 GID at RXE_GID_IDX, and the documented exit statuses.
 source tests/rxe/lib.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The integration tests on the verbs transport, once per bring-up (rdma_cm, manual):
 # every executable test_* in $RCC_BUILD/tests/integration and $RCC_BUILD/tests/verbs.
 source tests/rxe/lib.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # rcc-pingpong end to end on verbs: both bring-ups x CQ modes poll/wait/fd x server
 # thread modes per-ep/shared. Server pinned to SERVER_CPU, client to CLIENT_CPU.
 source tests/rxe/lib.sh

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Interoperability with rdma-core's examples (rdmacm-utils), default port 7471 and
 # 16-byte messages as those programs use:
 #  - rcc-pingpong's server echoes for rdma_client (which sends 16 bytes, expects 16 back);

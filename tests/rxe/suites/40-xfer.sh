@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # rcc-xfer end to end on verbs (Soft-RoCE): the tcp test scripts of tests/xfer
 # run again with -T verbs against $RXE_IP -- every file size, wrong keys, hostile
 # names, a changing source, a full disk, killed and interrupted peers, a garbage

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # rcc-perf end to end on verbs: the smoke test of every test mode (tests/perf), then
 # rcc-perf runs over both bring-ups, all sizes, and a validated multi-endpoint
 # bidirectional run. Functional only: no performance figure is asserted here

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # rcc-mesh on verbs (Soft-RoCE): 3 ranks as processes in the VM, all on
 # RXE_IP with distinct ports. Both thread modes, both bring-ups, a rank killed
 # mid-run, and an injected corruption that the receivers must catch.
