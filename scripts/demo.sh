@@ -9,7 +9,7 @@ cd "$REPO"
 
 need_packages $PKGS_BUILD
 say "building (build/)"
-configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRCC_BUILD_TESTS=OFF
+configure build "${DEMO_CONFIG[@]}"
 build build
 
 PP=build/tools/rcc-pingpong/rcc-pingpong

@@ -31,11 +31,25 @@ need_packages() {
 		die "could not install: ${missing[*]}"
 }
 
-# configure DIR [cmake args...]: a Ninja build tree
+# Every project option, at its default. configure passes all of them on every
+# run, so a build tree's CMake cache never carries one script's choice into the
+# other (demo.sh turns the tests off in build/, test.sh needs them on there).
+RCC_OPTION_DEFAULTS=(-DRCC_BUILD_TESTS=ON -DRCC_BUILD_TOOLS=ON -DRCC_BUILD_EXAMPLES=ON
+	-DRCC_FUZZ=OFF -DRCC_SANITIZE= -DRCC_WITH_VERBS=AUTO)
+
+# What each README command configures in build/ (check-setup-order.sh runs both,
+# in both orders, against these).
+DEMO_CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRCC_BUILD_TESTS=OFF)
+TEST_CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+
+# configure DIR [cmake args...]: a Ninja build tree (DIR relative to the
+# repository unless absolute); the arguments override the defaults above (a
+# later -D wins).
 configure() {
 	local dir=$1
 	shift
-	cmake -S "$REPO" -B "$REPO/$dir" -G Ninja "$@" >/dev/null ||
+	[[ $dir == /* ]] || dir=$REPO/$dir
+	cmake -S "$REPO" -B "$dir" -G Ninja "${RCC_OPTION_DEFAULTS[@]}" "$@" >/dev/null ||
 		die "cmake configure of $dir failed"
 }
 

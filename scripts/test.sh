@@ -35,7 +35,8 @@ ctest_in() { # DIR [ctest args...]
 step "format check (.clang-format)" ./scripts/check-format.sh
 
 # --- gcc: everything ----------------------------------------------------------------
-step "gcc build (build/)" eval 'configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo && build build'
+step "README commands in either order" ./scripts/check-setup-order.sh
+step "gcc build (build/)" eval 'configure build "${TEST_CONFIG[@]}" && build build'
 step "tests: unit, integration, tools (tcp)" ctest_in build
 
 # --- clang: the code must build warning-free with it too ------------------------------
