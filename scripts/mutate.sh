@@ -101,8 +101,8 @@ done
 T0=$SECONDS
 rm -rf "$WORK"
 mkdir -p "$WORK/src"
-# the working tree as it is (tracked files, uncommitted edits included)
-git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$WORK/src"
+# the working tree as it is (uncommitted edits and new files included; ignored ones not)
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$WORK/src"
 BUILD=$WORK/build
 cmake -S "$WORK/src" -B "$BUILD" -G Ninja "${RCC_OPTION_DEFAULTS[@]}" "${TEST_CONFIG[@]}" \
 	>"$WORK/configure.log" || { cat "$WORK/configure.log"; fail "configure of the scratch copy failed"; }
