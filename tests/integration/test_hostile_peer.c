@@ -272,12 +272,50 @@ static void write_to_unregistered_memory(void)
 	env_close(&e);
 }
 
+/* A FETCH_ADD on an address that is not 8-byte aligned, inside a region with
+ * remote-atomic access (an rcc initiator refuses it at post; a hostile peer
+ * sends it anyway): an invalid request, NAKed, the memory untouched. */
+static void atomic_unaligned(void)
+{
+	struct env e;
+	struct raw_hello r;
+	struct rcc_ep *ep;
+	struct tbuf t = { 0 };
+	uint8_t f[WIRE_HDR_LEN + WIRE_ATOMIC_REQ_LEN] = { 0 };
+
+	CHECK_OK(env_open(&e));
+	CHECK_OK(tbuf_alloc(&t, e.ctx, 64, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_ATOMIC));
+	fill_pattern(t.p, 64, 17);
+	CHECK_OK(accept_raw(&e, &r, &ep));
+	struct wire_hdr h = { .type = WIRE_ATOMIC_REQ,
+			      .len = WIRE_ATOMIC_REQ_LEN,
+			      .raddr = (uintptr_t)t.p + 4,
+			      .rkey = rcc_mr_rkey(t.mr) };
+	wire_hdr_encode(&h, f);
+	f[WIRE_HDR_LEN] = 1; /* add 1 (little-endian operand) */
+	CHECK(send_all(r.fd, f, sizeof(f)));
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	CHECK_EQ(check_pattern(t.p, 64, 17), -1);
+	uint8_t resp[WIRE_HDR_LEN];
+	struct wire_hdr got;
+	bool nak = false;
+	while (!nak && recv(r.fd, resp, sizeof(resp), MSG_WAITALL) == sizeof(resp) &&
+	       wire_hdr_decode(resp, &got) == 0)
+		nak = got.type == WIRE_NAK && got.status == WIRE_NAK_REM_INV_REQ && got.msn == 0;
+	CHECK(nak);
+	close(r.fd);
+	rcc_ep_close(ep);
+	tbuf_free(&t);
+	env_close(&e);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
 		TEST(handshake_garbage),  TEST(frame_garbage),
 		TEST(frame_out_of_order), TEST(unsolicited_response_and_ack),
-		TEST(frame_cut_short),    TEST(write_to_unregistered_memory)
+		TEST(frame_cut_short),    TEST(write_to_unregistered_memory),
+		TEST(atomic_unaligned)
 	};
 
 	/* It speaks the tcp transport's own wire format. */
