@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "pair.h"
@@ -93,15 +94,17 @@ static void *raw_hello_thread(void *arg)
 	return NULL;
 }
 
-/* Accept a raw client; ep gets one posted receive (wr_id 7). */
-static int accept_raw(struct env *e, struct raw_hello *r, struct rcc_ep **ep)
+/* Accept a raw client with attr a (its send_cq set here); ep gets one posted
+ * receive (wr_id 7). */
+static int accept_raw_attr(struct env *e, struct raw_hello *r, struct rcc_ep_attr a,
+			   struct rcc_ep **ep)
 {
 	pthread_t th;
 	r->port = e->port;
 	r->fd = -1;
 	if (pthread_create(&th, NULL, raw_hello_thread, r))
 		return -EAGAIN;
-	struct rcc_ep_attr a = { .send_cq = e->cq };
+	a.send_cq = e->cq;
 	int rc = rcc_accept(e->lst, &a, TEST_TIMEOUT_MS, ep);
 	pthread_join(th, NULL);
 	if (!rc && !r->accepted)
@@ -111,6 +114,11 @@ static int accept_raw(struct env *e, struct raw_hello *r, struct rcc_ep **ep)
 		rc = rcc_post_recv(*ep, &s, 1, 7);
 	}
 	return rc;
+}
+
+static int accept_raw(struct env *e, struct raw_hello *r, struct rcc_ep **ep)
+{
+	return accept_raw_attr(e, r, (struct rcc_ep_attr){ 0 }, ep);
 }
 
 /* The endpoint leaves service with want and its receive is flushed. */
@@ -309,13 +317,66 @@ static void atomic_unaligned(void)
 	env_close(&e);
 }
 
+/* A peer with more READs outstanding than the target agreed to serve
+ * (max_rd_atomic 1): the first READ, too large to leave the socket while the
+ * peer does not read, is still being answered when the second arrives, which
+ * is NAKed as an invalid request; the target leaves service. */
+static void reads_beyond_max_rd_atomic(void)
+{
+	enum {
+		BIG = 16 << 20
+	}; /* more than the kernel buffers hold */
+	struct env e;
+	struct raw_hello r;
+	struct rcc_ep *ep;
+	struct tbuf t = { 0 };
+	uint8_t f[2 * WIRE_HDR_LEN];
+
+	CHECK_OK(env_open(&e));
+	CHECK_OK(tbuf_alloc(&t, e.ctx, BIG, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_READ));
+	CHECK_OK(accept_raw_attr(&e, &r, (struct rcc_ep_attr){ .max_rd_atomic = 1 }, &ep));
+	struct timeval tv = { .tv_sec = TEST_TIMEOUT_MS / 1000 };
+	CHECK(setsockopt(r.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0);
+	for (uint32_t i = 0; i < 2; i++) {
+		struct wire_hdr h = { .type = WIRE_READ_REQ,
+				      .msn = i,
+				      .total = i ? 8 : BIG,
+				      .raddr = (uintptr_t)t.p,
+				      .rkey = rcc_mr_rkey(t.mr) };
+		wire_hdr_encode(&h, f + i * WIRE_HDR_LEN);
+	}
+	CHECK(send_all(r.fd, f, sizeof(f)));
+	/* the first READ's data (skipped), then the NAK of the second */
+	static uint8_t skip[1 << 16];
+	uint8_t hb[WIRE_HDR_LEN];
+	struct wire_hdr got;
+	bool nak = false;
+	while (!nak && recv(r.fd, hb, sizeof(hb), MSG_WAITALL) == sizeof(hb) &&
+	       wire_hdr_decode(hb, &got) == 0) {
+		CHECK_MSG(got.type != WIRE_READ_RESP || got.msn == 0,
+			  "READ %u served beyond max_rd_atomic", got.msn);
+		nak = got.type == WIRE_NAK && got.status == WIRE_NAK_REM_INV_REQ && got.msn == 1;
+		for (uint32_t left = got.len; left;) {
+			uint32_t n = left < sizeof(skip) ? left : (uint32_t)sizeof(skip);
+			CHECK(recv(r.fd, skip, n, MSG_WAITALL) == (ssize_t)n);
+			left -= n;
+		}
+	}
+	CHECK(nak);
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	close(r.fd);
+	rcc_ep_close(ep);
+	tbuf_free(&t);
+	env_close(&e);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
 		TEST(handshake_garbage),  TEST(frame_garbage),
 		TEST(frame_out_of_order), TEST(unsolicited_response_and_ack),
 		TEST(frame_cut_short),    TEST(write_to_unregistered_memory),
-		TEST(atomic_unaligned)
+		TEST(atomic_unaligned),   TEST(reads_beyond_max_rd_atomic)
 	};
 
 	/* It speaks the tcp transport's own wire format. */
