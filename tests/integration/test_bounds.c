@@ -12,10 +12,6 @@
 
 #include "pair.h"
 
-#define ALL_ACCESS                                                                   \
-	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ | \
-	 RCC_ACCESS_REMOTE_ATOMIC)
-
 enum {
 	GUARD = 64,  /* bytes before and after a region (a multiple of 8: atomics) */
 	REGION = 256 /* bytes in a region */
@@ -79,15 +75,6 @@ static struct rcc_sge gsge(const struct guarded *g, int64_t off, uint32_t len)
 {
 	return rcc_mr_sge(g->mr, region(g) + off, len);
 }
-
-/* One completion with this wr_id and status. */
-#define EXPECT_STATUS(cq, id, st)                               \
-	do {                                                    \
-		struct rcc_wc w_;                               \
-		CHECK_OK(wait_one((cq), &w_, TEST_TIMEOUT_MS)); \
-		CHECK_EQ(w_.wr_id, (id));                       \
-		CHECK_WC(w_, (st));                             \
-	} while (0)
 
 /* ------------------------------------------------------- the target region */
 
