@@ -109,6 +109,10 @@ static int accept_raw_attr(struct env *e, struct raw_hello *r, struct rcc_ep_att
 	pthread_join(th, NULL);
 	if (!rc && !r->accepted)
 		rc = -EPROTO;
+	/* every read of the raw peer is bounded */
+	struct timeval tv = { .tv_sec = TEST_TIMEOUT_MS / 1000 };
+	if (!rc && setsockopt(r->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		rc = -errno;
 	if (!rc) {
 		struct rcc_sge s = tbuf_sge(&e->buf, 0, 256);
 		rc = rcc_post_recv(*ep, &s, 1, 7);
@@ -119,6 +123,34 @@ static int accept_raw_attr(struct env *e, struct raw_hello *r, struct rcc_ep_att
 static int accept_raw(struct env *e, struct raw_hello *r, struct rcc_ep **ep)
 {
 	return accept_raw_attr(e, r, (struct rcc_ep_attr){ 0 }, ep);
+}
+
+/* The next frame the endpoint sent to a raw peer, its payload skipped; false
+ * at the end of the stream or on a malformed header. */
+static bool next_frame(int fd, struct wire_hdr *h)
+{
+	static uint8_t skip[1 << 16];
+	uint8_t b[WIRE_HDR_LEN];
+
+	if (recv(fd, b, sizeof(b), MSG_WAITALL) != sizeof(b) || wire_hdr_decode(b, h))
+		return false;
+	for (uint32_t left = h->len; left;) {
+		uint32_t n = left < sizeof(skip) ? left : (uint32_t)sizeof(skip);
+		if (recv(fd, skip, n, MSG_WAITALL) != (ssize_t)n)
+			return false;
+		left -= n;
+	}
+	return true;
+}
+
+/* Did a NAK with this status for request msn reach the raw peer? */
+static bool nak_arrives(int fd, uint16_t status, uint32_t msn)
+{
+	struct wire_hdr h;
+	while (next_frame(fd, &h))
+		if (h.type == WIRE_NAK && h.status == status && h.msn == msn)
+			return true;
+	return false;
 }
 
 /* The endpoint leaves service with want and its receive is flushed. */
@@ -268,13 +300,7 @@ static void write_to_unregistered_memory(void)
 	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
 	CHECK_EQ(secret, 0x1122334455667788ull);
 	/* the peer was told why: a NAK for request 0 */
-	uint8_t resp[WIRE_HDR_LEN];
-	struct wire_hdr got;
-	bool nak = false;
-	while (!nak && recv(r.fd, resp, sizeof(resp), MSG_WAITALL) == sizeof(resp) &&
-	       wire_hdr_decode(resp, &got) == 0)
-		nak = got.type == WIRE_NAK && got.status == WIRE_NAK_REM_ACCESS && got.msn == 0;
-	CHECK(nak);
+	CHECK(nak_arrives(r.fd, WIRE_NAK_REM_ACCESS, 0));
 	close(r.fd);
 	rcc_ep_close(ep);
 	env_close(&e);
@@ -304,13 +330,7 @@ static void atomic_unaligned(void)
 	CHECK(send_all(r.fd, f, sizeof(f)));
 	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
 	CHECK_EQ(check_pattern(t.p, 64, 17), -1);
-	uint8_t resp[WIRE_HDR_LEN];
-	struct wire_hdr got;
-	bool nak = false;
-	while (!nak && recv(r.fd, resp, sizeof(resp), MSG_WAITALL) == sizeof(resp) &&
-	       wire_hdr_decode(resp, &got) == 0)
-		nak = got.type == WIRE_NAK && got.status == WIRE_NAK_REM_INV_REQ && got.msn == 0;
-	CHECK(nak);
+	CHECK(nak_arrives(r.fd, WIRE_NAK_REM_INV_REQ, 0));
 	close(r.fd);
 	rcc_ep_close(ep);
 	tbuf_free(&t);
@@ -335,8 +355,6 @@ static void reads_beyond_max_rd_atomic(void)
 	CHECK_OK(env_open(&e));
 	CHECK_OK(tbuf_alloc(&t, e.ctx, BIG, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_READ));
 	CHECK_OK(accept_raw_attr(&e, &r, (struct rcc_ep_attr){ .max_rd_atomic = 1 }, &ep));
-	struct timeval tv = { .tv_sec = TEST_TIMEOUT_MS / 1000 };
-	CHECK(setsockopt(r.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0);
 	for (uint32_t i = 0; i < 2; i++) {
 		struct wire_hdr h = { .type = WIRE_READ_REQ,
 				      .msn = i,
@@ -346,21 +364,13 @@ static void reads_beyond_max_rd_atomic(void)
 		wire_hdr_encode(&h, f + i * WIRE_HDR_LEN);
 	}
 	CHECK(send_all(r.fd, f, sizeof(f)));
-	/* the first READ's data (skipped), then the NAK of the second */
-	static uint8_t skip[1 << 16];
-	uint8_t hb[WIRE_HDR_LEN];
+	/* the first READ's data, then the NAK of the second */
 	struct wire_hdr got;
 	bool nak = false;
-	while (!nak && recv(r.fd, hb, sizeof(hb), MSG_WAITALL) == sizeof(hb) &&
-	       wire_hdr_decode(hb, &got) == 0) {
+	while (!nak && next_frame(r.fd, &got)) {
 		CHECK_MSG(got.type != WIRE_READ_RESP || got.msn == 0,
 			  "READ %u served beyond max_rd_atomic", got.msn);
 		nak = got.type == WIRE_NAK && got.status == WIRE_NAK_REM_INV_REQ && got.msn == 1;
-		for (uint32_t left = got.len; left;) {
-			uint32_t n = left < sizeof(skip) ? left : (uint32_t)sizeof(skip);
-			CHECK(recv(r.fd, skip, n, MSG_WAITALL) == (ssize_t)n);
-			left -= n;
-		}
 	}
 	CHECK(nak);
 	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
