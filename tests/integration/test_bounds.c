@@ -78,6 +78,29 @@ static struct rcc_sge gsge(const struct guarded *g, int64_t off, uint32_t len)
 
 /* ------------------------------------------------------- the target region */
 
+/* A pair, a target region with every access and a local one (local write). */
+static int open_both(struct pair *p, struct guarded *t, struct guarded *l)
+{
+	int rc = pair_open(p, NULL);
+	if (rc)
+		return rc;
+	rc = guarded_open(t, p->ctx, ALL_ACCESS, 11);
+	if (!rc)
+		rc = guarded_open(l, p->ctx, RCC_ACCESS_LOCAL_WRITE, 12);
+	if (rc) {
+		guarded_close(t);
+		pair_close(p);
+	}
+	return rc;
+}
+
+static void close_both(struct pair *p, struct guarded *t, struct guarded *l)
+{
+	guarded_close(l);
+	guarded_close(t);
+	pair_close(p);
+}
+
 /*
  * A one-sided op on the target region at [off, off+len): refused with
  * REM_ACCESS_ERR unless it fits, and the bytes outside the region (for a
@@ -89,9 +112,7 @@ static void one_sided_at(enum rcc_wr_opcode op, int64_t off, uint32_t len)
 	struct pair p;
 	struct guarded t = { 0 }, l = { 0 };
 
-	CHECK_OK(pair_open(&p, NULL));
-	CHECK_OK(guarded_open(&t, p.ctx, ALL_ACCESS, 11));
-	CHECK_OK(guarded_open(&l, p.ctx, RCC_ACCESS_LOCAL_WRITE, 12));
+	CHECK_OK(open_both(&p, &t, &l));
 	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
 	struct rcc_sge sg = gsge(&l, 0, len);
 	struct rcc_send_wr wr = {
@@ -119,9 +140,7 @@ static void one_sided_at(enum rcc_wr_opcode op, int64_t off, uint32_t len)
 		else if (op == RCC_WR_READ)
 			CHECK(!memcmp(region(&l), region(&t) + off, len));
 	}
-	guarded_close(&l);
-	guarded_close(&t);
-	pair_close(&p);
+	close_both(&p, &t, &l);
 }
 
 static void write_fits_exactly(void) { one_sided_at(RCC_WR_WRITE, 0, REGION); }
@@ -148,9 +167,7 @@ static void local_at(enum rcc_wr_opcode op, int64_t off, uint32_t len)
 	struct pair p;
 	struct guarded t = { 0 }, l = { 0 };
 
-	CHECK_OK(pair_open(&p, NULL));
-	CHECK_OK(guarded_open(&t, p.ctx, ALL_ACCESS, 21));
-	CHECK_OK(guarded_open(&l, p.ctx, RCC_ACCESS_LOCAL_WRITE, 22));
+	CHECK_OK(open_both(&p, &t, &l));
 	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
 	struct rcc_sge sg = gsge(&l, off, len);
 	int rc = op == RCC_WR_READ ?
@@ -160,9 +177,7 @@ static void local_at(enum rcc_wr_opcode op, int64_t off, uint32_t len)
 	EXPECT_STATUS(p.cq_a, 1, RCC_WC_LOC_PROT_ERR);
 	CHECK_EQ(anything_changed(&t), -1);
 	CHECK_EQ(anything_changed(&l), -1);
-	guarded_close(&l);
-	guarded_close(&t);
-	pair_close(&p);
+	close_both(&p, &t, &l);
 }
 
 static void local_read_one_byte_before(void) { local_at(RCC_WR_READ, -1, 16); }
