@@ -341,6 +341,38 @@ static void receive_queue_full_loses_nothing(void)
 	pair_close(&p);
 }
 
+/* ------------------------------------------------------------ stale keys */
+
+/*
+ * The rkey of a deregistered region opens nothing: not its old memory, and
+ * not a region registered after it (which may reuse its bookkeeping).
+ */
+static void stale_rkey_refused(void)
+{
+	for (int aim_at_new = 0; aim_at_new < 2 && !test_failed; aim_at_new++) {
+		struct pair p;
+		struct guarded old = { 0 }, fresh = { 0 }, l = { 0 };
+
+		CHECK_OK(pair_open(&p, NULL));
+		CHECK_OK(guarded_open(&old, p.ctx, ALL_ACCESS, 51));
+		CHECK_OK(guarded_open(&l, p.ctx, RCC_ACCESS_LOCAL_WRITE, 52));
+		uint32_t stale = rcc_mr_rkey(old.mr);
+		CHECK_OK(rcc_mr_dereg(old.mr));
+		old.mr = NULL;
+		CHECK_OK(guarded_open(&fresh, p.ctx, ALL_ACCESS, 53));
+		uint8_t *aim = aim_at_new ? region(&fresh) : region(&old);
+		struct rcc_sge sg = gsge(&l, 0, 16);
+		CHECK_OK(rcc_post_write(p.a, &sg, 1, (uint64_t)(uintptr_t)aim, stale, 1,
+					RCC_SEND_SIGNALED));
+		EXPECT_STATUS(p.cq_a, 1, RCC_WC_REM_ACCESS_ERR);
+		CHECK_EQ(anything_changed(&old), -1);
+		CHECK_EQ(anything_changed(&fresh), -1);
+		guarded_close(&fresh);
+		guarded_close(&old);
+		close_both(&p, &(struct guarded){ 0 }, &l);
+	}
+}
+
 TEST_MAIN(TEST(write_fits_exactly), TEST(write_one_byte_before), TEST(write_one_byte_after),
 	  TEST(read_fits_exactly), TEST(read_one_byte_before), TEST(read_one_byte_after),
 	  TEST(atomic_first_and_last_word), TEST(atomic_word_before), TEST(atomic_word_after),
@@ -348,4 +380,4 @@ TEST_MAIN(TEST(write_fits_exactly), TEST(write_one_byte_before), TEST(write_one_
 	  TEST(local_write_one_byte_before), TEST(local_write_one_byte_after),
 	  TEST(send_exactly_the_receive), TEST(send_one_byte_longer),
 	  TEST(receive_one_byte_past_region), TEST(atomic_result_must_be_8_bytes),
-	  TEST(receive_queue_full_loses_nothing))
+	  TEST(receive_queue_full_loses_nothing), TEST(stale_rkey_refused))
