@@ -36,7 +36,7 @@ fi
 # m_file m_search m_replace m_tests m_describe: the fields of one .mutant file.
 read_mutant() { # PATH
 	local line key val
-	m_file= m_search= m_replace= m_tests= m_describe=
+	m_file='' m_search='' m_replace='' m_tests='' m_describe=''
 	while IFS= read -r line || [ -n "$line" ]; do
 		[[ $line == \#* || -z $line ]] && continue
 		key=${line%%:*}
@@ -51,8 +51,10 @@ read_mutant() { # PATH
 		*) echo "$1: unknown field '$key'" >&2; return 1 ;;
 		esac
 	done <"$1"
-	[ -n "$m_file" ] && [ -n "$m_search" ] && [ -n "$m_tests" ] && [ -n "$m_describe" ] ||
-		{ echo "$1: needs file, search, replace, tests and describe" >&2; return 1; }
+	if [ -z "$m_file" ] || [ -z "$m_search" ] || [ -z "$m_tests" ] || [ -z "$m_describe" ]; then
+		echo "$1: needs file, search, replace, tests and describe" >&2
+		return 1
+	fi
 	[ "$m_search" != "$m_replace" ] || { echo "$1: replace equals search" >&2; return 1; }
 }
 
