@@ -15,7 +15,9 @@ static void receives_beyond_cq_depth(void)
 {
 	enum {
 		CQ_DEPTH = 16,
-		N = 48, /* three times the depth */
+		/* eight times the depth: beyond what a transport may add (the verbs
+		 * one adds room for disconnect markers, a device rounds up) */
+		N = 128,
 		SZ = 8
 	};
 	struct pair p;
@@ -55,6 +57,8 @@ static void receives_beyond_cq_depth(void)
 		CHECK_WC(wc[i], RCC_WC_SUCCESS);
 		CHECK_EQ(check_pattern(r.p + i * SZ, SZ, 300 + (uint64_t)i), -1);
 	}
+	/* which of the allowed behaviours this transport showed */
+	printf("  %d of %d completions delivered, poll returned %d\n", got, N, rc);
 	if (got < N && rc >= 0) {
 		/* some were lost: the endpoint must say so (a device reports the
 		 * overrun asynchronously, so wait for it, bounded) */
