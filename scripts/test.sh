@@ -38,6 +38,7 @@ step "format check (.clang-format)" ./scripts/check-format.sh
 step "README commands in either order" ./scripts/check-setup-order.sh
 step "gcc build (build/)" eval 'configure build "${TEST_CONFIG[@]}" && build build'
 step "tests: unit, integration, tools (tcp)" ctest_in build
+step "mutation run (scripts/mutate.sh)" ./scripts/mutate.sh
 
 # --- clang: the code must build warning-free with it too ------------------------------
 step "clang build (build-clang/)" eval 'CC=clang configure build-clang && build build-clang'

@@ -31,6 +31,20 @@ int wait_one(struct rcc_cq *cq, struct rcc_wc *wc, int timeout_ms);
 /* Wait for n completions into wc[]; returns how many arrived. */
 int wait_n(struct rcc_cq *cq, struct rcc_wc *wc, int n, int timeout_ms);
 
+/* Every access flag a region can have. */
+#define ALL_ACCESS                                                                   \
+	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ | \
+	 RCC_ACCESS_REMOTE_ATOMIC)
+
+/* Check (in a test case) that the next completion on cq has this wr_id and status. */
+#define EXPECT_STATUS(cq, id, st)                               \
+	do {                                                    \
+		struct rcc_wc w_;                               \
+		CHECK_OK(wait_one((cq), &w_, TEST_TIMEOUT_MS)); \
+		CHECK_EQ(w_.wr_id, (id));                       \
+		CHECK_WC(w_, (st));                             \
+	} while (0)
+
 /* A registered, zeroed, page-aligned buffer. */
 struct tbuf {
 	uint8_t *p;

@@ -12,19 +12,6 @@
 
 #include "pair.h"
 
-#define ALL_ACCESS                                                                   \
-	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ | \
-	 RCC_ACCESS_REMOTE_ATOMIC)
-
-/* One completion with this wr_id and status. */
-#define EXPECT_STATUS(cq, id, st)                               \
-	do {                                                    \
-		struct rcc_wc w_;                               \
-		CHECK_OK(wait_one((cq), &w_, TEST_TIMEOUT_MS)); \
-		CHECK_EQ(w_.wr_id, (id));                       \
-		CHECK_WC(w_, (st));                             \
-	} while (0)
-
 /*
  * A one-sided request the target must refuse: the initiator sees want, its
  * later work is flushed and refused, and the target leaves service with its

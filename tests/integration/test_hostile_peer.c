@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "pair.h"
@@ -93,24 +94,63 @@ static void *raw_hello_thread(void *arg)
 	return NULL;
 }
 
-/* Accept a raw client; ep gets one posted receive (wr_id 7). */
-static int accept_raw(struct env *e, struct raw_hello *r, struct rcc_ep **ep)
+/* Accept a raw client with attr a (its send_cq set here); ep gets one posted
+ * receive (wr_id 7). */
+static int accept_raw_attr(struct env *e, struct raw_hello *r, struct rcc_ep_attr a,
+			   struct rcc_ep **ep)
 {
 	pthread_t th;
 	r->port = e->port;
 	r->fd = -1;
 	if (pthread_create(&th, NULL, raw_hello_thread, r))
 		return -EAGAIN;
-	struct rcc_ep_attr a = { .send_cq = e->cq };
+	a.send_cq = e->cq;
 	int rc = rcc_accept(e->lst, &a, TEST_TIMEOUT_MS, ep);
 	pthread_join(th, NULL);
 	if (!rc && !r->accepted)
 		rc = -EPROTO;
+	/* every read of the raw peer is bounded */
+	struct timeval tv = { .tv_sec = TEST_TIMEOUT_MS / 1000 };
+	if (!rc && setsockopt(r->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		rc = -errno;
 	if (!rc) {
 		struct rcc_sge s = tbuf_sge(&e->buf, 0, 256);
 		rc = rcc_post_recv(*ep, &s, 1, 7);
 	}
 	return rc;
+}
+
+static int accept_raw(struct env *e, struct raw_hello *r, struct rcc_ep **ep)
+{
+	return accept_raw_attr(e, r, (struct rcc_ep_attr){ 0 }, ep);
+}
+
+/* The next frame the endpoint sent to a raw peer, its payload skipped; false
+ * at the end of the stream or on a malformed header. */
+static bool next_frame(int fd, struct wire_hdr *h)
+{
+	static uint8_t skip[1 << 16];
+	uint8_t b[WIRE_HDR_LEN];
+
+	if (recv(fd, b, sizeof(b), MSG_WAITALL) != sizeof(b) || wire_hdr_decode(b, h))
+		return false;
+	for (uint32_t left = h->len; left;) {
+		uint32_t n = left < sizeof(skip) ? left : (uint32_t)sizeof(skip);
+		if (recv(fd, skip, n, MSG_WAITALL) != (ssize_t)n)
+			return false;
+		left -= n;
+	}
+	return true;
+}
+
+/* Did a NAK with this status for request msn reach the raw peer? */
+static bool nak_arrives(int fd, uint16_t status, uint32_t msn)
+{
+	struct wire_hdr h;
+	while (next_frame(fd, &h))
+		if (h.type == WIRE_NAK && h.status == status && h.msn == msn)
+			return true;
+	return false;
 }
 
 /* The endpoint leaves service with want and its receive is flushed. */
@@ -260,15 +300,83 @@ static void write_to_unregistered_memory(void)
 	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
 	CHECK_EQ(secret, 0x1122334455667788ull);
 	/* the peer was told why: a NAK for request 0 */
-	uint8_t resp[WIRE_HDR_LEN];
-	struct wire_hdr got;
-	bool nak = false;
-	while (!nak && recv(r.fd, resp, sizeof(resp), MSG_WAITALL) == sizeof(resp) &&
-	       wire_hdr_decode(resp, &got) == 0)
-		nak = got.type == WIRE_NAK && got.status == WIRE_NAK_REM_ACCESS && got.msn == 0;
-	CHECK(nak);
+	CHECK(nak_arrives(r.fd, WIRE_NAK_REM_ACCESS, 0));
 	close(r.fd);
 	rcc_ep_close(ep);
+	env_close(&e);
+}
+
+/* A FETCH_ADD on an address that is not 8-byte aligned, inside a region with
+ * remote-atomic access (an rcc initiator refuses it at post; a hostile peer
+ * sends it anyway): an invalid request, NAKed, the memory untouched. */
+static void atomic_unaligned(void)
+{
+	struct env e;
+	struct raw_hello r;
+	struct rcc_ep *ep;
+	struct tbuf t = { 0 };
+	uint8_t f[WIRE_HDR_LEN + WIRE_ATOMIC_REQ_LEN] = { 0 };
+
+	CHECK_OK(env_open(&e));
+	CHECK_OK(tbuf_alloc(&t, e.ctx, 64, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_ATOMIC));
+	fill_pattern(t.p, 64, 17);
+	CHECK_OK(accept_raw(&e, &r, &ep));
+	struct wire_hdr h = { .type = WIRE_ATOMIC_REQ,
+			      .len = WIRE_ATOMIC_REQ_LEN,
+			      .raddr = (uintptr_t)t.p + 4,
+			      .rkey = rcc_mr_rkey(t.mr) };
+	wire_hdr_encode(&h, f);
+	f[WIRE_HDR_LEN] = 1; /* add 1 (little-endian operand) */
+	CHECK(send_all(r.fd, f, sizeof(f)));
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	CHECK_EQ(check_pattern(t.p, 64, 17), -1);
+	CHECK(nak_arrives(r.fd, WIRE_NAK_REM_INV_REQ, 0));
+	close(r.fd);
+	rcc_ep_close(ep);
+	tbuf_free(&t);
+	env_close(&e);
+}
+
+/* A peer with more READs outstanding than the target agreed to serve
+ * (max_rd_atomic 1): the first READ, too large to leave the socket while the
+ * peer does not read, is still being answered when the second arrives, which
+ * is NAKed as an invalid request; the target leaves service. */
+static void reads_beyond_max_rd_atomic(void)
+{
+	enum {
+		BIG = 16 << 20
+	}; /* more than the kernel buffers hold */
+	struct env e;
+	struct raw_hello r;
+	struct rcc_ep *ep;
+	struct tbuf t = { 0 };
+	uint8_t f[2 * WIRE_HDR_LEN];
+
+	CHECK_OK(env_open(&e));
+	CHECK_OK(tbuf_alloc(&t, e.ctx, BIG, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_READ));
+	CHECK_OK(accept_raw_attr(&e, &r, (struct rcc_ep_attr){ .max_rd_atomic = 1 }, &ep));
+	for (uint32_t i = 0; i < 2; i++) {
+		struct wire_hdr h = { .type = WIRE_READ_REQ,
+				      .msn = i,
+				      .total = i ? 8 : BIG,
+				      .raddr = (uintptr_t)t.p,
+				      .rkey = rcc_mr_rkey(t.mr) };
+		wire_hdr_encode(&h, f + i * WIRE_HDR_LEN);
+	}
+	CHECK(send_all(r.fd, f, sizeof(f)));
+	/* the first READ's data, then the NAK of the second */
+	struct wire_hdr got;
+	bool nak = false;
+	while (!nak && next_frame(r.fd, &got)) {
+		CHECK_MSG(got.type != WIRE_READ_RESP || got.msn == 0,
+			  "READ %u served beyond max_rd_atomic", got.msn);
+		nak = got.type == WIRE_NAK && got.status == WIRE_NAK_REM_INV_REQ && got.msn == 1;
+	}
+	CHECK(nak);
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	close(r.fd);
+	rcc_ep_close(ep);
+	tbuf_free(&t);
 	env_close(&e);
 }
 
@@ -277,7 +385,8 @@ int main(int argc, char **argv)
 	static const struct test_case cases[] = {
 		TEST(handshake_garbage),  TEST(frame_garbage),
 		TEST(frame_out_of_order), TEST(unsolicited_response_and_ack),
-		TEST(frame_cut_short),    TEST(write_to_unregistered_memory)
+		TEST(frame_cut_short),    TEST(write_to_unregistered_memory),
+		TEST(atomic_unaligned),   TEST(reads_beyond_max_rd_atomic)
 	};
 
 	/* It speaks the tcp transport's own wire format. */

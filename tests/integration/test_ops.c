@@ -4,9 +4,6 @@
 
 #include "pair.h"
 
-#define ALL_ACCESS                                                                   \
-	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ | \
-	 RCC_ACCESS_REMOTE_ATOMIC)
 /* 64 MiB; 4 MiB in quick mode (valgrind) */
 #define BIG (test_quick() ? 4u << 20 : 64u << 20)
 

@@ -31,6 +31,9 @@ static void malformed(void)
 	char h[256], p[8];
 	CHECK_EQ(split("host:", h, p), -EINVAL);
 	CHECK_EQ(split("host:70000", h, p), -EINVAL);
+	CHECK_EQ(split("host:65536", h, p), -EINVAL); /* one past the largest port */
+	CHECK_OK(split("host:65535", h, p));
+	CHECK(!strcmp(p, "65535"));
 	CHECK_EQ(split("host:12a", h, p), -EINVAL);
 	CHECK_EQ(split("[::1", h, p), -EINVAL);
 	CHECK_EQ(split("[::1]x", h, p), -EINVAL);

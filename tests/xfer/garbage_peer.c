@@ -367,17 +367,26 @@ static void forged_proof(void)
 static void forged_frames_after_auth(void)
 {
 	struct raw r;
-	struct xmsg m = { .type = XM_KEEPALIVE };
-	uint32_t code;
+	struct xmsg ka = { .type = XM_KEEPALIVE }, meta = { .type = XM_META }, m;
+	int ev;
 
-	/* Unsealed, spoiled tag, replayed sequence number: each ends the session. */
+	meta.u.meta.size = 10;
+	meta.u.meta.mode = 0644;
+	snprintf(meta.u.meta.name, sizeof(meta.u.meta.name), "g-forged.bin");
+	/* Unsealed, spoiled tag, replayed sequence number: each ends the session,
+	 * and the forged request (a META, which a receiver that believed it
+	 * would answer with ACCEPT) is not acted on: nothing but an ERROR comes
+	 * back before the close. */
 	for (int i = 0; i < 3; i++) {
 		CHECK_OK(raw_connect_ok(&r));
 		CHECK_OK(raw_auth(&r));
 		if (i == 2)
-			CHECK_OK(raw_send_msg(&r, &m, true, false, false));
-		CHECK_OK(raw_send_msg(&r, &m, i != 0, i == 1, i == 2));
-		CHECK_EQ(expect_closed(&r, &code), EV_CLOSED);
+			CHECK_OK(raw_send_msg(&r, &ka, true, false, false));
+		CHECK_OK(raw_send_msg(&r, &meta, i != 0, i == 1, i == 2));
+		while ((ev = raw_next(&r, &m)) == EV_MSG || ev == EV_WRITE_ERR)
+			CHECK_MSG(ev != EV_MSG || m.type == XM_ERROR,
+				  "forged frame %d answered with %s", i, xmsg_type_name(m.type));
+		CHECK_EQ(ev, EV_CLOSED);
 		raw_close(&r);
 	}
 }

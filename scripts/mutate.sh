@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Mutation run: proves the test suite can fail. Each tests/mutants/*.mutant
+# names one deliberate fault (a file, an exact search string that occurs there
+# exactly once, its replacement, the ctest regex of the tests that must catch
+# it). Every fault is applied alone to a scratch copy of the tree, built
+# incrementally in one build dir, and the named tests are run: a failing run
+# kills the mutant, a passing one means the suite would not notice that fault.
+#
+# Usage: scripts/mutate.sh [--check] [NAME...]
+#   NAME     run only these mutants (file names without .mutant)
+#   --check  only verify that every mutant still applies and names tests
+# Environment:
+#   RCC_MUTATE_DIR   scratch directory (default build-mutate/ in the repository;
+#                    wiped and refilled from the working tree on every run)
+#   RCC_TEST_JOBS    ctest parallelism (default 2)
+# Exit status: 0 every mutant killed; 1 a mutant survived; 2 a mutant is stale
+# (search string not found or not unique, regex matches no test), does not
+# build, or the unmutated tree fails its own tests.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+cd "$REPO"
+
+MUTANTS=$REPO/tests/mutants
+WORK=${RCC_MUTATE_DIR:-$REPO/build-mutate}
+JOBS=${RCC_TEST_JOBS:-2}
+CHECK_ONLY=0
+# a broken set-up, not a surviving mutant: exit 2
+fail() { printf 'error: %s\n' "$*" >&2; exit 2; }
+if [ "${1:-}" = --check ]; then
+	CHECK_ONLY=1
+	shift
+fi
+
+# --- reading a mutant -------------------------------------------------------------------
+# m_file m_search m_replace m_tests m_describe: the fields of one .mutant file.
+read_mutant() { # PATH
+	local line key val
+	m_file='' m_search='' m_replace='' m_tests='' m_describe=''
+	while IFS= read -r line || [ -n "$line" ]; do
+		[[ $line == \#* || -z $line ]] && continue
+		key=${line%%:*}
+		val=${line#*:}
+		val=${val# }
+		case $key in
+		file) m_file=$val ;;
+		search) m_search=$val ;;
+		replace) m_replace=$val ;;
+		tests) m_tests=$val ;;
+		describe) m_describe=$val ;;
+		*) echo "$1: unknown field '$key'" >&2; return 1 ;;
+		esac
+	done <"$1"
+	if [ -z "$m_file" ] || [ -z "$m_search" ] || [ -z "$m_tests" ] || [ -z "$m_describe" ]; then
+		echo "$1: needs file, search, replace, tests and describe" >&2
+		return 1
+	fi
+	[ "$m_search" != "$m_replace" ] || { echo "$1: replace equals search" >&2; return 1; }
+}
+
+# apply_mutant ROOT NAME: replace the search string in ROOT/m_file; it must occur
+# exactly once, or the mutant is stale (the code moved) and we say which and where.
+apply_mutant() {
+	local root=$1 name=$2 path content rest n
+	path=$root/$m_file
+	[ -f "$path" ] || { echo "mutant $name: file $m_file does not exist (moved?)" >&2; return 1; }
+	content=$(<"$path")
+	rest=${content//"$m_search"/}
+	n=$(((${#content} - ${#rest}) / ${#m_search}))
+	if [ "$n" != 1 ]; then
+		echo "mutant $name: search string found $n times (need exactly 1) in $m_file:" >&2
+		echo "    $m_search" >&2
+		echo "  update tests/mutants/$name.mutant to the code as it is now" >&2
+		return 1
+	fi
+	[ "$root" = "$REPO" ] && return 0 # --check: never write into the real tree
+	printf '%s\n' "${content/"$m_search"/"$m_replace"}" >"$path"
+}
+
+mapfile -t ALL < <(find "$MUTANTS" -name '*.mutant' | sort)
+((${#ALL[@]})) || fail "no mutants in $MUTANTS"
+if (($#)); then
+	LIST=()
+	for a in "$@"; do
+		[ -f "$MUTANTS/$a.mutant" ] || fail "no mutant $a"
+		LIST+=("$MUTANTS/$a.mutant")
+	done
+else
+	LIST=("${ALL[@]}")
+fi
+
+# --- every mutant must still apply to the code as it is ------------------------------
+stale=0
+for m in "${LIST[@]}"; do
+	name=$(basename "$m" .mutant)
+	if ! read_mutant "$m" || ! apply_mutant "$REPO" "$name"; then
+		stale=1
+	fi
+done
+((stale == 0)) || fail "stale mutants (see above): the list must follow the code"
+
+# --- scratch copy and its build --------------------------------------------------------
+T0=$SECONDS
+rm -rf "$WORK"
+mkdir -p "$WORK/src"
+# the working tree as it is (uncommitted edits and new files included; ignored ones not)
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$WORK/src"
+BUILD=$WORK/build
+cmake -S "$WORK/src" -B "$BUILD" -G Ninja "${RCC_OPTION_DEFAULTS[@]}" "${TEST_CONFIG[@]}" \
+	>"$WORK/configure.log" || { cat "$WORK/configure.log"; fail "configure of the scratch copy failed"; }
+
+# every regex must name at least one test (ctest -R matching nothing would "pass")
+for m in "${LIST[@]}"; do
+	name=$(basename "$m" .mutant)
+	read_mutant "$m"
+	n=$(ctest --test-dir "$BUILD" -N -R "$m_tests" | sed -n 's/^Total Tests: //p')
+	[ "${n:-0}" -gt 0 ] || { echo "mutant $name: tests regex '$m_tests' matches no test" >&2; stale=1; }
+done
+((stale == 0)) || fail "mutants name tests that do not exist (see above)"
+if ((CHECK_ONLY)); then
+	echo "mutants: ${#LIST[@]} apply and name their tests"
+	exit 0
+fi
+nice ninja -C "$BUILD" -j"$JOBS" >"$WORK/build.log" ||
+	{ tail -n 40 "$WORK/build.log"; fail "the unmutated scratch copy does not build"; }
+
+run_tests() { # REGEX LOG: 0 when every matching test passed
+	timeout 600 nice ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" -R "$1" >"$2" 2>&1
+}
+
+# the unmutated tree must pass every test the mutants name, or a kill proves nothing
+regex_all=$(for m in "${LIST[@]}"; do read_mutant "$m"; printf '%s|' "$m_tests"; done)
+regex_all=${regex_all%|}
+say "baseline: the unmutated copy passes the targeted tests"
+run_tests "$regex_all" "$WORK/baseline.log" ||
+	{ tail -n 60 "$WORK/baseline.log"; fail "the unmutated tree fails its tests: fix that first"; }
+
+# --- the mutants -----------------------------------------------------------------------
+killed=0 survived=0 broken=0
+SURVIVORS=()
+say "mutants (${#LIST[@]})"
+for m in "${LIST[@]}"; do
+	name=$(basename "$m" .mutant)
+	read_mutant "$m"
+	t0=$SECONDS
+	src=$WORK/src/$m_file
+	cp -p "$src" "$WORK/original"
+	apply_mutant "$WORK/src" "$name"
+	log=$WORK/$name.log
+	if ! nice ninja -C "$BUILD" -j"$JOBS" >"$log" 2>&1; then
+		verdict="BUILD FAILED"
+		broken=$((broken + 1))
+	elif run_tests "$m_tests" "$log"; then
+		verdict=SURVIVED
+		survived=$((survived + 1))
+		SURVIVORS+=("$name: $m_describe ($m_file; tests: $m_tests)")
+	else
+		verdict=killed
+		killed=$((killed + 1))
+	fi
+	# back to the original; a fresh mtime so the next build recompiles it
+	cp "$WORK/original" "$src"
+	touch "$src"
+	printf '  %-32s %-12s %4ss  %s\n' "$name" "$verdict" $((SECONDS - t0)) "$m_describe"
+done
+# leave the build matching the unmutated tree
+nice ninja -C "$BUILD" -j"$JOBS" >/dev/null
+
+total=$((killed + survived + broken))
+say "mutation run: $killed of $total killed ($((100 * killed / total))%), $survived survived," \
+	"$broken did not build, in $((SECONDS - T0)) s (logs in $WORK)"
+if ((survived)); then
+	echo "survivors (each one is a missing test):"
+	printf '  %s\n' "${SURVIVORS[@]}"
+	exit 1
+fi
+((broken == 0)) || exit 2
