@@ -74,4 +74,6 @@ step() {
 summary() {
 	say "summary"
 	printf '%s\n' "${STEP_LOG[@]}"
+	# the caller's own totals (test.sh: tests passed / failed / skipped)
+	! declare -F summary_counts >/dev/null || summary_counts
 }

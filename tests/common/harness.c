@@ -6,6 +6,7 @@
 #include <time.h>
 
 int test_failed;
+static int test_skipped; /* the current case skipped (and was allowed to) */
 static const char *current;
 
 void test_fail(const char *file, int line, const char *fmt, ...)
@@ -17,6 +18,48 @@ void test_fail(const char *file, int line, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	test_failed = 1;
+}
+
+bool test_required(const char *need)
+{
+	const char *list = getenv("RCC_TEST_REQUIRE");
+	size_t n = strlen(need);
+
+	for (const char *p = list; p && *p;) {
+		size_t len = strcspn(p, ", ");
+		if (len == n && !strncmp(p, need, n))
+			return true;
+		p += len;
+		p += strspn(p, ", ");
+	}
+	return false;
+}
+
+void test_skip(const char *need, const char *fmt, ...)
+{
+	va_list ap;
+	bool required = test_required(need);
+
+	printf("%s %s: needs %s: ", required ? "FAIL (required)" : "skip", current ? current : "?",
+	       need);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	if (required)
+		test_failed = 1;
+	else
+		test_skipped = 1;
+}
+
+int test_skip_all(const char *need, const char *why)
+{
+	if (test_required(need)) {
+		printf("FAIL: needs %s, which RCC_TEST_REQUIRE promises: %s\n", need, why);
+		return 1;
+	}
+	printf("skipped: needs %s: %s\n", need, why);
+	return 77;
 }
 
 uint64_t now_ms(void)
@@ -36,9 +79,11 @@ static bool selected(int argc, char **argv, const char *name)
 	return false;
 }
 
+/* Exit status: 1 if a case failed or none was selected; 77 if every selected
+ * case skipped; else 0. */
 int test_main(int argc, char **argv, const struct test_case *cases, size_t n)
 {
-	int failures = 0, ran = 0;
+	int failures = 0, ran = 0, skipped = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (size_t i = 0; i < n; i++) {
@@ -46,16 +91,26 @@ int test_main(int argc, char **argv, const struct test_case *cases, size_t n)
 			continue;
 		current = cases[i].name;
 		test_failed = 0;
+		test_skipped = 0;
 		uint64_t t0 = now_ms();
 		cases[i].fn();
 		ran++;
-		printf("%s %s (%llu ms)\n", test_failed ? "FAIL" : "ok  ", cases[i].name,
-		       (unsigned long long)(now_ms() - t0));
+		/* a case that failed before or after its skip is a failure */
+		if (test_failed)
+			test_skipped = 0;
+		printf("%s %s (%llu ms)\n",
+		       test_failed  ? "FAIL" :
+		       test_skipped ? "skip" :
+				      "ok  ",
+		       cases[i].name, (unsigned long long)(now_ms() - t0));
 		failures += test_failed;
+		skipped += test_skipped;
 	}
-	printf("%d of %d cases passed (transport %s)\n", ran - failures, ran,
-	       rcc_transport_name(test_transport()));
-	return failures || ran == 0 ? 1 : 0;
+	printf("%d of %d cases passed, %d skipped (transport %s)\n", ran - failures - skipped, ran,
+	       skipped, rcc_transport_name(test_transport()));
+	if (failures || ran == 0)
+		return 1;
+	return skipped == ran ? 77 : 0;
 }
 
 enum rcc_transport test_transport(void)

@@ -45,6 +45,26 @@ int test_main(int argc, char **argv, const struct test_case *cases, size_t n);
 void test_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Skips are skips: a case that cannot run in this set-up calls SKIP_CASE with
+ * what it needs ("verbs", "tcp", "root", "cm-bringup", ...) and why. It is
+ * counted as skipped, never as passed; a binary whose every selected case
+ * skipped exits 77 (ctest: SKIP_RETURN_CODE). When the need is listed in
+ * RCC_TEST_REQUIRE (comma-separated; the Soft-RoCE suite sets "verbs", the tcp
+ * suite "tcp"), the set-up promised it and the skip fails the case instead.
+ */
+void test_skip(const char *need, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define SKIP_CASE(need, ...)                  \
+	do {                                  \
+		test_skip(need, __VA_ARGS__); \
+		return;                       \
+	} while (0)
+/* Whether RCC_TEST_REQUIRE lists need. */
+bool test_required(const char *need);
+/* For a whole binary that cannot run here (before test_main): prints why and
+ * returns the exit status -- 77, or 1 when the need is required. */
+int test_skip_all(const char *need, const char *why);
+
 #define CHECK(cond)                                                               \
 	do {                                                                      \
 		if (!(cond)) {                                                    \

@@ -240,10 +240,8 @@ static void connect_timeout(void)
 	socklen_t len = sizeof(sin);
 	char addr[64];
 
-	if (test_transport() != RCC_TRANSPORT_TCP) {
-		printf("  (skipped: needs a silent TCP listener, tcp transport only)\n");
-		return;
-	}
+	if (test_transport() != RCC_TRANSPORT_TCP)
+		SKIP_CASE("tcp", "a silent TCP listener stands in for the peer");
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	CHECK(fd >= 0);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

@@ -390,10 +390,8 @@ int main(int argc, char **argv)
 	};
 
 	/* It speaks the tcp transport's own wire format. */
-	if (test_transport() != RCC_TRANSPORT_TCP) {
-		printf("skipped: the %s transport has no rcc wire format to abuse\n",
-		       rcc_transport_name(test_transport()));
-		return 0;
-	}
+	if (test_transport() != RCC_TRANSPORT_TCP)
+		return test_skip_all("tcp",
+				     "only the tcp transport has an rcc wire format to abuse");
 	return test_main(argc, argv, cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -21,13 +21,18 @@ now() { echo "$EPOCHREALTIME"; }
 since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.2f", b-a}'; }
 log() { printf '[%s] %s\n' "${SUITE:-rxe}" "$*"; }
 
-# Per-suite result bookkeeping: check NAME STATUS [NOTE]
-CHECKS_RUN=0 CHECKS_FAILED=0 FAILED_NAMES=
+# Per-suite result bookkeeping: check NAME STATUS [NOTE]. Status 77 is a skip
+# (the check could not run here), counted and listed apart, never as a pass.
+CHECKS_RUN=0 CHECKS_FAILED=0 CHECKS_SKIPPED=0 FAILED_NAMES= SKIPPED_NAMES=
 check() {
 	local name=$1 st=$2 note=${3:-}
 	CHECKS_RUN=$((CHECKS_RUN + 1))
 	if [ "$st" -eq 0 ]; then
 		printf '  ok    %-44s %s\n' "$name" "$note"
+	elif [ "$st" -eq 77 ]; then
+		CHECKS_SKIPPED=$((CHECKS_SKIPPED + 1))
+		SKIPPED_NAMES+=" $name"
+		printf '  skip  %-44s %s\n' "$name" "$note"
 	else
 		CHECKS_FAILED=$((CHECKS_FAILED + 1))
 		FAILED_NAMES+=" $name"
@@ -35,9 +40,13 @@ check() {
 	fi
 }
 # Exit status for the suite, with a one-line account.
+# The counts also go to $RXE_LOGDIR/counts for run-suites.sh's total line.
 suite_result() {
-	log "$((CHECKS_RUN - CHECKS_FAILED)) of $CHECKS_RUN checks passed${FAILED_NAMES:+ (failed:$FAILED_NAMES)}"
-	[ "$CHECKS_RUN" -gt 0 ] && [ "$CHECKS_FAILED" -eq 0 ]
+	local passed=$((CHECKS_RUN - CHECKS_FAILED - CHECKS_SKIPPED))
+	log "$passed passed, $CHECKS_FAILED failed, $CHECKS_SKIPPED skipped${FAILED_NAMES:+ (failed:$FAILED_NAMES)}${SKIPPED_NAMES:+ (skipped:$SKIPPED_NAMES)}"
+	[ -n "${RXE_LOGDIR:-}" ] &&
+		echo "$passed $CHECKS_FAILED $CHECKS_SKIPPED$SKIPPED_NAMES" > "$RXE_LOGDIR/counts"
+	[ "$passed" -gt 0 ] && [ "$CHECKS_FAILED" -eq 0 ]
 }
 
 # wait_for_line FILE REGEX TIMEOUT_S [PID]: until a line of FILE matches (extended regex).

@@ -18,6 +18,7 @@ per_suite=${RCC_SUITE_TIMEOUT:-600}
 want=" ${RCC_SUITES:-} $* "
 summary=()
 failed=0
+n_pass=0 n_fail=0 n_skip=0 skipped=()
 t_all=$EPOCHREALTIME
 for s in tests/rxe/suites/*.sh; do
 	name=$(basename "$s" .sh)
@@ -26,6 +27,7 @@ for s in tests/rxe/suites/*.sh; do
 	fi
 	logdir=/tmp/rxe-logs/$name
 	mkdir -p "$logdir"
+	rm -f "$logdir/counts"
 	echo "===== suite $name"
 	t0=$EPOCHREALTIME
 	RXE_LOGDIR=$logdir SUITE=$name timeout -k 10 "$per_suite" bash "$s"
@@ -38,10 +40,17 @@ for s in tests/rxe/suites/*.sh; do
 	esac
 	[ "$st" -eq 0 ] || failed=$((failed + 1))
 	summary+=("$(printf '%-22s %-18s %7s s' "$name" "$res" "$dt")")
+	# checks: passed failed skipped [skipped names...] (tests/rxe/lib.sh suite_result)
+	if read -r p f k names < "$logdir/counts" 2>/dev/null; then
+		n_pass=$((n_pass + p)) n_fail=$((n_fail + f)) n_skip=$((n_skip + k))
+		[ -n "${names:-}" ] && skipped+=("$name:$names")
+	fi
 done
 echo "===== summary (build $RCC_BUILD, $RXE_DEV $RXE_IP gid $RXE_GID_IDX)"
 for l in "${summary[@]}"; do echo "  $l"; done
 echo "  total $(awk -v a="$t_all" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}') s," \
 	"$failed of ${#summary[@]} suites failed"
+echo "$n_pass passed, $n_fail failed, $n_skip skipped (checks in all suites)"
+for l in "${skipped[@]}"; do echo "  skipped in $l (see its log under /tmp/rxe-logs)"; done
 [ "${#summary[@]}" -gt 0 ] || { echo "run-suites: no suite matched"; exit 2; }
 [ "$failed" -eq 0 ]

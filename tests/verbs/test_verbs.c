@@ -17,12 +17,10 @@
 
 #include "pair.h"
 
-#define SKIP_UNLESS_VERBS()                                                   \
-	do {                                                                  \
-		if (!test_on_verbs()) {                                       \
-			printf("skipped: RCC_TEST_TRANSPORT is not verbs\n"); \
-			return;                                               \
-		}                                                             \
+#define SKIP_UNLESS_VERBS()                                                    \
+	do {                                                                   \
+		if (!test_on_verbs())                                          \
+			SKIP_CASE("verbs", "RCC_TEST_TRANSPORT is not verbs"); \
 	} while (0)
 
 static void device_list(void)
@@ -167,10 +165,8 @@ static void raw_peer_private_data(void)
 	char addr[128];
 
 	SKIP_UNLESS_VERBS();
-	if (test_bringup() != RCC_BRINGUP_CM) {
-		printf("skipped: rdma_cm bring-up only\n");
-		return;
-	}
+	if (test_bringup() != RCC_BRINGUP_CM)
+		SKIP_CASE("cm-bringup", "rdma_cm bring-up only");
 	CHECK_OK(test_ctx_open(&ctx));
 	snprintf(addr, sizeof(addr), "%s:0", test_addr());
 	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
@@ -227,8 +223,7 @@ static void manual_listener_survives_garbage(void)
 
 	SKIP_UNLESS_VERBS();
 	if (test_bringup() != RCC_BRINGUP_MANUAL) {
-		printf("skipped: manual bring-up only\n");
-		return;
+		SKIP_CASE("manual-bringup", "manual bring-up only");
 	}
 	CHECK_OK(test_ctx_open(&ctx));
 	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));

@@ -45,7 +45,11 @@ check() {
 	shift
 	if "$@"; then pass "$what"; else fail "$what"; fi
 }
+# finish: the verdict. A script passes only if at least one case ran and none
+# failed: a run that stopped before its first check (the tool never started,
+# the receiver never became ready) is a failure, not "no failures so far".
 finish() {
+	[ $((PASSES + FAILS)) -gt 0 ] || fail "no case ran"
 	say "$PASSES passed, $FAILS failed"
 	[ "$FAILS" -eq 0 ]
 	exit $?
@@ -93,8 +97,10 @@ start_recv() {
 	local pid=$!
 	PIDS+=("$pid")
 	printf -v "RECV_PID_$name" '%s' "$pid"
-	if ! wait_until 20 test -s "$ready"; then
-		say "receiver $name did not become ready:"
+	# ready, or given up: a receiver that has exited will never write the file
+	if ! wait_until 20 eval "test -s '$ready' || ! kill -0 $pid 2>/dev/null" ||
+		! test -s "$ready"; then
+		fail "receiver $name did not become ready:"
 		cat "$WORK/$name.err"
 		return 1
 	fi

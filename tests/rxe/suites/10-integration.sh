@@ -15,7 +15,9 @@ for bringup in cm manual; do
 		name=$(basename "$t")
 		out=$RXE_LOGDIR/$name.$bringup.log
 		t0=$(now)
+		# verbs is what this VM is for: a case that would skip for want of it fails
 		RCC_TEST_TRANSPORT=verbs RCC_TEST_ADDR=$RXE_IP RCC_TEST_BRINGUP=$bringup \
+			RCC_TEST_REQUIRE=verbs \
 			run_bounded "$T_LONG" "$t" >"$out" 2>&1
 		st=$?
 		summary=$(grep -E '^[0-9]+ of [0-9]+ cases passed' "$out" | tail -n1)
