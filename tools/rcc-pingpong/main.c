@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rcc-pingpong: a SEND/RECV ping-pong over rcc (seed: RDMA ping-pong with a
  * listener that hands each client to an agent). */
+#include <stdio.h>
+
 #include "pingpong.h"
 
 int main(int argc, char **argv)
 {
 	struct pp_opts o;
 
+	/* A server's progress lines (clients come and go) must reach a log file or a
+	 * pipe as they happen, not when the server exits. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	pp_parse(argc, argv, &o);
 	return o.server ? pp_server(&o) : pp_client(&o);
 }

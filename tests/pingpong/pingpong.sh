@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# rcc-pingpong end to end on tcp: a server on an ephemeral port serves several
+# concurrent clients in each thread and completion mode with every pong
+# verified; its progress lines reach a log while it runs; --verify catches a
+# server that corrupts one byte of a pong (exit 3), and only --no-verify lets
+# it pass; a peer that sends garbage does not stop the server.
+#   pingpong.sh RCC_PINGPONG CORRUPT_SERVER
+set -u
+PP=${1:?usage: $0 rcc-pingpong corrupt_server}
+CORRUPT=${2:-}
+T=60 # seconds any one process may run
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rcc-pp-test.XXXXXX")
+PIDS=()
+PASSES=0 FAILS=0
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+pass() { PASSES=$((PASSES + 1)); echo "  ok    $*"; }
+fail() { FAILS=$((FAILS + 1)); echo "  FAIL  $*"; }
+check() {
+	local what=$1
+	shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+finish() {
+	[ $((PASSES + FAILS)) -gt 0 ] || fail "no case ran"
+	echo "$PASSES passed, $FAILS failed"
+	[ "$FAILS" -eq 0 ]
+	exit $?
+}
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+# wait_until SECONDS COMMAND...: poll (20 ms) until the command succeeds.
+wait_until() {
+	local end=$(($(now_ms) + $1 * 1000))
+	shift
+	until "$@"; do
+		[ "$(now_ms)" -ge "$end" ] && return 1
+		sleep 0.02
+	done
+}
+alive() { kill -0 "$1" 2>/dev/null; }
+# ready_or_dead LOG PID: the server printed its port, or exited (no use waiting).
+ready_or_dead() { grep -q 'listening on .*:[0-9]* (transport' "$1" || ! alive "$2"; }
+
+# start_server NAME [ARGS...]: sets SRV_PID, SRV_PORT; log in $WORK/NAME.srv
+start_server() {
+	local name=$1 log=$WORK/$1.srv
+	shift
+	timeout -s KILL "$T" "$PP" -T tcp -b 127.0.0.1 -p 0 "$@" > "$log" 2>&1 &
+	SRV_PID=$!
+	PIDS+=("$SRV_PID")
+	SRV_PORT=
+	wait_until 20 ready_or_dead "$log" "$SRV_PID"
+	SRV_PORT=$(sed -n 's/.*listening on .*:\([0-9]*\) (transport.*/\1/p' "$log" | head -n1)
+	if [ -z "$SRV_PORT" ]; then
+		fail "server $name became ready:"
+		sed 's/^/      /' "$log"
+		return 1
+	fi
+}
+
+# clients NAME N ARGS...: N clients at once against SRV_PORT; all must exit 0
+# and say every pong was verified.
+clients() {
+	local name=$1 n=$2 i pids=() bad=0
+	shift 2
+	for i in $(seq "$n"); do
+		timeout -s KILL "$T" "$PP" -T tcp -p "$SRV_PORT" "$@" 127.0.0.1 \
+			> "$WORK/$name.$i.out" 2>&1 &
+		pids+=("$!")
+	done
+	for i in $(seq "$n"); do
+		if ! wait "${pids[$((i - 1))]}" ||
+			! grep -q 'all pongs verified' "$WORK/$name.$i.out"; then
+			bad=1
+			sed 's/^/      /' "$WORK/$name.$i.out"
+		fi
+	done
+	return $bad
+}
+
+for mode in poll wait fd; do
+	for threads in per-ep shared; do
+		name=$mode-$threads
+		start_server "$name" -m "$mode" -t "$threads" || continue
+		check "$name: 4 concurrent clients, 4 KiB x 300, verified" \
+			clients "$name" 4 -m "$mode" -n 300 -S 4K
+		check "$name: 64 KiB messages (several frames), verified" \
+			clients "$name-big" 1 -m "$mode" -n 50 -S 64K
+		# line-buffered progress: the line is in the log while the server runs
+		check "$name: the server logged the clients' departures as they happened" \
+			wait_until 5 eval "[ \$(grep -c 'left after' '$WORK/$name.srv') -ge 5 ]"
+		check "$name: server still running" alive "$SRV_PID"
+		kill -TERM "$SRV_PID"
+		wait "$SRV_PID"
+		check "$name: server exits 0 on SIGTERM" test $? -eq 0
+		check "$name: server counts 5 clients served" \
+			grep -q 'served 5 clients (0 turned away)' "$WORK/$name.srv"
+	done
+done
+
+# a peer that sends garbage, then one that connects and leaves: the server serves on
+if start_server garbage; then
+	exec 3<>"/dev/tcp/127.0.0.1/$SRV_PORT" && printf 'GET / HTTP/1.0\r\n\r\n' >&3
+	exec 3>&-
+	exec 3<>"/dev/tcp/127.0.0.1/$SRV_PORT"
+	exec 3>&-
+	check "after garbage peers: a real client is served" clients garbage-after 1 -n 100
+	check "after garbage peers: server still running" alive "$SRV_PID"
+fi
+
+# a server that corrupts the last byte of every pong
+if [ -n "$CORRUPT" ]; then
+	timeout -s KILL "$T" "$CORRUPT" "$WORK/corrupt.port" > "$WORK/corrupt.out" 2>&1 &
+	PIDS+=("$!")
+	if wait_until 20 test -s "$WORK/corrupt.port"; then
+		timeout -s KILL "$T" "$PP" -T tcp -p "$(cat "$WORK/corrupt.port")" -n 100 -S 64 \
+			127.0.0.1 > "$WORK/verify.out" 2>&1
+		st=$?
+		check "--verify: a corrupt pong is caught (exit 3, not $st)" test "$st" -eq 3
+		check "--verify: names the first differing byte (the last, 63)" \
+			grep -q 'differs from its ping (64 of 64 bytes, first difference at byte 63)' "$WORK/verify.out"
+	else
+		fail "corrupting server became ready"
+	fi
+	timeout -s KILL "$T" "$CORRUPT" "$WORK/corrupt2.port" > "$WORK/corrupt2.out" 2>&1 &
+	PIDS+=("$!")
+	if wait_until 20 test -s "$WORK/corrupt2.port"; then
+		timeout -s KILL "$T" "$PP" -T tcp -p "$(cat "$WORK/corrupt2.port")" -n 100 -S 64 \
+			--no-verify 127.0.0.1 > "$WORK/noverify.out" 2>&1
+		check "--no-verify: the same pongs are accepted unchecked" test $? -eq 0
+	else
+		fail "corrupting server became ready (2)"
+	fi
+fi
+finish
