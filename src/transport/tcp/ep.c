@@ -112,6 +112,7 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max)
 	atomic_init(&ep->kick, false);
 	atomic_init(&ep->want_out, false);
 	atomic_init(&ep->tx_deferred, false);
+	atomic_init(&ep->sq_free, 0);
 	atomic_init(&ep->thread_timer, false);
 	set_sockopts(ep);
 
@@ -184,7 +185,7 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_st
 		wc.byte_len = 0;
 		wc.status = send_status != RCC_WC_SUCCESS ? send_status : RCC_WC_WR_FLUSH_ERR;
 		send_status = RCC_WC_SUCCESS;
-		cq_push(tcq(ep->base.send_cq), &wc);
+		cq_push_sq(tcq(ep->base.send_cq), &wc, ep->sq_head + 1);
 	}
 	ep->sq_tx = ep->sq_tail;
 	ep->rd_outstanding = 0;
@@ -232,6 +233,11 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 	bool kicked = atomic_exchange_explicit(&ep->kick, false, memory_order_relaxed);
 	if (atomic_load(&ep->link) == LINK_DOWN)
 		goto out;
+
+	/* A CQ of ours lost a completion: fail as a device fails the QPs of an
+	 * overrun CQ (the state says so; what is outstanding is flushed). */
+	if (cq_overran(ep) && atomic_load(&ep->base.state) == RCC_EP_CONNECTED)
+		ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, RCC_WC_SUCCESS, "its CQ overran");
 
 	if (!ep->rx_eof) {
 		got = rx_process(ep, RX_BUDGET);
@@ -333,7 +339,9 @@ int tcp_ep_disconnect(struct rcc_ep *base)
 	tx_flush(ep, false); /* say goodbye now if the socket has room */
 	pthread_mutex_unlock(&ep->tx_lock);
 	pthread_mutex_unlock(&ep->rx_lock);
-	return 0;
+	/* Flush completions an overrun CQ had no room for are lost: the promise
+	 * that everything outstanding is on the CQs cannot be kept (as verbs). */
+	return cq_overran(ep) ? -EIO : 0;
 }
 
 void tcp_ep_destroy(struct rcc_ep *base)

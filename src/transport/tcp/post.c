@@ -67,7 +67,10 @@ int tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int 
 		uint32_t idx = ep->sq_tail;
 		struct sq_wqe *w = &ep->sq[idx & ep->sq_mask];
 
-		if (idx - ep->sq_head >= base->attr.sq_depth) {
+		/* Room is what polled completions released, not what the peer
+		 * acknowledged: see sq_free. */
+		if (idx - atomic_load_explicit(&ep->sq_free, memory_order_acquire) >=
+		    base->attr.sq_depth) {
 			rc = -ENOMEM;
 			break;
 		}

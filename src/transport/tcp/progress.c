@@ -50,7 +50,9 @@ static void walk(struct tcp_ctx *ctx, bool tick)
 {
 	pthread_mutex_lock(&ctx->eps_lock);
 	for (struct tcp_ep *ep = ctx->eps; ep; ep = ep->next) {
-		bool due = atomic_load(&ep->kick);
+		/* An endpoint of an overrun CQ must fail even if nothing else moves. */
+		bool due = atomic_load(&ep->kick) ||
+			   (cq_overran(ep) && atomic_load(&ep->base.state) == RCC_EP_CONNECTED);
 		if (tick) {
 			bool parked = atomic_load(&ep->parked);
 			bool driving = parked && user_driving(ep);

@@ -90,13 +90,23 @@ struct tcp_ctx {
 
 /* ---------------------------------------------------------------------- CQ */
 
+/* A ring entry: the completion, and for a send-queue completion the slot
+ * index its polling releases (see the SQ slot rule in rcc.h). */
+struct tcp_cqe {
+	struct rcc_wc wc;
+	uint32_t sq_next; /* the endpoint's sq_free once this is polled */
+	bool frees_sq;
+};
+
 struct tcp_cq {
 	struct rcc_cq base;
 	pthread_mutex_t lock;
-	struct rcc_wc *ring;
-	uint32_t cap, head, count;
-	atomic_uint nready; /* == count; lets poll skip the lock when empty */
-	bool warned_overrun;
+	struct tcp_cqe *ring;
+	uint32_t cap, head, count; /* count never exceeds base.depth */
+	atomic_uint nready;        /* == count; lets poll skip the lock when empty */
+	/* A completion found the ring holding base.depth entries and was lost,
+	 * as on a device: every endpoint using this CQ fails (see rcc.h). */
+	atomic_bool overrun;
 	int efd; /* eventfd readable while completions wait (WAIT/FD) */
 	bool efd_set;
 	atomic_uint polls; /* bumped by every poll of a POLL-mode CQ */
@@ -107,7 +117,12 @@ struct tcp_cq {
 	int pepfd; /* epoll over their sockets when there are several */
 };
 
+/* Queue a receive-side completion; lost (and the CQ overruns) when full. */
 void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc);
+/* Queue a send-queue completion; polling it releases the slots up to sq_next. */
+void cq_push_sq(struct tcp_cq *cq, const struct rcc_wc *wc, uint32_t sq_next);
+/* Whether a CQ of this endpoint overran (it must then fail). */
+bool cq_overran(const struct tcp_ep *ep);
 /* Remove every completion that names ep. */
 void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep);
 int cq_attach(struct tcp_cq *cq, struct tcp_ep *ep);
@@ -206,6 +221,10 @@ struct tcp_ep {
 	uint8_t *sq_inline;     /* max_inline bytes per slot */
 	uint32_t sq_mask;
 	uint32_t sq_head, sq_tx, sq_tail;
+	/* Slots below this may be reused by a post: advanced only when the
+	 * application polls a send completion, so unsignalled requests hold
+	 * their slots until a later signalled one is polled, as on a NIC. */
+	atomic_uint sq_free;
 	uint32_t peer_ack;       /* requests below this are done at the peer; written
 				  * by the receive side only (under rx_lock and tx_lock) */
 	uint32_t rd_outstanding; /* READ/atomics on the wire and unanswered */

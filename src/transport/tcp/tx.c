@@ -54,7 +54,8 @@ uint64_t rnr_timer_ns(uint8_t code)
 	return (uint64_t)us[code & 31] * 1000ull;
 }
 
-static void complete_sq(struct tcp_ep *ep, struct sq_wqe *w, enum rcc_wc_status st)
+static void complete_sq(struct tcp_ep *ep, const struct sq_wqe *w, uint32_t idx,
+			enum rcc_wc_status st)
 {
 	struct rcc_wc wc = {
 		.wr_id = w->wr_id,
@@ -63,7 +64,7 @@ static void complete_sq(struct tcp_ep *ep, struct sq_wqe *w, enum rcc_wc_status 
 		.opcode = sq_wc_opcode(w->opcode),
 		.byte_len = w->total,
 	};
-	cq_push(tcq(ep->base.send_cq), &wc);
+	cq_push_sq(tcq(ep->base.send_cq), &wc, idx + 1);
 }
 
 /*
@@ -85,7 +86,7 @@ static enum rcc_wc_status sq_advance_locked(struct tcp_ep *ep)
 		if (!done)
 			break;
 		if (w->flags & RCC_SEND_SIGNALED)
-			complete_sq(ep, w, RCC_WC_SUCCESS);
+			complete_sq(ep, w, ep->sq_head, RCC_WC_SUCCESS);
 		ep->sq_head++;
 	}
 	return RCC_WC_SUCCESS;
