@@ -123,6 +123,41 @@ out:
 	pair_close(&p);
 }
 
+/* Rule 2, receive slots: a receive's slot is free once its completion is polled. */
+static void rq_slot_freed_by_polled_completion(void)
+{
+	enum {
+		DEPTH = 8
+	};
+	struct pair p;
+	struct pair_opts o = { .attr_b = { .rq_depth = DEPTH } };
+	struct tbuf s = { 0 }, r = { 0 };
+	struct rcc_wc wc[DEPTH];
+
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&s, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&r, p.ctx, 64 * (DEPTH + 1), RCC_ACCESS_LOCAL_WRITE));
+	for (int i = 0; i < DEPTH; i++) {
+		struct rcc_sge rs = tbuf_sge(&r, 64 * (size_t)i, 64);
+		CHECK_OK(rcc_post_recv(p.b, &rs, 1, (uint64_t)i));
+	}
+	struct rcc_sge sg = tbuf_sge(&s, 0, 64);
+	for (int i = 0; i < DEPTH; i++)
+		CHECK_OK(rcc_post_send(p.a, &sg, 1, (uint64_t)i, RCC_SEND_SIGNALED));
+	/* every SEND completed: every receive is consumed, none polled yet */
+	CHECK_EQ(wait_n(p.cq_a, wc, DEPTH, TEST_TIMEOUT_MS), DEPTH);
+	struct rcc_sge extra = tbuf_sge(&r, 64 * DEPTH, 64);
+	if (!test_on_verbs()) /* Soft-RoCE frees consumed receives itself: see rcc.h */
+		CHECK_EQ(rcc_post_recv(p.b, &extra, 1, 99), -ENOMEM);
+	CHECK_OK(wait_one(p.cq_b, &wc[0], TEST_TIMEOUT_MS));
+	CHECK_WC(wc[0], RCC_WC_SUCCESS);
+	CHECK_EQ(wc[0].wr_id, 0);
+	CHECK_OK(rcc_post_recv(p.b, &extra, 1, 99)); /* the polled one made room */
+	tbuf_free(&r);
+	tbuf_free(&s);
+	pair_close(&p);
+}
+
 /*
  * Rule 3, RCC_SEND_SOLICITED: accepted on every transport and carried to a
  * verbs peer; an rcc receiver is woken by every completion, solicited or not.
@@ -410,6 +445,7 @@ static void closed_endpoint_never_named_again(void)
 }
 
 TEST_MAIN(TEST(cq_overrun_fails_endpoints), TEST(sq_slots_freed_by_polled_signalled_completion),
+	  TEST(rq_slot_freed_by_polled_completion),
 	  TEST(solicited_flag_changes_nothing_at_rcc_receiver),
 	  TEST(error_flushes_everything_and_refuses_posts),
 	  TEST(send_and_write_imm_complete_in_order), TEST(closed_endpoint_never_named_again))

@@ -88,7 +88,7 @@ static void efd_clear(struct tcp_cq *cq)
  * fails every endpoint using it, so a program that lets its CQ overflow fails
  * here as it would on a NIC instead of passing on tcp only.
  */
-static void push(struct tcp_cq *cq, const struct rcc_wc *wc, bool frees_sq, uint32_t sq_next)
+void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, uint32_t next)
 {
 	pthread_mutex_lock(&cq->lock);
 	if (cq->count >= cq->base.depth) {
@@ -102,19 +102,12 @@ static void push(struct tcp_cq *cq, const struct rcc_wc *wc, bool frees_sq, uint
 	}
 	struct tcp_cqe *e = &cq->ring[(cq->head + cq->count) & (cq->cap - 1)];
 	e->wc = *wc;
-	e->frees_sq = frees_sq;
-	e->sq_next = sq_next;
+	e->frees = (uint8_t)frees;
+	e->next = next;
 	cq->count++;
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 	efd_set(cq);
 	pthread_mutex_unlock(&cq->lock);
-}
-
-void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc) { push(cq, wc, false, 0); }
-
-void cq_push_sq(struct tcp_cq *cq, const struct rcc_wc *wc, uint32_t sq_next)
-{
-	push(cq, wc, true, sq_next);
 }
 
 bool cq_overran(const struct tcp_ep *ep)
@@ -135,9 +128,9 @@ static int cq_pop(struct tcp_cq *cq, struct rcc_wc *wc, int max)
 		const struct tcp_cqe *e = &cq->ring[(cq->head + i) & (cq->cap - 1)];
 		wc[i] = e->wc;
 		/* The endpoint is alive: close removes its entries under this lock. */
-		if (e->frees_sq)
-			atomic_store_explicit(&tep(e->wc.ep)->sq_free, e->sq_next,
-					      memory_order_release);
+		struct tcp_ep *ep = tep(e->wc.ep);
+		atomic_store_explicit(e->frees == FREES_SQ ? &ep->sq_free : &ep->rq_free, e->next,
+				      memory_order_release);
 	}
 	cq->head = (cq->head + n) & (cq->cap - 1);
 	cq->count -= n;

@@ -113,6 +113,7 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max)
 	atomic_init(&ep->want_out, false);
 	atomic_init(&ep->tx_deferred, false);
 	atomic_init(&ep->sq_free, 0);
+	atomic_init(&ep->rq_free, 0);
 	atomic_init(&ep->thread_timer, false);
 	set_sockopts(ep);
 
@@ -185,7 +186,7 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_st
 		wc.byte_len = 0;
 		wc.status = send_status != RCC_WC_SUCCESS ? send_status : RCC_WC_WR_FLUSH_ERR;
 		send_status = RCC_WC_SUCCESS;
-		cq_push_sq(tcq(ep->base.send_cq), &wc, ep->sq_head + 1);
+		cq_push(tcq(ep->base.send_cq), &wc, FREES_SQ, ep->sq_head + 1);
 	}
 	ep->sq_tx = ep->sq_tail;
 	ep->rd_outstanding = 0;
@@ -207,7 +208,7 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_st
 		wc.wr_id = ep->rq[ep->rq_head & ep->rq_mask].wr_id;
 		wc.status = recv_status != RCC_WC_SUCCESS ? recv_status : RCC_WC_WR_FLUSH_ERR;
 		recv_status = RCC_WC_SUCCESS;
-		cq_push(tcq(ep->base.recv_cq), &wc);
+		cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, ep->rq_head + 1);
 	}
 	pthread_mutex_unlock(&ep->rq_lock);
 

@@ -147,7 +147,8 @@ int tcp_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int 
 		uint32_t idx = ep->rq_tail;
 		struct rq_wqe *q = &ep->rq[idx & ep->rq_mask];
 
-		if (idx - ep->rq_head >= base->attr.rq_depth) {
+		if (idx - atomic_load_explicit(&ep->rq_free, memory_order_acquire) >=
+		    base->attr.rq_depth) {
 			rc = -ENOMEM;
 			break;
 		}

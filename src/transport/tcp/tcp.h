@@ -90,12 +90,17 @@ struct tcp_ctx {
 
 /* ---------------------------------------------------------------------- CQ */
 
-/* A ring entry: the completion, and for a send-queue completion the slot
- * index its polling releases (see the SQ slot rule in rcc.h). */
+/* Which work queue a completion's polling releases slots of (see the slot
+ * rule in rcc.h: a slot is free only once its completion was polled). */
+enum cqe_frees {
+	FREES_SQ = 0,
+	FREES_RQ,
+};
+
 struct tcp_cqe {
 	struct rcc_wc wc;
-	uint32_t sq_next; /* the endpoint's sq_free once this is polled */
-	bool frees_sq;
+	uint32_t next; /* the endpoint's sq_free / rq_free once this is polled */
+	uint8_t frees; /* enum cqe_frees */
 };
 
 struct tcp_cq {
@@ -117,10 +122,9 @@ struct tcp_cq {
 	int pepfd; /* epoll over their sockets when there are several */
 };
 
-/* Queue a receive-side completion; lost (and the CQ overruns) when full. */
-void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc);
-/* Queue a send-queue completion; polling it releases the slots up to sq_next. */
-void cq_push_sq(struct tcp_cq *cq, const struct rcc_wc *wc, uint32_t sq_next);
+/* Queue a completion (lost, and the CQ overruns, when it is full); polling it
+ * releases the slots of queue frees below next. */
+void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, uint32_t next);
 /* Whether a CQ of this endpoint overran (it must then fail). */
 bool cq_overran(const struct tcp_ep *ep);
 /* Remove every completion that names ep. */
@@ -277,6 +281,7 @@ struct tcp_ep {
 	struct rq_wqe *rq;
 	struct rcc_sge *rq_sge;
 	uint32_t rq_mask, rq_head, rq_tail;
+	atomic_uint rq_free; /* as sq_free, for receives */
 
 	/* ---- progress-thread bookkeeping ---- */
 	pthread_mutex_t ev_lock;

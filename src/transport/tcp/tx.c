@@ -64,7 +64,7 @@ static void complete_sq(struct tcp_ep *ep, const struct sq_wqe *w, uint32_t idx,
 		.opcode = sq_wc_opcode(w->opcode),
 		.byte_len = w->total,
 	};
-	cq_push_sq(tcq(ep->base.send_cq), &wc, idx + 1);
+	cq_push(tcq(ep->base.send_cq), &wc, FREES_SQ, idx + 1);
 }
 
 /*
