@@ -314,7 +314,20 @@ struct rcc_ep_attr {
 	 * meet an empty receive queue. Read during the call only. */
 	const struct rcc_recv_wr *initial_recv;
 	int num_initial_recv;
+	/* Dead-peer detection: when nothing at all has been heard from the peer
+	 * for this long, the endpoint leaves service (RCC_EP_DISCONNECTED, the
+	 * oldest outstanding send RCC_WC_RETRY_EXC_ERR, everything else
+	 * flushed), whether or not work is outstanding -- a crashed host, a
+	 * frozen process or a cut link alike. 0: the environment variable
+	 * RCC_PEER_TIMEOUT_MS if set, else RCC_DEFAULT_PEER_TIMEOUT_MS. At
+	 * least RCC_MIN_PEER_TIMEOUT_MS, at most a day (else -EINVAL). tcp: the two sides send
+	 * each other heartbeats at a quarter of the shorter of their timeouts
+	 * while idle. verbs: not yet -- only the QP's own retries (timeout,
+	 * retry_cnt) with work outstanding and rdma_cm's disconnect. */
+	uint32_t peer_timeout_ms;
 };
+#define RCC_DEFAULT_PEER_TIMEOUT_MS 10000u
+#define RCC_MIN_PEER_TIMEOUT_MS 100u
 
 enum rcc_ep_state {
 	RCC_EP_CONNECTED = 0,
