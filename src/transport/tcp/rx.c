@@ -584,6 +584,12 @@ static int frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 			"the peer disconnected");
 		return 0;
 	default: /* WIRE_ACK */
+		/* The peer's timeout (0: an older peer that does not say); bounded
+		 * where it is used (ep_hb_period_ns). */
+		if (h->imm != atomic_load_explicit(&ep->peer_wants_ms, memory_order_relaxed)) {
+			atomic_store_explicit(&ep->peer_wants_ms, h->imm, memory_order_relaxed);
+			progress_hb_at_most(ep->ctx, ep_hb_period_ns(ep));
+		}
 		return 0;
 	}
 }

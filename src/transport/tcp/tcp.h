@@ -83,7 +83,14 @@ struct tcp_ctx {
 	atomic_int parked;  /* endpoints parked */
 	atomic_int timers;  /* endpoints waiting out an RNR backoff or owing an ack */
 	uint64_t spin_ns;   /* how long the thread keeps looking after moving bytes */
+	/* Shortest heartbeat period any endpoint has needed: the thread visits
+	 * every endpoint this often (0: none yet). Only ever shrinks. */
+	atomic_ullong hb_ns;
 };
+
+/* Heartbeats go out at a quarter of the timeout; a peer cannot ask for them
+ * more often than this (what it asks for is hostile input). */
+#define TCP_HB_MIN_NS (25ull * 1000000ull)
 
 /* RCC_TCP_SPIN_US overrides it; 0 makes the progress thread sleep at once. */
 #define TCP_SPIN_US_DEFAULT 50
@@ -247,7 +254,9 @@ struct tcp_ep {
 	atomic_bool tx_deferred; /* posts left for the next poll to send together */
 	bool close_sent;
 	bool shut_wr;
-	int tx_err; /* socket error seen while sending */
+	uint64_t last_tx_ns; /* when we last put bytes on the wire */
+	bool hb_due;         /* send an ACK even if it says nothing new: a heartbeat */
+	int tx_err;          /* socket error seen while sending */
 
 	/* ---- receive side (rx_lock) ---- */
 	pthread_mutex_t rx_lock;
@@ -275,6 +284,12 @@ struct tcp_ep {
 	uint32_t rx_discard_msn;
 	atomic_uint unacked_bytes; /* request payload received since our last ack */
 	bool rx_eof;
+	/* Dead-peer detection (attr.peer_timeout_ms): nothing heard for
+	 * peer_timeout_ns ends the connection. Our ACK frames carry our timeout
+	 * in imm, so the peer knows how often it must speak. */
+	uint64_t peer_timeout_ns;
+	atomic_ullong last_rx_ns;  /* when bytes last arrived */
+	atomic_uint peer_wants_ms; /* the peer's timeout (0: not told yet) */
 
 	/* ---- receive queue (rq_lock) ---- */
 	pthread_mutex_t rq_lock;
@@ -337,6 +352,11 @@ static inline enum rcc_wc_opcode sq_wc_opcode(uint8_t op)
 }
 
 uint64_t tcp_now_ns(void);
+
+/* How often ep must send something for the peer (and itself) to be content. */
+uint64_t ep_hb_period_ns(const struct tcp_ep *ep);
+/* Make the progress thread visit every endpoint at least every ns. */
+void progress_hb_at_most(struct tcp_ctx *ctx, uint64_t ns);
 
 /* ep.c: lifecycle */
 int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max);
