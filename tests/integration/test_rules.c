@@ -14,10 +14,6 @@
 
 #include "pair.h"
 
-#define ALL_ACCESS                                                                   \
-	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ | \
-	 RCC_ACCESS_REMOTE_ATOMIC)
-
 /*
  * Rule 1, CQ overrun: more completions than the CQ holds lose completions and
  * put every endpoint using that CQ in RCC_EP_ERROR; posts are then refused.
