@@ -69,8 +69,8 @@ int tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int 
 
 		/* Room is what polled completions released, not what the peer
 		 * acknowledged: see sq_free. */
-		if (idx - atomic_load_explicit(&ep->sq_free, memory_order_acquire) >=
-		    base->attr.sq_depth) {
+		uint32_t used = idx - atomic_load_explicit(&ep->sq_free, memory_order_acquire);
+		if (used >= base->attr.sq_depth) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -147,8 +147,8 @@ int tcp_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int 
 		uint32_t idx = ep->rq_tail;
 		struct rq_wqe *q = &ep->rq[idx & ep->rq_mask];
 
-		if (idx - atomic_load_explicit(&ep->rq_free, memory_order_acquire) >=
-		    base->attr.rq_depth) {
+		uint32_t used = idx - atomic_load_explicit(&ep->rq_free, memory_order_acquire);
+		if (used >= base->attr.rq_depth) {
 			rc = -ENOMEM;
 			break;
 		}
