@@ -495,10 +495,11 @@ enum rcc_wr_opcode {
 };
 
 enum rcc_send_flags {
-	RCC_SEND_SIGNALED = 1 << 0,  /* generate a completion on success */
-	RCC_SEND_INLINE = 1 << 1,    /* copy the payload at post time; no lkey needed */
-	RCC_SEND_FENCE = 1 << 2,     /* wait for earlier READ/atomics first */
-	RCC_SEND_SOLICITED = 1 << 3, /* solicited-event bit for the receiver; rule 3 */
+	RCC_SEND_SIGNALED = 1 << 0, /* generate a completion on success */
+	RCC_SEND_INLINE = 1 << 1,   /* copy the payload at post time; no lkey needed */
+	RCC_SEND_FENCE = 1 << 2,    /* wait for earlier READ/atomics first */
+	/* the solicited-event bit for the receiver: see rule 3 above */
+	RCC_SEND_SOLICITED = 1 << 3,
 };
 
 /*
