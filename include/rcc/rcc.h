@@ -239,8 +239,9 @@ enum rcc_wc_flags {
 /*
  * One completion. opcode, byte_len, imm_data and wc_flags are meaningful only
  * when status is RCC_WC_SUCCESS (as with verbs). ep names the endpoint the
- * work request was posted on; no completion names an endpoint after
- * rcc_ep_close() has returned for it.
+ * work request was posted on; no completion polled after rcc_ep_close() has
+ * returned names that endpoint (rule 6 below: completions already in your
+ * array are yours to skip).
  */
 struct rcc_wc {
 	uint64_t wr_id;
@@ -313,7 +314,20 @@ struct rcc_ep_attr {
 	 * meet an empty receive queue. Read during the call only. */
 	const struct rcc_recv_wr *initial_recv;
 	int num_initial_recv;
+	/* Dead-peer detection: when nothing at all has been heard from the peer
+	 * for this long, the endpoint leaves service (RCC_EP_DISCONNECTED, the
+	 * oldest outstanding send RCC_WC_RETRY_EXC_ERR, everything else
+	 * flushed), whether or not work is outstanding -- a crashed host, a
+	 * frozen process or a cut link alike. 0: the environment variable
+	 * RCC_PEER_TIMEOUT_MS if set, else RCC_DEFAULT_PEER_TIMEOUT_MS. At
+	 * least RCC_MIN_PEER_TIMEOUT_MS, at most a day (else -EINVAL). tcp: the two sides send
+	 * each other heartbeats at a quarter of the shorter of their timeouts
+	 * while idle. verbs: not yet -- only the QP's own retries (timeout,
+	 * retry_cnt) with work outstanding and rdma_cm's disconnect. */
+	uint32_t peer_timeout_ms;
 };
+#define RCC_DEFAULT_PEER_TIMEOUT_MS 10000u
+#define RCC_MIN_PEER_TIMEOUT_MS 100u
 
 enum rcc_ep_state {
 	RCC_EP_CONNECTED = 0,
@@ -376,6 +390,8 @@ int rcc_connect_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_at
  * every outstanding work request of this endpoint has completed with
  * RCC_WC_WR_FLUSH_ERR (already queued on its CQs) when this returns. Later
  * posts fail with -ENOTCONN. The object stays valid until rcc_ep_close().
+ * -EIO: a CQ of the endpoint overran (rule 1), so some of those flush
+ * completions may be lost; the endpoint is disconnected all the same.
  */
 int rcc_ep_disconnect(struct rcc_ep *ep);
 
@@ -401,6 +417,73 @@ struct rcc_ctx *rcc_ep_ctx(const struct rcc_ep *ep);
 /* Posting work                                                              */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * Rules every transport keeps. A program that follows them behaves the same on
+ * tcp, on Soft-RoCE and on a NIC; tcp enforces each one (it fails a program
+ * that breaks them the way a device would) so that a program tested on tcp
+ * does not break on a NIC. tests/integration/test_rules.c checks one rule per
+ * case on every transport.
+ *
+ * 1. CQ capacity. Never let more than the CQ's depth completions wait
+ *    unpolled in it: count every signalled send, every receive and every
+ *    flush of every endpoint that uses the CQ. Breaking this overruns the CQ:
+ *    completions are lost, every endpoint using the CQ goes to RCC_EP_ERROR
+ *    (soon, not within the call that overran it), its outstanding work is
+ *    flushed (flush completions that find no room may be lost too), later posts
+ *    fail with -ENOTCONN and rcc_ep_disconnect() may return -EIO. The CQ
+ *    itself stays usable: polling returns what it holds. tcp overruns at
+ *    exactly depth + 1; a device may hold a few more first (depths are
+ *    minimums), which a correct program never notices.
+ *
+ * 2. Queue slots. A posted send work request holds its slot until a
+ *    completion of that request or of a later one on the same endpoint has
+ *    been returned by rcc_cq_poll()/rcc_cq_wait(); an unsignalled request
+ *    therefore frees nothing by itself. A posted receive holds its slot
+ *    until its own completion has been returned. A full queue refuses posts
+ *    with -ENOMEM. Signal at least one request in every sq_depth (or use
+ *    sig_all) and poll it, or the send queue stays full for good. tcp and
+ *    NICs that free slots at poll time (e.g. mlx5) refuse with -ENOMEM;
+ *    Soft-RoCE frees the slots of executed requests itself and the verbs
+ *    transport does not hide that yet, so there a program that never
+ *    signals merely appears to work.
+ *
+ * 3. Solicited events. RCC_SEND_SOLICITED is accepted on every transport and
+ *    sets the solicited-event bit of the message (SEND, SEND_IMM,
+ *    WRITE_IMM), which a verbs peer that armed its CQ for solicited events
+ *    only uses to decide whether to wake. rcc itself has no such arm: an rcc
+ *    receiver's rcc_cq_wait() and CQ descriptor wake for every completion,
+ *    solicited or not, on every transport. The flag never changes what
+ *    completes or in which order.
+ *
+ * 4. After an endpoint error (RCC_EP_ERROR: a work request failed, the peer
+ *    broke the protocol, or rule 1): the failing request completes with its
+ *    own status; every other outstanding send and receive of the endpoint,
+ *    signalled or not, completes with RCC_WC_WR_FLUSH_ERR, each queue in
+ *    posting order (the two queues may interleave); posts fail with
+ *    -ENOTCONN; the peer is told and leaves service as well (its
+ *    outstanding work is flushed too). The same holds after a disconnect by
+ *    either side (RCC_EP_DISCONNECTED), except that nothing carries an error
+ *    status of its own. Only rcc_ep_close() brings nothing back.
+ *
+ * 5. Ordering on one endpoint. Send completions come in posting order.
+ *    SEND, SEND_IMM and WRITE_IMM each consume the oldest posted receive and
+ *    complete at the receiver in the order the peer posted them, whatever
+ *    their mix; a WRITE_IMM completes as RCC_WC_RECV_WRITE_IMM with its data
+ *    in place. When a receive completion is returned, the data of every
+ *    WRITE the peer posted before that message is in place too. Nothing is
+ *    promised between different endpoints, or between the send and receive
+ *    completions of one endpoint.
+ *
+ * 6. Completions and closed endpoints. rcc_ep_close() removes the
+ *    endpoint's remaining completions from its CQs: no later poll returns
+ *    one naming it. Completions you have already polled into your own array
+ *    are not the library's to change: if you close an endpoint while
+ *    handling a batch, the later entries that name it point at freed
+ *    memory. Compare their ep with the closed pointer (do not dereference
+ *    it) and skip them, before creating any endpoint that could reuse the
+ *    address, or defer closes until the batch is handled.
+ */
+
 enum rcc_wr_opcode {
 	RCC_WR_SEND = 0,
 	RCC_WR_SEND_IMM,
@@ -415,6 +498,7 @@ enum rcc_send_flags {
 	RCC_SEND_SIGNALED = 1 << 0, /* generate a completion on success */
 	RCC_SEND_INLINE = 1 << 1,   /* copy the payload at post time; no lkey needed */
 	RCC_SEND_FENCE = 1 << 2,    /* wait for earlier READ/atomics first */
+	/* the solicited-event bit for the receiver: see rule 3 above */
 	RCC_SEND_SOLICITED = 1 << 3,
 };
 

@@ -12,6 +12,27 @@
 #define MAX_SGE 16u
 #define MAX_RD_ATOMIC 128u
 
+/* Dead-peer timeouts above a day are surely a mistake. */
+#define MAX_PEER_TIMEOUT_MS (24u * 3600u * 1000u)
+
+/* RCC_PEER_TIMEOUT_MS, or the built-in default when unset or unusable. */
+static uint32_t env_peer_timeout_ms(void)
+{
+	const char *v = getenv("RCC_PEER_TIMEOUT_MS");
+	char *end;
+
+	if (!v || !*v)
+		return RCC_DEFAULT_PEER_TIMEOUT_MS;
+	errno = 0;
+	unsigned long ms = strtoul(v, &end, 10);
+	if (errno || *end || ms < RCC_MIN_PEER_TIMEOUT_MS || ms > MAX_PEER_TIMEOUT_MS) {
+		log_warn("RCC_PEER_TIMEOUT_MS: want %u..%u ms; using %u", RCC_MIN_PEER_TIMEOUT_MS,
+			 MAX_PEER_TIMEOUT_MS, RCC_DEFAULT_PEER_TIMEOUT_MS);
+		return RCC_DEFAULT_PEER_TIMEOUT_MS;
+	}
+	return (uint32_t)ms;
+}
+
 /*
  * Fill defaults into a copy of attr and check it. Retry counts come out as the
  * real number of retries (RCC_NO_RETRY becomes 0).
@@ -53,6 +74,11 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 	if (!out->timeout)
 		out->timeout = 14;
 	if (out->min_rnr_timer > 31 || out->timeout > 31)
+		return -EINVAL;
+	if (!out->peer_timeout_ms)
+		out->peer_timeout_ms = env_peer_timeout_ms();
+	if (out->peer_timeout_ms < RCC_MIN_PEER_TIMEOUT_MS ||
+	    out->peer_timeout_ms > MAX_PEER_TIMEOUT_MS)
 		return -EINVAL;
 	if (out->private_data_len > pdata_max || (out->private_data_len && !out->private_data))
 		return -EINVAL;

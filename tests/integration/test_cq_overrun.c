@@ -37,12 +37,21 @@ static void receives_beyond_cq_depth(void)
 	/* Only the last send is signaled: its completion means the receiver
 	 * acknowledged (so completed) every message, and the sender's own CQ
 	 * stays far below its depth. */
+	/* One list: posted one by one, the later ones may meet an endpoint the
+	 * overrun (which fails the peer, and so this side) already took out of
+	 * service -- on a device as on tcp. */
+	struct rcc_sge ss[N];
+	struct rcc_send_wr sw[N];
 	for (int i = 0; i < N; i++) {
 		fill_pattern(s.p + i * SZ, SZ, 300 + (uint64_t)i);
-		struct rcc_sge ss = tbuf_sge(&s, (size_t)i * SZ, SZ);
-		CHECK_OK(rcc_post_send(p.a, &ss, 1, (uint64_t)i,
-				       i == N - 1 ? RCC_SEND_SIGNALED : 0));
+		ss[i] = tbuf_sge(&s, (size_t)i * SZ, SZ);
+		sw[i] = (struct rcc_send_wr){ .wr_id = (uint64_t)i,
+					      .sg_list = &ss[i],
+					      .num_sge = 1,
+					      .opcode = RCC_WR_SEND,
+					      .flags = i == N - 1 ? RCC_SEND_SIGNALED : 0 };
 	}
+	CHECK_OK(rcc_post_send_list(p.a, sw, N, NULL));
 	/* any status: on a device the overrun may fail the sender too */
 	CHECK_OK(wait_one(p.cq_a, &wc[0], TEST_TIMEOUT_MS));
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Completion queues: a growable ring under a mutex. In WAIT/FD mode an
+ * Completion queues: a ring of exactly the requested depth under a mutex. In WAIT/FD mode an
  * eventfd is readable exactly while the ring holds completions. Polling a
  * POLL-mode CQ also moves the bytes of the endpoints that use it.
  */
@@ -45,6 +45,7 @@ int tcp_cq_create(struct rcc_cq *base)
 	pthread_mutex_init(&cq->lock, NULL);
 	pthread_mutex_init(&cq->eps_lock, NULL);
 	atomic_init(&cq->nready, 0);
+	atomic_init(&cq->overrun, false);
 	atomic_init(&cq->polls, 0);
 	return 0;
 
@@ -67,23 +68,6 @@ void tcp_cq_destroy(struct rcc_cq *base)
 	free(cq->ring);
 }
 
-/* Double the ring, keeping order. Caller holds cq->lock. */
-static int grow(struct tcp_cq *cq)
-{
-	uint32_t cap = cq->cap * 2;
-	struct rcc_wc *ring = malloc(cap * sizeof(*ring));
-
-	if (!ring)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < cq->count; i++)
-		ring[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
-	free(cq->ring);
-	cq->ring = ring;
-	cq->cap = cap;
-	cq->head = 0;
-	return 0;
-}
-
 static void efd_set(struct tcp_cq *cq)
 {
 	uint64_t one = 1;
@@ -98,29 +82,38 @@ static void efd_clear(struct tcp_cq *cq)
 		cq->efd_set = false;
 }
 
-void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc)
+/*
+ * The ring holds exactly base.depth completions. One more is lost, as a
+ * device loses it, and the CQ is marked overrun: the progress thread then
+ * fails every endpoint using it, so a program that lets its CQ overflow fails
+ * here as it would on a NIC instead of passing on tcp only.
+ */
+void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, uint32_t next)
 {
 	pthread_mutex_lock(&cq->lock);
-	if (cq->count == cq->cap) {
-		/* A device would overrun here; we keep every completion, but say so. */
-		if (!cq->warned_overrun) {
-			log_warn("CQ holds more than its depth (%u) completions; on a verbs "
-				 "device this overrun is fatal: make the CQ deeper",
-				 cq->base.depth);
-			cq->warned_overrun = true;
-		}
-		if (grow(cq)) {
-			log_error("CQ overrun and out of memory: completion of wr_id %llu lost",
-				  (unsigned long long)wc->wr_id);
-			pthread_mutex_unlock(&cq->lock);
-			return;
-		}
+	if (cq->count >= cq->base.depth) {
+		if (!atomic_exchange(&cq->overrun, true))
+			log_error("a CQ of depth %u overran (make it deeper): completions are "
+				  "lost and its endpoints fail",
+				  cq->base.depth);
+		pthread_mutex_unlock(&cq->lock);
+		progress_wake(tctx(cq->base.ctx));
+		return;
 	}
-	cq->ring[(cq->head + cq->count) & (cq->cap - 1)] = *wc;
+	struct tcp_cqe *e = &cq->ring[(cq->head + cq->count) & (cq->cap - 1)];
+	e->wc = *wc;
+	e->frees = (uint8_t)frees;
+	e->next = next;
 	cq->count++;
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 	efd_set(cq);
 	pthread_mutex_unlock(&cq->lock);
+}
+
+bool cq_overran(const struct tcp_ep *ep)
+{
+	return atomic_load_explicit(&tcq(ep->base.send_cq)->overrun, memory_order_relaxed) ||
+	       atomic_load_explicit(&tcq(ep->base.recv_cq)->overrun, memory_order_relaxed);
 }
 
 static int cq_pop(struct tcp_cq *cq, struct rcc_wc *wc, int max)
@@ -131,8 +124,14 @@ static int cq_pop(struct tcp_cq *cq, struct rcc_wc *wc, int max)
 		return 0;
 	pthread_mutex_lock(&cq->lock);
 	n = cq->count < (uint32_t)max ? cq->count : (uint32_t)max;
-	for (uint32_t i = 0; i < n; i++)
-		wc[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tcp_cqe *e = &cq->ring[(cq->head + i) & (cq->cap - 1)];
+		wc[i] = e->wc;
+		/* The endpoint is alive: close removes its entries under this lock. */
+		struct tcp_ep *ep = tep(e->wc.ep);
+		atomic_store_explicit(e->frees == FREES_SQ ? &ep->sq_free : &ep->rq_free, e->next,
+				      memory_order_release);
+	}
 	cq->head = (cq->head + n) & (cq->cap - 1);
 	cq->count -= n;
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
@@ -148,8 +147,8 @@ void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep)
 
 	pthread_mutex_lock(&cq->lock);
 	for (uint32_t i = 0; i < cq->count; i++) {
-		struct rcc_wc *w = &cq->ring[(cq->head + i) & (cq->cap - 1)];
-		if (w->ep != ep)
+		struct tcp_cqe *w = &cq->ring[(cq->head + i) & (cq->cap - 1)];
+		if (w->wc.ep != ep)
 			cq->ring[(cq->head + kept++) & (cq->cap - 1)] = *w;
 	}
 	cq->count = kept;

@@ -32,14 +32,26 @@ static uint32_t pow2_at_least(uint32_t v)
 
 static void set_sockopts(struct tcp_ep *ep)
 {
-	/* A NIC gives up after timeout * 2^retry; TCP's own retries stand in for
-	 * that, but never below a few seconds so a busy host is not declared dead. */
-	double t_ms = 4.096e-3 * (double)(1u << ep->base.attr.timeout) *
-		      (ep->base.attr.retry_cnt + 1);
-	unsigned user_timeout = t_ms < 10000 ? 10000 : (unsigned)t_ms;
+	int one = 1;
+	unsigned user_timeout = ep->base.attr.peer_timeout_ms;
 
-	rcci_sock_keepalive(ep->fd);
+	setsockopt(ep->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Bytes the peer's host does not acknowledge within the peer timeout end
+	 * the connection too; an idle connection is watched by our heartbeats
+	 * (see ep_progress), which TCP keepalive could not do for a frozen peer. */
 	setsockopt(ep->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+}
+
+uint64_t ep_hb_period_ns(const struct tcp_ep *ep)
+{
+	uint64_t t = ep->peer_timeout_ns;
+	uint64_t peer = (uint64_t)atomic_load_explicit(&ep->peer_wants_ms, memory_order_relaxed) *
+			1000000ull;
+
+	if (peer && peer < t)
+		t = peer;
+	t /= 4;
+	return t < TCP_HB_MIN_NS ? TCP_HB_MIN_NS : t;
 }
 
 static void free_queues(struct tcp_ep *ep)
@@ -112,7 +124,13 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max)
 	atomic_init(&ep->kick, false);
 	atomic_init(&ep->want_out, false);
 	atomic_init(&ep->tx_deferred, false);
+	atomic_init(&ep->sq_free, 0);
+	atomic_init(&ep->rq_free, 0);
 	atomic_init(&ep->thread_timer, false);
+	ep->peer_timeout_ns = (uint64_t)b->attr.peer_timeout_ms * 1000000ull;
+	ep->last_tx_ns = tcp_now_ns();
+	atomic_init(&ep->last_rx_ns, ep->last_tx_ns);
+	atomic_init(&ep->peer_wants_ms, 0);
 	set_sockopts(ep);
 
 	/* Receives first: the peer may send the moment it learns we are up. */
@@ -127,6 +145,7 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max)
 	rc = cq_attach(tcq(b->recv_cq), ep);
 	if (rc)
 		goto err_send_cq;
+	progress_hb_at_most(ep->ctx, ep_hb_period_ns(ep));
 	rc = progress_add(ep->ctx, ep);
 	if (rc)
 		goto err_recv_cq;
@@ -184,7 +203,7 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_st
 		wc.byte_len = 0;
 		wc.status = send_status != RCC_WC_SUCCESS ? send_status : RCC_WC_WR_FLUSH_ERR;
 		send_status = RCC_WC_SUCCESS;
-		cq_push(tcq(ep->base.send_cq), &wc);
+		cq_push(tcq(ep->base.send_cq), &wc, FREES_SQ, ep->sq_head + 1);
 	}
 	ep->sq_tx = ep->sq_tail;
 	ep->rd_outstanding = 0;
@@ -206,7 +225,7 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_st
 		wc.wr_id = ep->rq[ep->rq_head & ep->rq_mask].wr_id;
 		wc.status = recv_status != RCC_WC_SUCCESS ? recv_status : RCC_WC_WR_FLUSH_ERR;
 		recv_status = RCC_WC_SUCCESS;
-		cq_push(tcq(ep->base.recv_cq), &wc);
+		cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, ep->rq_head + 1);
 	}
 	pthread_mutex_unlock(&ep->rq_lock);
 
@@ -233,6 +252,11 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 	if (atomic_load(&ep->link) == LINK_DOWN)
 		goto out;
 
+	/* A CQ of ours lost a completion: fail as a device fails the QPs of an
+	 * overrun CQ (the state says so; what is outstanding is flushed). */
+	if (cq_overran(ep) && atomic_load(&ep->base.state) == RCC_EP_CONNECTED)
+		ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, RCC_WC_SUCCESS, "its CQ overran");
+
 	if (!ep->rx_eof) {
 		got = rx_process(ep, RX_BUDGET);
 		if (got < 0) {
@@ -254,6 +278,26 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 		}
 	}
 
+	uint64_t now = 0;
+	if (got > 0) {
+		now = tcp_now_ns();
+		atomic_store_explicit(&ep->last_rx_ns, now, memory_order_relaxed);
+	}
+	/* The thread's visits: declare a silent peer dead, or say we are alive. */
+	bool hb = false;
+	if (!by_user && atomic_load(&ep->base.state) == RCC_EP_CONNECTED) {
+		now = now ? now : tcp_now_ns();
+		uint64_t heard = atomic_load_explicit(&ep->last_rx_ns, memory_order_relaxed);
+		if (now - heard > ep->peer_timeout_ns) {
+			ep->rx_eof = true;
+			ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_RETRY_EXC_ERR, RCC_WC_SUCCESS,
+				"nothing heard from the peer within the peer timeout");
+			link_down(ep);
+			goto out;
+		}
+		hb = true;
+	}
+
 	/* The busy-polling fast path: nothing came in and nothing is owed (no ack,
 	 * no RNR backoff, no blocked socket): the transmit side has no work. */
 	if (by_user && got == 0 && !kicked && !atomic_load(&ep->thread_timer) &&
@@ -270,6 +314,8 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 	bool ack_now = !by_user || got == 0 || unacked >= ACK_EVERY_MSGS ||
 		       atomic_load_explicit(&ep->unacked_bytes, memory_order_relaxed) >=
 			       ACK_EVERY_BYTES;
+	if (hb && now - ep->last_tx_ns >= ep_hb_period_ns(ep))
+		ep->hb_due = true;
 	tx_flush(ep, ack_now);
 	sq_advance(ep); /* requests refused at post time */
 	int tx_err = ep->tx_err;
@@ -333,7 +379,9 @@ int tcp_ep_disconnect(struct rcc_ep *base)
 	tx_flush(ep, false); /* say goodbye now if the socket has room */
 	pthread_mutex_unlock(&ep->tx_lock);
 	pthread_mutex_unlock(&ep->rx_lock);
-	return 0;
+	/* Flush completions an overrun CQ had no room for are lost: the promise
+	 * that everything outstanding is on the CQs cannot be kept (as verbs). */
+	return cq_overran(ep) ? -EIO : 0;
 }
 
 void tcp_ep_destroy(struct rcc_ep *base)

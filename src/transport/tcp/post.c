@@ -67,7 +67,10 @@ int tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int 
 		uint32_t idx = ep->sq_tail;
 		struct sq_wqe *w = &ep->sq[idx & ep->sq_mask];
 
-		if (idx - ep->sq_head >= base->attr.sq_depth) {
+		/* Room is what polled completions released, not what the peer
+		 * acknowledged: see sq_free. */
+		uint32_t used = idx - atomic_load_explicit(&ep->sq_free, memory_order_acquire);
+		if (used >= base->attr.sq_depth) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -144,7 +147,8 @@ int tcp_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int 
 		uint32_t idx = ep->rq_tail;
 		struct rq_wqe *q = &ep->rq[idx & ep->rq_mask];
 
-		if (idx - ep->rq_head >= base->attr.rq_depth) {
+		uint32_t used = idx - atomic_load_explicit(&ep->rq_free, memory_order_acquire);
+		if (used >= base->attr.rq_depth) {
 			rc = -ENOMEM;
 			break;
 		}

@@ -45,12 +45,15 @@ static void set_parked(struct tcp_ctx *ctx, struct tcp_ep *ep, bool on)
 	ep_update_events(ep);
 }
 
-/* Unpark endpoints nobody polls any more; serve kicks and due timers. */
-static void walk(struct tcp_ctx *ctx, bool tick)
+/* Unpark endpoints nobody polls any more; serve kicks and due timers; on a
+ * heartbeat pass (hb) visit every connected endpoint. */
+static void walk(struct tcp_ctx *ctx, bool tick, bool hb)
 {
 	pthread_mutex_lock(&ctx->eps_lock);
 	for (struct tcp_ep *ep = ctx->eps; ep; ep = ep->next) {
-		bool due = atomic_load(&ep->kick);
+		/* An endpoint of an overrun CQ must fail even if nothing else moves. */
+		bool serving = atomic_load(&ep->base.state) == RCC_EP_CONNECTED;
+		bool due = atomic_load(&ep->kick) || (serving && (hb || cq_overran(ep)));
 		if (tick) {
 			bool parked = atomic_load(&ep->parked);
 			bool driving = parked && user_driving(ep);
@@ -73,14 +76,23 @@ static void *progress_main(void *arg)
 {
 	struct tcp_ctx *ctx = arg;
 	struct epoll_event evs[64];
-	uint64_t next_tick = 0, spin_until = 0;
+	uint64_t next_tick = 0, spin_until = 0, next_hb = 0;
 
 	while (!atomic_load(&ctx->stop)) {
 		bool timed = atomic_load(&ctx->parked) > 0 || atomic_load(&ctx->timers) > 0;
+		uint64_t hb_ns = atomic_load_explicit(&ctx->hb_ns, memory_order_relaxed);
+		uint64_t before = tcp_now_ns();
+		if (hb_ns && (!next_hb || next_hb > before + hb_ns))
+			next_hb = before + hb_ns; /* first endpoint, or a shorter period */
 		/* Right after moving bytes, look again for a moment before sleeping:
 		 * back-to-back requests at a passive target then never pay a wake-up
 		 * (a NIC never sleeps at all). */
-		int timeout = tcp_now_ns() < spin_until ? 0 : (timed ? 1 : -1);
+		int timeout = before < spin_until ? 0 : (timed ? 1 : -1);
+		if (timeout && next_hb) {
+			uint64_t ms = next_hb > before ? (next_hb - before + 999999) / 1000000 : 0;
+			if (timeout < 0 || ms < (uint64_t)timeout)
+				timeout = (int)ms;
+		}
 		int n = epoll_wait(ctx->epfd, evs, 64, timeout);
 		bool kicked = false, moved = false;
 
@@ -110,8 +122,11 @@ static void *progress_main(void *arg)
 		bool tick = now >= next_tick;
 		if (tick)
 			next_tick = now + TICK_NS;
-		if (kicked || tick)
-			walk(ctx, tick);
+		bool hb = next_hb && now >= next_hb;
+		if (hb)
+			next_hb = now + hb_ns;
+		if (kicked || tick || hb)
+			walk(ctx, tick, hb);
 
 		pthread_mutex_lock(&ctx->eps_lock);
 		ctx->pass_seq++;
@@ -132,6 +147,16 @@ void progress_kick(struct tcp_ep *ep)
 {
 	atomic_store(&ep->kick, true);
 	progress_wake(ep->ctx);
+}
+
+void progress_hb_at_most(struct tcp_ctx *ctx, uint64_t ns)
+{
+	unsigned long long cur = atomic_load(&ctx->hb_ns);
+
+	while ((cur == 0 || ns < cur) && !atomic_compare_exchange_weak(&ctx->hb_ns, &cur, ns))
+		;
+	if (cur == 0 || ns < cur)
+		progress_wake(ctx); /* it may be asleep on the old period */
 }
 
 void progress_timer(struct tcp_ep *ep, bool on)
@@ -208,6 +233,7 @@ int progress_start(struct tcp_ctx *ctx)
 	atomic_init(&ctx->stop, false);
 	atomic_init(&ctx->parked, 0);
 	atomic_init(&ctx->timers, 0);
+	atomic_init(&ctx->hb_ns, 0);
 	ctx->eps = NULL;
 	ctx->pass_seq = 0;
 	ctx->epfd = epoll_create1(EPOLL_CLOEXEC);

@@ -205,13 +205,13 @@ static void complete_recv(struct tcp_ep *ep, enum rcc_wc_status st, enum rcc_wc_
 
 	pthread_mutex_lock(&ep->rq_lock);
 	wc.wr_id = ep->rq[ep->rq_head & ep->rq_mask].wr_id;
-	ep->rq_head++;
+	uint32_t next = ++ep->rq_head;
 	pthread_mutex_unlock(&ep->rq_lock);
 	if (h && (h->flags & WIRE_F_IMM)) {
 		wc.imm_data = h->imm;
 		wc.wc_flags = RCC_WC_WITH_IMM;
 	}
-	cq_push(tcq(ep->base.recv_cq), &wc);
+	cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, next);
 }
 
 /* A request of the peer is done: it is what our ack reports. */
@@ -584,6 +584,12 @@ static int frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 			"the peer disconnected");
 		return 0;
 	default: /* WIRE_ACK */
+		/* The peer's timeout (0: an older peer that does not say); bounded
+		 * where it is used (ep_hb_period_ns). */
+		if (h->imm != atomic_load_explicit(&ep->peer_wants_ms, memory_order_relaxed)) {
+			atomic_store_explicit(&ep->peer_wants_ms, h->imm, memory_order_relaxed);
+			progress_hb_at_most(ep->ctx, ep_hb_period_ns(ep));
+		}
 		return 0;
 	}
 }

@@ -83,20 +83,42 @@ struct tcp_ctx {
 	atomic_int parked;  /* endpoints parked */
 	atomic_int timers;  /* endpoints waiting out an RNR backoff or owing an ack */
 	uint64_t spin_ns;   /* how long the thread keeps looking after moving bytes */
+	/* Shortest heartbeat period any endpoint has needed: the thread visits
+	 * every endpoint this often (0: none yet). Only ever shrinks. */
+	atomic_ullong hb_ns;
 };
+
+/* Heartbeats go out at a quarter of the timeout; a peer cannot ask for them
+ * more often than this (what it asks for is hostile input). */
+#define TCP_HB_MIN_NS (25ull * 1000000ull)
 
 /* RCC_TCP_SPIN_US overrides it; 0 makes the progress thread sleep at once. */
 #define TCP_SPIN_US_DEFAULT 50
 
 /* ---------------------------------------------------------------------- CQ */
 
+/* Which work queue a completion's polling releases slots of (see the slot
+ * rule in rcc.h: a slot is free only once its completion was polled). */
+enum cqe_frees {
+	FREES_SQ = 0,
+	FREES_RQ,
+};
+
+struct tcp_cqe {
+	struct rcc_wc wc;
+	uint32_t next; /* the endpoint's sq_free / rq_free once this is polled */
+	uint8_t frees; /* enum cqe_frees */
+};
+
 struct tcp_cq {
 	struct rcc_cq base;
 	pthread_mutex_t lock;
-	struct rcc_wc *ring;
-	uint32_t cap, head, count;
-	atomic_uint nready; /* == count; lets poll skip the lock when empty */
-	bool warned_overrun;
+	struct tcp_cqe *ring;
+	uint32_t cap, head, count; /* count never exceeds base.depth */
+	atomic_uint nready;        /* == count; lets poll skip the lock when empty */
+	/* A completion found the ring holding base.depth entries and was lost,
+	 * as on a device: every endpoint using this CQ fails (see rcc.h). */
+	atomic_bool overrun;
 	int efd; /* eventfd readable while completions wait (WAIT/FD) */
 	bool efd_set;
 	atomic_uint polls; /* bumped by every poll of a POLL-mode CQ */
@@ -107,7 +129,11 @@ struct tcp_cq {
 	int pepfd; /* epoll over their sockets when there are several */
 };
 
-void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc);
+/* Queue a completion (lost, and the CQ overruns, when it is full); polling it
+ * releases the slots of queue frees below next. */
+void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, uint32_t next);
+/* Whether a CQ of this endpoint overran (it must then fail). */
+bool cq_overran(const struct tcp_ep *ep);
 /* Remove every completion that names ep. */
 void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep);
 int cq_attach(struct tcp_cq *cq, struct tcp_ep *ep);
@@ -206,6 +232,10 @@ struct tcp_ep {
 	uint8_t *sq_inline;     /* max_inline bytes per slot */
 	uint32_t sq_mask;
 	uint32_t sq_head, sq_tx, sq_tail;
+	/* Slots below this may be reused by a post: advanced only when the
+	 * application polls a send completion, so unsignalled requests hold
+	 * their slots until a later signalled one is polled, as on a NIC. */
+	atomic_uint sq_free;
 	uint32_t peer_ack;       /* requests below this are done at the peer; written
 				  * by the receive side only (under rx_lock and tx_lock) */
 	uint32_t rd_outstanding; /* READ/atomics on the wire and unanswered */
@@ -224,7 +254,9 @@ struct tcp_ep {
 	atomic_bool tx_deferred; /* posts left for the next poll to send together */
 	bool close_sent;
 	bool shut_wr;
-	int tx_err; /* socket error seen while sending */
+	uint64_t last_tx_ns; /* when we last put bytes on the wire */
+	bool hb_due;         /* send an ACK even if it says nothing new: a heartbeat */
+	int tx_err;          /* socket error seen while sending */
 
 	/* ---- receive side (rx_lock) ---- */
 	pthread_mutex_t rx_lock;
@@ -252,12 +284,19 @@ struct tcp_ep {
 	uint32_t rx_discard_msn;
 	atomic_uint unacked_bytes; /* request payload received since our last ack */
 	bool rx_eof;
+	/* Dead-peer detection (attr.peer_timeout_ms): nothing heard for
+	 * peer_timeout_ns ends the connection. Our ACK frames carry our timeout
+	 * in imm, so the peer knows how often it must speak. */
+	uint64_t peer_timeout_ns;
+	atomic_ullong last_rx_ns;  /* when bytes last arrived */
+	atomic_uint peer_wants_ms; /* the peer's timeout (0: not told yet) */
 
 	/* ---- receive queue (rq_lock) ---- */
 	pthread_mutex_t rq_lock;
 	struct rq_wqe *rq;
 	struct rcc_sge *rq_sge;
 	uint32_t rq_mask, rq_head, rq_tail;
+	atomic_uint rq_free; /* as sq_free, for receives */
 
 	/* ---- progress-thread bookkeeping ---- */
 	pthread_mutex_t ev_lock;
@@ -313,6 +352,11 @@ static inline enum rcc_wc_opcode sq_wc_opcode(uint8_t op)
 }
 
 uint64_t tcp_now_ns(void);
+
+/* How often ep must send something for the peer (and itself) to be content. */
+uint64_t ep_hb_period_ns(const struct tcp_ep *ep);
+/* Make the progress thread visit every endpoint at least every ns. */
+void progress_hb_at_most(struct tcp_ctx *ctx, uint64_t ns);
 
 /* ep.c: lifecycle */
 int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max);

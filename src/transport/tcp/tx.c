@@ -54,7 +54,8 @@ uint64_t rnr_timer_ns(uint8_t code)
 	return (uint64_t)us[code & 31] * 1000ull;
 }
 
-static void complete_sq(struct tcp_ep *ep, struct sq_wqe *w, enum rcc_wc_status st)
+static void complete_sq(struct tcp_ep *ep, const struct sq_wqe *w, uint32_t idx,
+			enum rcc_wc_status st)
 {
 	struct rcc_wc wc = {
 		.wr_id = w->wr_id,
@@ -63,7 +64,7 @@ static void complete_sq(struct tcp_ep *ep, struct sq_wqe *w, enum rcc_wc_status 
 		.opcode = sq_wc_opcode(w->opcode),
 		.byte_len = w->total,
 	};
-	cq_push(tcq(ep->base.send_cq), &wc);
+	cq_push(tcq(ep->base.send_cq), &wc, FREES_SQ, idx + 1);
 }
 
 /*
@@ -85,7 +86,7 @@ static enum rcc_wc_status sq_advance_locked(struct tcp_ep *ep)
 		if (!done)
 			break;
 		if (w->flags & RCC_SEND_SIGNALED)
-			complete_sq(ep, w, RCC_WC_SUCCESS);
+			complete_sq(ep, w, ep->sq_head, RCC_WC_SUCCESS);
 		ep->sq_head++;
 	}
 	return RCC_WC_SUCCESS;
@@ -371,12 +372,13 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 
 static void build_control(struct tcp_ep *ep, struct tx_batch *b, uint8_t type)
 {
-	struct wire_hdr h = { .type = type };
+	/* An ACK tells the peer our dead-peer timeout: how often it must speak. */
+	struct wire_hdr h = { .type = type,
+			      .imm = type == WIRE_ACK ? ep->base.attr.peer_timeout_ms : 0 };
 	struct tx_item *it = new_item(b, type == WIRE_ACK ? ITEM_ACK : ITEM_CLOSE, 0);
 	put_hdr(b, it, &h, NULL, 0);
 	it->ends_unit = true;
 	finish_item(b, it);
-	(void)ep;
 }
 
 static void commit(struct tcp_ep *ep, const struct tx_item *it)
@@ -538,7 +540,7 @@ void tx_flush(struct tcp_ep *ep, bool ack_now)
 		if (!b.nitems && link == LINK_DRAINING && !ep->close_sent &&
 		    ep->resp_head == ep->resp_tail)
 			build_control(ep, &b, WIRE_CLOSE);
-		if (!b.nitems && ack_now && b.ack != ep->ack_sent)
+		if (!b.nitems && ((ack_now && b.ack != ep->ack_sent) || ep->hb_due))
 			build_control(ep, &b, WIRE_ACK);
 		if (!b.nitems)
 			break;
@@ -548,6 +550,8 @@ void tx_flush(struct tcp_ep *ep, bool ack_now)
 			break;
 		size_t done = (size_t)r;
 		if (done > 0) {
+			ep->last_tx_ns = tcp_now_ns();
+			ep->hb_due = false;
 			ep->ack_sent = b.ack;
 			atomic_store_explicit(&ep->unacked_bytes, 0, memory_order_relaxed);
 		}

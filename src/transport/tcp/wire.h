@@ -47,7 +47,7 @@ enum wire_type {
 	WIRE_ATOMIC_REQ = 4,  /* raddr, rkey; payload: compare_add, swap */
 	WIRE_READ_RESP = 5,   /* a chunk of READ data for request msn */
 	WIRE_ATOMIC_RESP = 6, /* payload: the remote value before the operation */
-	WIRE_ACK = 7,         /* carries only ack */
+	WIRE_ACK = 7,         /* ack; imm: the sender's dead-peer timeout in ms (0: none) */
 	WIRE_NAK = 8,         /* request msn failed: status; RNR: imm = rnr timer code */
 	WIRE_CLOSE = 9,       /* orderly end of the connection */
 };
