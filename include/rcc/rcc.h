@@ -77,7 +77,9 @@ enum rcc_log_level {
 /*
  * The level comes from the environment variable RCC_LOG
  * (error|warn|info|debug|trace; default error). Messages go to stderr, one
- * line each, unless a handler is installed. rcc_log_set_handler(NULL, NULL)
+ * line each, unless a handler is installed. A message is one line of at most
+ * 1023 bytes with every control character escaped (rcc_text_escape() of
+ * rcc/util.h), since messages quote text peers sent. rcc_log_set_handler(NULL, NULL)
  * restores stderr. rcc_log_set_level() overrides the environment.
  */
 typedef void (*rcc_log_fn)(enum rcc_log_level level, const char *msg, void *arg);

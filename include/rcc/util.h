@@ -4,12 +4,14 @@
  * every wire format and every measurement uses one copy of each:
  *  - explicit little-endian loads and stores for anything that crosses a wire
  *    (never a raw struct: peers may differ in byte order and padding);
- *  - a monotonic clock in nanoseconds.
+ *  - a monotonic clock in nanoseconds;
+ *  - escaping of peer-supplied text before it is printed or logged.
  * All are thread-safe and never block.
  */
 #ifndef RCC_UTIL_H
 #define RCC_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -53,6 +55,23 @@ static inline uint64_t rcc_get_le64(const uint8_t *p)
 /* Nanoseconds on the monotonic clock (CLOCK_MONOTONIC): only differences mean
  * anything. Never fails, never blocks. */
 uint64_t rcc_now_ns(void);
+
+/*
+ * Text a peer sent (a file name, a reject reason, an address, private data),
+ * made safe to print or log: the result is one line that cannot move the
+ * cursor, change colours, forge a log line or reorder text.
+ *  - printable ASCII and well-formed UTF-8 letters are copied;
+ *  - a backslash becomes two; C0 controls (newline, ESC, ...), DEL, the C1
+ *    controls (U+0080..U+009F), bidirectional overrides and isolates
+ *    (U+202A..U+202E, U+2066..U+2069) and every byte that is not part of
+ *    well-formed UTF-8 become \xHH per byte;
+ *  - at most srclen bytes of src are read (it stops early at a NUL byte).
+ * dst always ends up NUL-terminated when dstlen > 0. When the escaped text does
+ * not fit, it is cut at a character boundary and ends with "...".
+ * Returns the length written (excluding the NUL). Never fails, never blocks,
+ * thread-safe; src and dst must not overlap.
+ */
+size_t rcc_text_escape(char *dst, size_t dstlen, const void *src, size_t srclen);
 
 #ifdef __cplusplus
 }

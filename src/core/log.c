@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "log.h"
+#include "rcc/util.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -68,12 +69,15 @@ void rcc_log_set_handler(rcc_log_fn fn, void *arg)
 
 void rcci_log_emit(enum rcc_log_level level, const char *fmt, ...)
 {
-	char msg[512];
+	char raw[512], msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* Messages quote what peers sent (names, reasons, addresses): escaped as a
+	 * whole, a log line stays one line and cannot steer a terminal. */
+	rcc_text_escape(msg, sizeof(msg), raw, sizeof(raw));
 
 	pthread_mutex_lock(&handler_lock);
 	rcc_log_fn fn = handler;
@@ -84,7 +88,7 @@ void rcci_log_emit(enum rcc_log_level level, const char *fmt, ...)
 		return;
 	}
 	/* One write() per line so lines from several threads never interleave. */
-	char line[600];
+	char line[sizeof(msg) + 64];
 	int n = snprintf(line, sizeof(line), "rcc[%d] %s: %s\n", (int)getpid(),
 			 level_names[level <= RCC_LOG_TRACE ? level : RCC_LOG_TRACE], msg);
 	if (n > (int)sizeof(line) - 1)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Names: '..', '/' components and absolute paths are refused (files land only
 # in the receiver's folder); an existing file is not replaced without --force;
-# --no-clobber refuses even then.
+# --no-clobber refuses even then; a name with control characters is shown
+# escaped on both sides.
 . "$(dirname "$0")/lib.sh"
 
 src=$WORK/src dst=$WORK/box/dst
@@ -19,6 +20,19 @@ done
 check "nothing escaped the folder" test ! -e "$WORK/box/escape" -a ! -e /tmp/abs-escape
 check "nothing stored at all" test -z "$(ls -A "$dst")"
 check "receiver logged the refusals" test "$(grep -c 'refused name' "$WORK/r.err")" -eq 8
+
+# A name that would steer the terminal and forge a log line reaches both sides'
+# output escaped: no raw ESC, no line it started, the bytes shown as \xHH.
+evil=$'evil\e[2J\nrcc-xfer: forged line'
+send s7 "$RECV_PORT_r" --as "$evil" "$src/f"
+expect_status "name with ESC and newline refused" 4 $? "$WORK/s7.err"
+for side in r s7; do
+	check "  $side: no raw ESC byte in its output" eval "! grep -q $'\\e' '$WORK/$side.err'"
+	check "  $side: no forged line" eval "! grep -q '^rcc-xfer: forged line' '$WORK/$side.err'"
+done
+check "  receiver: the name shown escaped" \
+	grep -qF 'evil\x1b[2J\x0arcc-xfer: forged line: refused name' "$WORK/r.err"
+check "  nothing stored" test -z "$(ls -A "$dst")"
 
 # Existing destination.
 echo original > "$dst/keep.txt"

@@ -2,10 +2,13 @@
 #include "output.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+
+#include "rcc/util.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static enum out_mode mode;
@@ -24,16 +27,26 @@ void out_set_eraser(void (*erase)(void))
 	out_unlock();
 }
 
-static void vline(FILE *f, const char *prefix, const char *fmt, va_list ap)
-	__attribute__((format(printf, 3, 0)));
-static void vline(FILE *f, const char *prefix, const char *fmt, va_list ap)
+static void vline(FILE *f, const char *prefix, bool escape, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+static void vline(FILE *f, const char *prefix, bool escape, const char *fmt, va_list ap)
 {
+	char raw[2048], line[4096];
+
+	/* Lines quote what peers sent (file names, their error texts): escaped as
+	 * a whole, each stays one line that cannot steer the terminal. JSON lines
+	 * are not: json_str() has escaped their strings already. */
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	if (escape)
+		rcc_text_escape(line, sizeof(line), raw, sizeof(raw));
+	else
+		snprintf(line, sizeof(line), "%s", raw);
 	out_lock();
 	if (eraser)
 		eraser();
 	if (prefix)
 		fputs(prefix, f);
-	vfprintf(f, fmt, ap);
+	fputs(line, f);
 	fputc('\n', f);
 	fflush(f);
 	out_unlock();
@@ -46,7 +59,7 @@ void out_info(const char *fmt, ...)
 	if (mode != OUT_HUMAN)
 		return;
 	va_start(ap, fmt);
-	vline(stdout, NULL, fmt, ap);
+	vline(stdout, NULL, true, fmt, ap);
 	va_end(ap);
 }
 
@@ -55,7 +68,7 @@ void out_error(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vline(stderr, "rcc-xfer: ", fmt, ap);
+	vline(stderr, "rcc-xfer: ", true, fmt, ap);
 	va_end(ap);
 }
 
@@ -64,7 +77,7 @@ void out_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vline(stderr, "rcc-xfer: warning: ", fmt, ap);
+	vline(stderr, "rcc-xfer: warning: ", true, fmt, ap);
 	va_end(ap);
 }
 
@@ -75,7 +88,7 @@ void out_json(const char *fmt, ...)
 	if (mode != OUT_JSON)
 		return;
 	va_start(ap, fmt);
-	vline(stdout, NULL, fmt, ap);
+	vline(stdout, NULL, false, fmt, ap);
 	va_end(ap);
 }
 
