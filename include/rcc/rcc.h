@@ -338,19 +338,67 @@ enum rcc_ep_state {
 };
 
 /*
- * Listen on "host:port", "[v6addr]:port", ":port" or "host" (port 7471).
- * Port 0 picks a free port (see rcc_listener_port()). backlog 0: 128.
+ * How a listener treats peers before they are connection requests. A peer
+ * that connects says who it is in a handshake; until that has fully arrived
+ * the connection is "half-open". A listener progresses every half-open
+ * connection at once, each with its own deadline, so a silent, slow or
+ * partial peer never delays another; their number is bounded, and past the
+ * bound the OLDEST half-open connection is dropped (never the newest, so a
+ * real client always gets in during a flood of idle ones). Zero fields mean
+ * the defaults.
+ *   backlog            the kernel's queue of not yet accepted connections (128)
+ *   max_pending        half-open connections held at once
+ *                      (RCC_DEFAULT_MAX_PENDING: each holds a descriptor, and
+ *                      128 stays far inside the usual limit of 1024 per process)
+ *   handshake_timeout_ms  how long one may take to complete its handshake
+ *                      (RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS)
+ * tcp and verbs' manual bring-up read the handshake themselves and apply all
+ * three; rdma_cm (verbs' default) exchanges it in the kernel and the device,
+ * asynchronously, and uses backlog only.
  */
+struct rcc_listener_attr {
+	int backlog;
+	int max_pending;
+	int handshake_timeout_ms;
+};
+#define RCC_DEFAULT_MAX_PENDING 128
+#define RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS 5000
+
+/*
+ * Listen on "host:port", "[v6addr]:port", ":port" or "host" (port 7471).
+ * Port 0 picks a free port (see rcc_listener_port()). attr may be NULL (all
+ * defaults). Returns 0 and sets *lst, or -EINVAL (a NULL argument, a negative
+ * attribute), an address error (rcc_strerror() explains it), -EADDRINUSE, or
+ * another negative errno. Does not block beyond name resolution of addr.
+ * Thread-safe. *lst is the caller's until rcc_listener_close().
+ */
+int rcc_listen_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_listener_attr *attr,
+		  struct rcc_listener **lst);
+/* rcc_listen_ex() with only a backlog (0: 128). */
 int rcc_listen(struct rcc_ctx *ctx, const char *addr, int backlog, struct rcc_listener **lst);
+/* Close the listener and every half-open connection it holds (requests
+ * already returned by rcc_get_request() stay valid). 0 or -EINVAL. */
 int rcc_listener_close(struct rcc_listener *lst);
 int rcc_listener_port(const struct rcc_listener *lst);
-/* Readable when rcc_get_request() may return without waiting. */
+/*
+ * A descriptor to poll (POLLIN / EPOLLIN) in the caller's own loop: readable
+ * when rcc_get_request() has something to do -- a new connection to accept
+ * or handshake bytes to read -- so that a call with timeout 0 then makes
+ * progress without waiting (it may still return -ETIMEDOUT when what arrived
+ * was not yet a whole handshake, or was dropped). Owned by the listener;
+ * never close it.
+ */
 int rcc_listener_fd(const struct rcc_listener *lst);
 
 /*
- * Wait up to timeout_ms (-1: no limit) for a connection request. The request
- * must then be given to exactly one of rcc_accept_req() / rcc_reject_req().
- * Returns -ETIMEDOUT when none arrived.
+ * Wait up to timeout_ms (-1: no limit; 0: never waits) for a connection
+ * request, progressing every half-open connection meanwhile (see
+ * rcc_listener_attr): the first peer whose handshake completes is returned,
+ * whichever others are silent. The request must then be given to exactly one
+ * of rcc_accept_req() / rcc_reject_req(). Returns 0 and sets *req,
+ * -ETIMEDOUT when none completed in time, -EINVAL, or a negative errno when
+ * the listening socket fails. Not thread-safe per listener: one caller at a
+ * time (different listeners are independent).
  */
 int rcc_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req **req);
 const void *rcc_conn_req_private_data(const struct rcc_conn_req *req, size_t *len);

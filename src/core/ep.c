@@ -121,14 +121,17 @@ static void ep_attach(struct rcc_ep *ep)
 	atomic_fetch_add(&ep->ctx->children, 1);
 }
 
-int rcc_listen(struct rcc_ctx *ctx, const char *addr, int backlog, struct rcc_listener **out)
+int rcc_listen_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_listener_attr *attr,
+		  struct rcc_listener **out)
 {
+	struct rcc_listener_attr a = attr ? *attr : (struct rcc_listener_attr){ 0 };
 	struct sockaddr_storage ss;
 	socklen_t len;
 	struct rcc_listener *lst;
 	int rc;
 
-	if (!ctx || !addr || !out || backlog < 0)
+	if (!ctx || !addr || !out || a.backlog < 0 || a.max_pending < 0 ||
+	    a.handshake_timeout_ms < 0)
 		return -EINVAL;
 	rc = rcci_addr_resolve(addr, true, &ss, &len);
 	if (rc) {
@@ -139,7 +142,10 @@ int rcc_listen(struct rcc_ctx *ctx, const char *addr, int backlog, struct rcc_li
 	if (!lst)
 		return -ENOMEM;
 	lst->ctx = ctx;
-	rc = ctx->ops->listen(lst, (struct sockaddr *)&ss, len, backlog ? backlog : 128);
+	lst->max_pending = a.max_pending ? a.max_pending : RCC_DEFAULT_MAX_PENDING;
+	lst->handshake_ms = a.handshake_timeout_ms ? a.handshake_timeout_ms :
+						     RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS;
+	rc = ctx->ops->listen(lst, (struct sockaddr *)&ss, len, a.backlog ? a.backlog : 128);
 	if (rc) {
 		log_info("listen on '%s' failed: %s", addr, rcc_strerror(rc));
 		free(lst);
@@ -148,6 +154,13 @@ int rcc_listen(struct rcc_ctx *ctx, const char *addr, int backlog, struct rcc_li
 	atomic_fetch_add(&ctx->children, 1);
 	*out = lst;
 	return 0;
+}
+
+int rcc_listen(struct rcc_ctx *ctx, const char *addr, int backlog, struct rcc_listener **out)
+{
+	struct rcc_listener_attr a = { .backlog = backlog };
+
+	return rcc_listen_ex(ctx, addr, &a, out);
 }
 
 int rcc_listener_close(struct rcc_listener *lst)

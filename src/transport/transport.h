@@ -66,6 +66,8 @@ struct rcc_ep {
 struct rcc_listener {
 	struct rcc_ctx *ctx;
 	int port;
+	int max_pending;  /* bound on half-open handshakes (rcc_listener_attr) */
+	int handshake_ms; /* each handshake's deadline */
 };
 
 struct rcc_conn_req {

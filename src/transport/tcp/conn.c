@@ -15,7 +15,7 @@
 #include "core/sock.h"
 #include "tcp.h"
 
-/* A client gets this long to say hello, so a silent one cannot hold the listener. */
+/* Bound on each step of accepting or rejecting (the answer to a hello). */
 #define HANDSHAKE_MS 5000
 
 static int send_hs(int fd, uint16_t kind, uint32_t rd_max, const void *pdata, size_t len,
@@ -48,63 +48,76 @@ static int recv_hs(int fd, struct wire_hs *h, uint8_t *pdata, uint64_t deadline)
 	return rcci_recv_all(fd, pdata, h->pdata_len, deadline);
 }
 
+/* The length of a client's hello from its first bytes (rcci_msg_len_fn): a
+ * listener reads nothing else before accepting, and nothing longer. */
+static long hello_len(const uint8_t *buf, size_t have)
+{
+	struct wire_hs h;
+
+	if (have < WIRE_HS_HDR_LEN)
+		return WIRE_HS_HDR_LEN;
+	if (wire_hs_decode(buf, &h) || h.kind != WIRE_HS_HELLO ||
+	    h.pdata_len > RCC_CONNECT_PRIVATE_DATA_MAX)
+		return -EPROTO;
+	return WIRE_HS_HDR_LEN + h.pdata_len;
+}
+
 int tcp_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen, int backlog)
 {
 	struct tcp_listener *lst = (struct tcp_listener *)base;
 	int fd = rcci_sock_listen(sa, salen, backlog, &base->port);
+	int rc;
 
 	if (fd < 0)
 		return fd;
+	rc = rcci_handshakes_init(&lst->hs, fd, base->max_pending, base->handshake_ms, hello_len);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
 	lst->fd = fd;
 	return 0;
 }
 
-void tcp_listener_close(struct rcc_listener *base) { close(((struct tcp_listener *)base)->fd); }
-
-int tcp_listener_fd(const struct rcc_listener *base)
+void tcp_listener_close(struct rcc_listener *base)
 {
-	return ((const struct tcp_listener *)base)->fd;
+	struct tcp_listener *lst = (struct tcp_listener *)base;
+
+	rcci_handshakes_fini(&lst->hs);
+	close(lst->fd);
 }
 
+/* The epoll descriptor over the listening socket and every half-open
+ * connection: readable exactly when tcp_get_request() has work to do. */
+int tcp_listener_fd(const struct rcc_listener *base)
+{
+	return ((const struct tcp_listener *)base)->hs.epfd;
+}
+
+/* Many handshakes progress at once (core/handshakes.c): the first complete
+ * hello is returned, whoever else is silent or slow. The caller's timeout
+ * bounds the wait; each handshake has the listener's own deadline. */
 int tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_req *rbase)
 {
 	struct tcp_listener *lst = (struct tcp_listener *)base;
 	struct tcp_req *req = (struct tcp_req *)rbase;
-	uint64_t deadline = rcci_deadline(timeout_ms);
+	uint8_t msg[WIRE_HS_HDR_LEN + RCC_CONNECT_PRIVATE_DATA_MAX];
+	struct wire_hs h;
+	size_t len;
+	int fd, rc;
 
-	for (;;) {
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		int rc = rcci_wait_fd(lst->fd, POLLIN, deadline);
-		if (rc)
-			return rc;
-		int fd = accept4(lst->fd, (struct sockaddr *)&ss, &sl,
-				 SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
-				continue;
-			return -errno;
-		}
-		rcci_addr_format((struct sockaddr *)&ss, rbase->peer, sizeof(rbase->peer));
-
-		/* The caller's timeout bounds the wait for a client, not its handshake. */
-		struct wire_hs h;
-		uint8_t pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
-		rc = recv_hs(fd, &h, pdata, rcci_deadline(HANDSHAKE_MS));
-		if (rc || h.kind != WIRE_HS_HELLO) {
-			log_warn("dropped a connection from %s: %s", rbase->peer,
-				 rc ? rcc_strerror(rc) : "unexpected handshake message");
-			close(fd);
-			continue;
-		}
-		req->fd = fd;
-		req->peer_rd_max = h.max_rd_atomic;
-		rbase->pdata_len = h.pdata_len;
-		memcpy(rbase->pdata, pdata, h.pdata_len);
-		log_debug("connection request from %s (%u bytes of private data)", rbase->peer,
-			  h.pdata_len);
-		return 0;
-	}
+	rc = rcci_handshakes_next(&lst->hs, timeout_ms, &fd, msg, sizeof(msg), &len, rbase->peer,
+				  sizeof(rbase->peer));
+	if (rc)
+		return rc;
+	wire_hs_decode(msg, &h); /* hello_len() accepted it */
+	req->fd = fd;
+	req->peer_rd_max = h.max_rd_atomic;
+	rbase->pdata_len = h.pdata_len;
+	memcpy(rbase->pdata, msg + WIRE_HS_HDR_LEN, h.pdata_len);
+	log_debug("connection request from %s (%u bytes of private data)", rbase->peer,
+		  h.pdata_len);
+	return 0;
 }
 
 int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)

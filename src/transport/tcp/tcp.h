@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "core/handshakes.h"
 #include "transport/transport.h"
 #include "wire.h"
 
@@ -311,6 +312,7 @@ struct tcp_ep {
 struct tcp_listener {
 	struct rcc_listener base;
 	int fd;
+	struct rcci_handshakes hs; /* accepted, hello not complete yet */
 };
 
 struct tcp_req {
