@@ -40,7 +40,9 @@ static void controls_escaped(void)
 	EXPECT_ESC("back\\slash", "back\\\\slash");
 	/* C1 CSI as UTF-8 (U+009B), and the right-to-left override U+202E */
 	EXPECT_ESC("x\xc2\x9by", "x\\xc2\\x9by");
-	EXPECT_ESC("evil\xe2\x80\xae" "fdp.exe", "evil\\xe2\\x80\\xaefdp.exe");
+	EXPECT_ESC("evil\xe2\x80\xae"
+		   "fdp.exe",
+		   "evil\\xe2\\x80\\xaefdp.exe");
 	EXPECT_ESC("iso\xe2\x81\xa6", "iso\\xe2\\x81\\xa6");
 }
 
