@@ -115,6 +115,22 @@ if start_server garbage; then
 	check "after garbage peers: server still running" alive "$SRV_PID"
 fi
 
+# 250 connections that never say hello, held open: a new client is still
+# served at once (the listener progresses handshakes together; it used to read
+# them one at a time, 5 s each). 3 s is a wide margin over the ~10 ms it takes.
+if start_server flood; then
+	idle=()
+	for _ in $(seq 250); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$SRV_PORT" && idle+=("$fd")
+	done
+	check "flood: 250 idle connections opened" test "${#idle[@]}" -eq 250
+	t0=$(now_ms)
+	check "flood: a new client is served" clients flood 1 -n 100
+	took=$(($(now_ms) - t0))
+	check "flood: ... within 3 s (took $took ms)" test "$took" -lt 3000
+	for fd in "${idle[@]}"; do exec {fd}>&-; done
+fi
+
 # a server that corrupts the last byte of every pong
 if [ -n "$CORRUPT" ]; then
 	timeout -s KILL "$T" "$CORRUPT" "$WORK/corrupt.port" > "$WORK/corrupt.out" 2>&1 &
