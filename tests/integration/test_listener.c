@@ -4,7 +4,8 @@
  * the middle of their handshake) progress together with real clients, are
  * bounded, and past the bound the oldest goes. Raw TCP sockets play the
  * hostile peers, so this runs where the listener reads handshakes from TCP
- * itself: the tcp transport.
+ * itself: the tcp transport and verbs' manual bring-up (the Soft-RoCE suite
+ * runs it there); rdma_cm's listener is the kernel's.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -19,12 +20,27 @@
 #define MSG_LEN 4096
 #define MAX_RAW 256
 
+/* Whether raw TCP peers reach this transport's listener. */
+static bool listener_reads_tcp(void)
+{
+	return test_transport() == RCC_TRANSPORT_TCP || test_bringup() == RCC_BRINGUP_MANUAL;
+}
+#define SKIP_UNLESS_TCP_LISTENER()                                                              \
+	do {                                                                                    \
+		if (!listener_reads_tcp())                                                      \
+			SKIP_CASE("tcp-listener",                                               \
+				  "raw TCP peers reach only a listener that reads TCP itself"); \
+	} while (0)
+
 static int raw_connect(int port)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (inet_pton(AF_INET, test_addr(), &sin.sin_addr) != 1) {
+		close(fd);
+		return -1;
+	}
 	if (fd >= 0 && connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
 		close(fd);
 		return -1;
@@ -138,7 +154,7 @@ static long client_exchange(struct rcc_ctx *ctx, int port, uint64_t seed)
 	long took = -1;
 	uint64_t t0 = now_ms();
 
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
 	if (rcc_cq_create(ctx, NULL, &cq))
 		return -1;
 	if (tbuf_alloc(&out, ctx, MSG_LEN, RCC_ACCESS_LOCAL_WRITE))
@@ -168,10 +184,16 @@ out_cq:
 	return took;
 }
 
+/* backlog 512: the raw peers connect before anyone accepts */
 static int listen_with(struct rcc_ctx *ctx, int max_pending, int hs_ms, struct rcc_listener **lst)
 {
-	struct rcc_listener_attr la = { .max_pending = max_pending, .handshake_timeout_ms = hs_ms };
-	return rcc_listen_ex(ctx, "127.0.0.1:0", &la, lst);
+	struct rcc_listener_attr la = { .backlog = 512,
+					.max_pending = max_pending,
+					.handshake_timeout_ms = hs_ms };
+	char addr[64];
+
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	return rcc_listen_ex(ctx, addr, &la, lst);
 }
 
 /* 200 silent connections and 50 stopped mid-handshake, held open while 8
@@ -182,11 +204,10 @@ static void flood_does_not_stall_clients(void)
 	struct server s = { .clients = 8 };
 	pthread_t th;
 
-	if (test_transport() != RCC_TRANSPORT_TCP)
-		SKIP_CASE("tcp", "raw TCP peers reach only a listener that reads TCP itself");
+	SKIP_UNLESS_TCP_LISTENER();
 	memset(raw, -1, sizeof(raw));
 	CHECK_OK(test_ctx_open(&s.ctx));
-	CHECK_OK(rcc_listen(s.ctx, "127.0.0.1:0", 512, &s.lst));
+	CHECK_OK(listen_with(s.ctx, 0, 0, &s.lst));
 	int port = rcc_listener_port(s.lst);
 	CHECK(open_raw(port, raw, 250, 50) == 0);
 	CHECK(pthread_create(&th, NULL, server_thread, &s) == 0);
@@ -222,8 +243,7 @@ static void oldest_dropped_past_the_bound(void)
 	struct server s = { .clients = 1 };
 	pthread_t th;
 
-	if (test_transport() != RCC_TRANSPORT_TCP)
-		SKIP_CASE("tcp", "raw TCP peers reach only a listener that reads TCP itself");
+	SKIP_UNLESS_TCP_LISTENER();
 	memset(raw, -1, sizeof(raw));
 	CHECK_OK(test_ctx_open(&s.ctx));
 	CHECK_OK(listen_with(s.ctx, BOUND, 60000, &s.lst));
@@ -250,6 +270,31 @@ static void oldest_dropped_past_the_bound(void)
 	CHECK_MSG(kept_ok, "a newer half-open connection was dropped before an older one");
 }
 
+struct refused {
+	struct rcc_ctx *ctx;
+	int port;
+	int rc;
+};
+
+static void *refused_client(void *arg)
+{
+	struct refused *r = arg;
+	struct rcc_cq *cq;
+	struct rcc_ep *ep;
+	char addr[64];
+
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), r->port);
+	r->rc = rcc_cq_create(r->ctx, NULL, &cq);
+	if (r->rc)
+		return NULL;
+	struct rcc_ep_attr a = { .send_cq = cq, .recv_cq = cq };
+	r->rc = rcc_connect(r->ctx, addr, &a, TEST_TIMEOUT_MS, &ep);
+	if (!r->rc)
+		rcc_ep_close(ep);
+	rcc_cq_destroy(cq);
+	return NULL;
+}
+
 /* With half-open peers present, rcc_get_request(lst, 0) never waits; the
  * listener's fd wakes a poll loop for a real client, whose request follows. */
 static void zero_timeout_never_blocks(void)
@@ -259,11 +304,10 @@ static void zero_timeout_never_blocks(void)
 	struct rcc_listener *lst;
 	struct rcc_conn_req *req = NULL;
 
-	if (test_transport() != RCC_TRANSPORT_TCP)
-		SKIP_CASE("tcp", "raw TCP peers reach only a listener that reads TCP itself");
+	SKIP_UNLESS_TCP_LISTENER();
 	memset(raw, -1, sizeof(raw));
 	CHECK_OK(test_ctx_open(&ctx));
-	CHECK_OK(rcc_listen(ctx, "127.0.0.1:0", 0, &lst));
+	CHECK_OK(listen_with(ctx, 0, 0, &lst));
 	int port = rcc_listener_port(lst);
 	CHECK(open_raw(port, raw, 20, 10) == 0);
 	uint64_t t0 = now_ms();
@@ -271,12 +315,10 @@ static void zero_timeout_never_blocks(void)
 	for (int i = 0; i < 50 && rc != -ETIMEDOUT; i++)
 		rc = rcc_get_request(lst, 0, &req);
 	uint64_t took = now_ms() - t0;
-	/* a raw client that completes its hello: found through the fd */
-	int cfd = raw_connect(port);
-	uint8_t h[WIRE_HS_HDR_LEN];
-	struct wire_hs hs = { .version = WIRE_VERSION, .kind = WIRE_HS_HELLO, .max_rd_atomic = 16 };
-	wire_hs_encode(&hs, h);
-	bool sent = cfd >= 0 && send(cfd, h, sizeof(h), MSG_NOSIGNAL) == sizeof(h);
+	/* a real client: found through the listener's fd, then turned away */
+	struct refused r = { .ctx = ctx, .port = port };
+	pthread_t th;
+	bool sent = pthread_create(&th, NULL, refused_client, &r) == 0;
 	int got = -ETIMEDOUT;
 	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
 	while (sent && got == -ETIMEDOUT && now_ms() < end) {
@@ -286,8 +328,8 @@ static void zero_timeout_never_blocks(void)
 	}
 	if (got == 0)
 		rcc_reject_req(req, NULL, 0);
-	if (cfd >= 0)
-		close(cfd);
+	if (sent)
+		pthread_join(th, NULL);
 	close_raw(raw, 20);
 	rcc_listener_close(lst);
 	rcc_ctx_close(ctx);
@@ -296,6 +338,7 @@ static void zero_timeout_never_blocks(void)
 	CHECK_MSG(took < 1000, "rcc_get_request(lst, 0) took %llu ms", (unsigned long long)took);
 	CHECK(sent);
 	CHECK_EQ(got, 0);
+	CHECK_EQ(r.rc, -ECONNABORTED); /* what a rejected connect returns */
 }
 
 /* A half-open connection gets handshake_timeout_ms, then is closed. */
@@ -306,8 +349,7 @@ static void handshake_deadline(void)
 	struct rcc_listener *lst;
 	struct rcc_conn_req *req;
 
-	if (test_transport() != RCC_TRANSPORT_TCP)
-		SKIP_CASE("tcp", "raw TCP peers reach only a listener that reads TCP itself");
+	SKIP_UNLESS_TCP_LISTENER();
 	memset(raw, -1, sizeof(raw));
 	CHECK_OK(test_ctx_open(&ctx));
 	CHECK_OK(listen_with(ctx, 0, 200, &lst));

@@ -280,68 +280,79 @@ err:
 
 /* --------------------------------------------------------------- passive */
 
+/* How long a client's HELLO is, from what has arrived of it (rcci_msg_len_fn). */
+static long hello_len(const uint8_t *buf, size_t have)
+{
+	struct msg m;
+
+	if (have < MSG_HDR)
+		return MSG_HDR;
+	if (msg_decode_hdr(buf, &m) || m.kind != MSG_HELLO ||
+	    m.pdata_len > RCC_CONNECT_PRIVATE_DATA_MAX)
+		return -EPROTO;
+	return MSG_HDR + m.pdata_len;
+}
+
 int rcci_man_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen,
 		    int backlog)
 {
 	struct verbs_listener *lst = (struct verbs_listener *)base;
 	int fd = rcci_sock_listen(sa, salen, backlog, &base->port);
+	int rc;
 
 	if (fd < 0)
 		return fd;
+	rc = rcci_handshakes_init(&lst->hs, fd, base->max_pending, base->handshake_ms, hello_len);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
 	lst->fd = fd;
 	return 0;
 }
 
 void rcci_man_listener_close(struct rcc_listener *base)
 {
-	close(((struct verbs_listener *)base)->fd);
+	struct verbs_listener *lst = (struct verbs_listener *)base;
+
+	rcci_handshakes_fini(&lst->hs);
+	close(lst->fd);
 }
 
+int rcci_man_listener_fd(const struct rcc_listener *base)
+{
+	return ((const struct verbs_listener *)base)->hs.epfd;
+}
+
+/* Every client's HELLO progresses at once (core/handshakes.c), each with the
+ * listener's handshake deadline (the client creates its QP before it
+ * speaks); the caller's timeout bounds only this call. */
 int rcci_man_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_req *rbase)
 {
 	struct verbs_listener *lst = (struct verbs_listener *)base;
 	struct verbs_req *req = (struct verbs_req *)rbase;
-	uint64_t deadline = rcci_deadline(timeout_ms);
+	uint8_t buf[MSG_HDR + RCC_CONNECT_PRIVATE_DATA_MAX];
+	struct msg m;
+	size_t len;
+	int fd;
+	int rc = rcci_handshakes_next(&lst->hs, timeout_ms, &fd, buf, sizeof(buf), &len,
+				      rbase->peer, sizeof(rbase->peer));
 
-	for (;;) {
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		struct msg m;
-		int rc = rcci_wait_fd(lst->fd, POLLIN, deadline);
-		if (rc)
-			return rc;
-		int fd = accept4(lst->fd, (struct sockaddr *)&ss, &sl,
-				 SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
-				continue;
-			return -errno;
-		}
-		rcci_addr_format((struct sockaddr *)&ss, rbase->peer, sizeof(rbase->peer));
-		/* Once a client is accepted its HELLO gets a handshake's time, even
-		 * when the caller only asked whether a request is there (timeout 0):
-		 * the client creates its QP before it speaks. A silent client holds
-		 * the listener no longer than that. */
-		rc = msg_recv(fd, &m, rcci_deadline(VERBS_HANDSHAKE_MS));
-		if (rc || m.kind != MSG_HELLO) {
-			log_warn("verbs: dropped a connection from %s: %s", rbase->peer,
-				 rc ? rcc_strerror(rc) : "unexpected bring-up message");
-			close(fd);
-			continue;
-		}
-		rcci_sock_keepalive(fd);
-		req->fd = fd;
-		req->peer_qpn = m.qpn;
-		req->peer_psn = m.psn;
-		req->peer_lid = m.lid;
-		req->peer_mtu = m.mtu;
-		req->peer_rd_atomic = m.rd_atomic;
-		memcpy(req->peer_gid, m.gid, 16);
-		rbase->pdata_len = m.pdata_len;
-		memcpy(rbase->pdata, m.pdata, m.pdata_len);
-		log_debug("verbs: manual connection request from %s (QP %u)", rbase->peer, m.qpn);
-		return 0;
-	}
+	if (rc)
+		return rc;
+	msg_decode_hdr(buf, &m); /* hello_len() checked the header and its length */
+	rcci_sock_keepalive(fd);
+	req->fd = fd;
+	req->peer_qpn = m.qpn;
+	req->peer_psn = m.psn;
+	req->peer_lid = m.lid;
+	req->peer_mtu = m.mtu;
+	req->peer_rd_atomic = m.rd_atomic;
+	memcpy(req->peer_gid, m.gid, 16);
+	rbase->pdata_len = m.pdata_len;
+	memcpy(rbase->pdata, buf + MSG_HDR, m.pdata_len);
+	log_debug("verbs: manual connection request from %s (QP %u)", rbase->peer, m.qpn);
+	return 0;
 }
 
 int rcci_man_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)

@@ -117,7 +117,7 @@ static void verbs_listener_close(struct rcc_listener *lst)
 static int verbs_listener_fd(const struct rcc_listener *base)
 {
 	const struct verbs_listener *lst = (const struct verbs_listener *)base;
-	return manual(base->ctx) ? lst->fd : lst->ch->fd;
+	return manual(base->ctx) ? rcci_man_listener_fd(base) : lst->ch->fd;
 }
 
 static int verbs_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req)

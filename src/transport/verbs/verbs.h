@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/handshakes.h"
 #include "core/sock.h"
 #include "transport/transport.h"
 
@@ -238,6 +239,7 @@ struct verbs_listener {
 	struct rdma_cm_id *id;
 	/* manual */
 	int fd;
+	struct rcci_handshakes hs; /* HELLOs in progress; its epoll fd is the listener's */
 };
 
 struct verbs_req {
@@ -267,6 +269,7 @@ int rcci_cm_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t sale
 int rcci_man_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
 		    int backlog);
 void rcci_man_listener_close(struct rcc_listener *lst);
+int rcci_man_listener_fd(const struct rcc_listener *lst);
 int rcci_man_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
 int rcci_man_accept(struct rcc_conn_req *req, struct rcc_ep *ep);
 int rcci_man_reject(struct rcc_conn_req *req, const void *pdata, size_t len);
