@@ -12,7 +12,6 @@ CORRUPT=${2:-}
 T=60 # seconds any one process may run
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rcc-pp-test.XXXXXX")
 PIDS=()
-PASSES=0 FAILS=0
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
@@ -21,29 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-pass() { PASSES=$((PASSES + 1)); echo "  ok    $*"; }
-fail() { FAILS=$((FAILS + 1)); echo "  FAIL  $*"; }
-check() {
-	local what=$1
-	shift
-	if "$@"; then pass "$what"; else fail "$what"; fi
-}
-finish() {
-	[ $((PASSES + FAILS)) -gt 0 ] || fail "no case ran"
-	echo "$PASSES passed, $FAILS failed"
-	[ "$FAILS" -eq 0 ]
-	exit $?
-}
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
-# wait_until SECONDS COMMAND...: poll (20 ms) until the command succeeds.
-wait_until() {
-	local end=$(($(now_ms) + $1 * 1000))
-	shift
-	until "$@"; do
-		[ "$(now_ms)" -ge "$end" ] && return 1
-		sleep 0.02
-	done
-}
+. "$(dirname "$0")/../common/checks.sh"
 alive() { kill -0 "$1" 2>/dev/null; }
 # ready_or_dead LOG PID: the server printed its port, or exited (no use waiting).
 ready_or_dead() { grep -q 'listening on .*:[0-9]* (transport' "$1" || ! alive "$2"; }

@@ -15,8 +15,6 @@ XFER_HOST=${XFER_HOST:-127.0.0.1}
 XFER_EXTRA=${XFER_EXTRA:-}  # more options for every rcc-xfer (e.g. "--bringup manual")
 PIDS=()
 MOUNTS=()
-FAILS=0
-PASSES=0
 
 # kill_tree PID: the process and its children (the rcc-xfer under a `timeout`).
 kill_tree() {
@@ -36,24 +34,7 @@ cleanup() {
 trap cleanup EXIT
 KEEP=${KEEP:-}
 
-say() { printf '%s\n' "$*"; }
-pass() { PASSES=$((PASSES + 1)); say "  ok    $*"; }
-fail() { FAILS=$((FAILS + 1)); say "  FAIL  $*"; }
-# check DESCRIPTION COMMAND...: run the command, pass or fail.
-check() {
-	local what=$1
-	shift
-	if "$@"; then pass "$what"; else fail "$what"; fi
-}
-# finish: the verdict. A script passes only if at least one case ran and none
-# failed: a run that stopped before its first check (the tool never started,
-# the receiver never became ready) is a failure, not "no failures so far".
-finish() {
-	[ $((PASSES + FAILS)) -gt 0 ] || fail "no case ran"
-	say "$PASSES passed, $FAILS failed"
-	[ "$FAILS" -eq 0 ]
-	exit $?
-}
+. "$(dirname "${BASH_SOURCE[0]}")/../common/checks.sh"
 
 # mkfile PATH SIZE_BYTES: random content.
 mkfile() { head -c "$2" /dev/urandom > "$1"; }
@@ -68,19 +49,6 @@ has_line() {
 	say "    (no line of $1 matches '$2'; it ends with:)"
 	tail -5 "$1" 2>/dev/null | sed 's/^/      /'
 	return 1
-}
-
-# now_ms: monotonic enough for bounding polls.
-now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
-
-# wait_until TIMEOUT_S COMMAND...: poll the command until it succeeds.
-wait_until() {
-	local end=$(($(now_ms) + $1 * 1000))
-	shift
-	until "$@"; do
-		[ "$(now_ms)" -ge "$end" ] && return 1
-		sleep 0.02
-	done
 }
 
 # start_recv NAME DIR [ARGS...]: receiver in the background on a free port.

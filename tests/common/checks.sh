@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# The verdict helpers of the tool test scripts (sourced by tests/xfer/lib.sh and
+# tests/pingpong/pingpong.sh): counted checks, a final verdict that fails
+# when no case ran, and bounded polling.
+# shellcheck shell=bash
+
+PASSES=0
+FAILS=0
+
+say() { printf '%s\n' "$*"; }
+pass() { PASSES=$((PASSES + 1)); say "  ok    $*"; }
+fail() { FAILS=$((FAILS + 1)); say "  FAIL  $*"; }
+# check DESCRIPTION COMMAND...: run the command, pass or fail.
+check() {
+	local what=$1
+	shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+# finish: the verdict. A script passes only if at least one case ran and none
+# failed: a run that stopped before its first check (the tool never started,
+# a server never became ready) is a failure, not "no failures so far".
+finish() {
+	[ $((PASSES + FAILS)) -gt 0 ] || fail "no case ran"
+	say "$PASSES passed, $FAILS failed"
+	[ "$FAILS" -eq 0 ]
+	exit $?
+}
+
+# now_ms: monotonic enough for bounding polls.
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+
+# wait_until TIMEOUT_S COMMAND...: poll (every 20 ms) until the command succeeds.
+wait_until() {
+	local end=$(($(now_ms) + $1 * 1000))
+	shift
+	until "$@"; do
+		[ "$(now_ms)" -ge "$end" ] && return 1
+		sleep 0.02
+	done
+}
