@@ -6,7 +6,7 @@
 
 #include "log.h"
 #include "transport/transport.h"
-#include "wire_le.h"
+#include "rcc/util.h"
 
 #define ACCESS_ALL                                                                   \
 	(RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_READ | \
@@ -83,9 +83,9 @@ struct rcc_sge rcc_mr_sge(const struct rcc_mr *mr, const void *addr, uint32_t le
 
 void rcc_remote_mr_encode(const struct rcc_remote_mr *r, uint8_t out[RCC_REMOTE_MR_WIRE_SIZE])
 {
-	put_le64(out, r->addr);
-	put_le64(out + 8, r->length);
-	put_le32(out + 16, r->rkey);
+	rcc_put_le64(out, r->addr);
+	rcc_put_le64(out + 8, r->length);
+	rcc_put_le32(out + 16, r->rkey);
 }
 
 int rcc_remote_mr_decode(const void *in, size_t len, struct rcc_remote_mr *r)
@@ -95,9 +95,9 @@ int rcc_remote_mr_decode(const void *in, size_t len, struct rcc_remote_mr *r)
 
 	if (!in || !r || len < RCC_REMOTE_MR_WIRE_SIZE)
 		return -EINVAL;
-	tmp.addr = get_le64(p);
-	tmp.length = get_le64(p + 8);
-	tmp.rkey = get_le32(p + 16);
+	tmp.addr = rcc_get_le64(p);
+	tmp.length = rcc_get_le64(p + 8);
+	tmp.rkey = rcc_get_le32(p + 16);
 	if (tmp.addr + tmp.length < tmp.addr)
 		return -EINVAL;
 	*r = tmp;

@@ -12,7 +12,7 @@
 #include <sys/uio.h>
 
 #include "core/log.h"
-#include "core/wire_le.h"
+#include "rcc/util.h"
 #include "tcp.h"
 
 #define DIRECT_MIN (16u * 1024u)
@@ -380,7 +380,7 @@ static int on_read_req(struct tcp_ep *ep, const struct wire_hdr *h)
 
 static void do_atomic(struct tcp_ep *ep, const struct wire_hdr *h)
 {
-	uint64_t operand = get_le64(ep->rx_small), swap = get_le64(ep->rx_small + 8), old;
+	uint64_t operand = rcc_get_le64(ep->rx_small), swap = rcc_get_le64(ep->rx_small + 8), old;
 	struct resp_job j = { .type = WIRE_ATOMIC_RESP, .msn = h->msn };
 	bool full;
 

@@ -4,22 +4,22 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/wire_le.h"
+#include "rcc/util.h"
 #include "rcc/rcc.h"
 
 void wire_hdr_encode(const struct wire_hdr *h, uint8_t out[WIRE_HDR_LEN])
 {
 	out[0] = h->type;
 	out[1] = h->flags;
-	put_le16(out + 2, h->status);
-	put_le32(out + 4, h->len);
-	put_le32(out + 8, h->msn);
-	put_le32(out + 12, h->ack);
-	put_le64(out + 16, h->raddr);
-	put_le32(out + 24, h->rkey);
-	put_le32(out + 28, h->imm);
-	put_le32(out + 32, h->total);
-	put_le32(out + 36, 0);
+	rcc_put_le16(out + 2, h->status);
+	rcc_put_le32(out + 4, h->len);
+	rcc_put_le32(out + 8, h->msn);
+	rcc_put_le32(out + 12, h->ack);
+	rcc_put_le64(out + 16, h->raddr);
+	rcc_put_le32(out + 24, h->rkey);
+	rcc_put_le32(out + 28, h->imm);
+	rcc_put_le32(out + 32, h->total);
+	rcc_put_le32(out + 36, 0);
 }
 
 static int check_hdr(const struct wire_hdr *h)
@@ -89,15 +89,15 @@ int wire_hdr_decode(const uint8_t in[WIRE_HDR_LEN], struct wire_hdr *h)
 
 	t.type = in[0];
 	t.flags = in[1];
-	t.status = get_le16(in + 2);
-	t.len = get_le32(in + 4);
-	t.msn = get_le32(in + 8);
-	t.ack = get_le32(in + 12);
-	t.raddr = get_le64(in + 16);
-	t.rkey = get_le32(in + 24);
-	t.imm = get_le32(in + 28);
-	t.total = get_le32(in + 32);
-	if (get_le32(in + 36) != 0 || check_hdr(&t))
+	t.status = rcc_get_le16(in + 2);
+	t.len = rcc_get_le32(in + 4);
+	t.msn = rcc_get_le32(in + 8);
+	t.ack = rcc_get_le32(in + 12);
+	t.raddr = rcc_get_le64(in + 16);
+	t.rkey = rcc_get_le32(in + 24);
+	t.imm = rcc_get_le32(in + 28);
+	t.total = rcc_get_le32(in + 32);
+	if (rcc_get_le32(in + 36) != 0 || check_hdr(&t))
 		return -EPROTO;
 	*h = t;
 	return 0;
@@ -106,23 +106,23 @@ int wire_hdr_decode(const uint8_t in[WIRE_HDR_LEN], struct wire_hdr *h)
 void wire_hs_encode(const struct wire_hs *h, uint8_t out[WIRE_HS_HDR_LEN])
 {
 	memcpy(out, WIRE_MAGIC, 4);
-	put_le16(out + 4, h->version);
-	put_le16(out + 6, h->kind);
-	put_le16(out + 8, h->pdata_len);
-	put_le16(out + 10, 0);
-	put_le32(out + 12, h->max_rd_atomic);
+	rcc_put_le16(out + 4, h->version);
+	rcc_put_le16(out + 6, h->kind);
+	rcc_put_le16(out + 8, h->pdata_len);
+	rcc_put_le16(out + 10, 0);
+	rcc_put_le32(out + 12, h->max_rd_atomic);
 }
 
 int wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h)
 {
 	struct wire_hs t;
 
-	if (memcmp(in, WIRE_MAGIC, 4) || get_le16(in + 10) != 0)
+	if (memcmp(in, WIRE_MAGIC, 4) || rcc_get_le16(in + 10) != 0)
 		return -EPROTO;
-	t.version = get_le16(in + 4);
-	t.kind = get_le16(in + 6);
-	t.pdata_len = get_le16(in + 8);
-	t.max_rd_atomic = get_le32(in + 12);
+	t.version = rcc_get_le16(in + 4);
+	t.kind = rcc_get_le16(in + 6);
+	t.pdata_len = rcc_get_le16(in + 8);
+	t.max_rd_atomic = rcc_get_le32(in + 12);
 	if (t.version != WIRE_VERSION)
 		return -EPROTO;
 	switch (t.kind) {

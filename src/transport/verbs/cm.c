@@ -25,7 +25,7 @@
 
 #include "core/addr.h"
 #include "core/log.h"
-#include "core/wire_le.h"
+#include "rcc/util.h"
 #include "verbs.h"
 
 #define PD_MAGIC 0xC5
@@ -47,7 +47,7 @@ static size_t pd_encode(uint8_t *out, const void *pdata, size_t len)
 {
 	out[0] = PD_MAGIC;
 	out[1] = PD_VERSION;
-	put_le16(out + 2, (uint16_t)len);
+	rcc_put_le16(out + 2, (uint16_t)len);
 	if (len)
 		memcpy(out + PD_HDR, pdata, len);
 	return PD_HDR + len;
@@ -58,7 +58,7 @@ static uint32_t pd_decode(const uint8_t *in, size_t len, uint8_t *out, size_t ma
 	if (!in)
 		return 0;
 	if (len >= PD_HDR && in[0] == PD_MAGIC && in[1] == PD_VERSION) {
-		size_t n = get_le16(in + 2);
+		size_t n = rcc_get_le16(in + 2);
 		if (n <= len - PD_HDR && n <= max) {
 			memcpy(out, in + PD_HDR, n);
 			return (uint32_t)n;

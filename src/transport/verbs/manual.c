@@ -35,7 +35,7 @@
 
 #include "core/addr.h"
 #include "core/log.h"
-#include "core/wire_le.h"
+#include "rcc/util.h"
 #include "verbs.h"
 
 #define MSG_HDR 40
@@ -77,10 +77,10 @@ static void msg_encode(const struct msg *m, uint8_t *out)
 	memcpy(out, "RCCM", 4);
 	out[4] = MSG_VERSION;
 	out[5] = m->kind;
-	put_le16(out + 6, m->pdata_len);
-	put_le32(out + 8, m->qpn);
-	put_le32(out + 12, m->psn);
-	put_le16(out + 16, m->lid);
+	rcc_put_le16(out + 6, m->pdata_len);
+	rcc_put_le32(out + 8, m->qpn);
+	rcc_put_le32(out + 12, m->psn);
+	rcc_put_le16(out + 16, m->lid);
 	out[18] = m->mtu;
 	out[19] = m->rd_atomic;
 	memcpy(out + 20, m->gid, 16);
@@ -93,10 +93,10 @@ static int msg_decode_hdr(const uint8_t *in, struct msg *m)
 	if (memcmp(in, "RCCM", 4) || in[4] != MSG_VERSION)
 		return -EPROTO;
 	m->kind = in[5];
-	m->pdata_len = get_le16(in + 6);
-	m->qpn = get_le32(in + 8) & 0xffffff;
-	m->psn = get_le32(in + 12) & 0xffffff;
-	m->lid = get_le16(in + 16);
+	m->pdata_len = rcc_get_le16(in + 6);
+	m->qpn = rcc_get_le32(in + 8) & 0xffffff;
+	m->psn = rcc_get_le32(in + 12) & 0xffffff;
+	m->lid = rcc_get_le16(in + 16);
 	m->mtu = in[18];
 	m->rd_atomic = in[19];
 	memcpy(m->gid, in + 20, 16);
