@@ -40,8 +40,9 @@ struct chan {
 	uint8_t skey[XFER_MAC_LEN];
 	uint64_t seq_tx, seq_rx;
 	uint64_t last_tx_ns;
-	uint64_t last_rx_ns; /* last completion of any kind: the peer is alive */
-	int dead;            /* first fatal status, 0 while alive */
+	uint64_t last_rx_ns;      /* last completion of any kind: the peer is alive */
+	int dead;                 /* first fatal status, 0 while alive */
+	const atomic_bool *abort; /* chan_set_abort() */
 	char why[160];
 };
 
@@ -129,6 +130,8 @@ void chan_disconnect(struct chan *c)
 	if (c && c->ep)
 		rcc_ep_disconnect(c->ep);
 }
+
+void chan_set_abort(struct chan *c, const atomic_bool *flag) { c->abort = flag; }
 
 void chan_close(struct chan *c)
 {
@@ -454,6 +457,9 @@ int chan_next(struct chan *c, int idle_timeout_ms, int max_wait_ms, struct chan_
 		}
 		if (stop_requested())
 			return fail(c, -EINTR, "interrupted");
+		if (c->abort && atomic_load(c->abort))
+			return fail(c, -ECANCELED,
+				    "dropped before authenticating (too many such connections)");
 		rc = chan_tick(c);
 		if (rc)
 			return rc;

@@ -18,6 +18,7 @@
 #ifndef XFER_CHAN_H
 #define XFER_CHAN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -57,6 +58,9 @@ int chan_accept(struct rcc_ctx *ctx, struct rcc_conn_req *req,
 		const uint8_t peer_token[XFER_TOKEN_LEN], const struct chan_opts *o,
 		struct chan **out, char *err, size_t errlen);
 void chan_close(struct chan *c);
+/* While *flag is set, every wait for the peer fails at once with -ECANCELED
+ * (checked at least every 200 ms). flag must outlive the channel; NULL: none. */
+void chan_set_abort(struct chan *c, const atomic_bool *flag);
 /* Stop a dead channel's endpoint: every request still outstanding (WRITEs
  * from a caller's window among them) has completed when this returns, so
  * their memory may go. */

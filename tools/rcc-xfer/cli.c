@@ -27,6 +27,8 @@ enum {
 	OPT_NO_CLOBBER,
 	OPT_NO_PREALLOCATE,
 	OPT_MAX_CONNS,
+	OPT_AUTH_TIMEOUT,
+	OPT_MAX_UNAUTH,
 	OPT_CHUNK_SIZE,
 	OPT_WINDOW,
 };
@@ -60,6 +62,8 @@ static const struct option long_opts[] = {
 	{ "no-clobber", no_argument, NULL, OPT_NO_CLOBBER },
 	{ "no-preallocate", no_argument, NULL, OPT_NO_PREALLOCATE },
 	{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
+	{ "auth-timeout", required_argument, NULL, OPT_AUTH_TIMEOUT },
+	{ "max-unauth", required_argument, NULL, OPT_MAX_UNAUTH },
 	{ "chunk-size", required_argument, NULL, OPT_CHUNK_SIZE },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ NULL, 0, NULL, 0 },
@@ -76,7 +80,8 @@ static bool receiver_only(int c)
 {
 	return c == 'D' || c == 'l' || c == OPT_READY_FILE || c == OPT_ONCE ||
 	       c == OPT_NO_CLOBBER || c == OPT_NO_PREALLOCATE || c == OPT_MAX_CONNS ||
-	       c == OPT_CHUNK_SIZE || c == OPT_WINDOW;
+	       c == OPT_AUTH_TIMEOUT || c == OPT_MAX_UNAUTH || c == OPT_CHUNK_SIZE ||
+	       c == OPT_WINDOW;
 }
 
 static const char *opt_name(int c)
@@ -170,6 +175,8 @@ static void set_defaults(struct xfer_opts *o)
 	o->dir = ".";
 	snprintf(o->listen, sizeof(o->listen), "0.0.0.0:%d", XFER_DEFAULT_PORT);
 	o->max_conns = XFER_DEFAULT_MAX_CONNS;
+	o->auth_timeout_ms = XFER_DEFAULT_AUTH_TIMEOUT_S * 1000;
+	o->max_unauth = XFER_DEFAULT_MAX_UNAUTH;
 	o->window = XFER_DEFAULT_WINDOW;
 	default_id(o->id, sizeof(o->id));
 	/* Read once, before any thread exists: umask() is process-wide. */
@@ -277,6 +284,14 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 		if (parse_int(arg, 1, 64, &v))
 			usage_error(PROG, "--max-conns must be 1-64, not '%s'", arg);
 		o->max_conns = (int)v;
+		break;
+	case OPT_AUTH_TIMEOUT:
+		o->auth_timeout_ms = (int)seconds_arg(arg, "--auth-timeout") * 1000;
+		break;
+	case OPT_MAX_UNAUTH:
+		if (parse_int(arg, 1, 256, &v))
+			usage_error(PROG, "--max-unauth must be 1-256, not '%s'", arg);
+		o->max_unauth = (int)v;
 		break;
 	case OPT_CHUNK_SIZE:
 		if (parse_size(arg, &size) || size < XFER_MIN_CHUNK || size > XFER_MAX_CHUNK ||

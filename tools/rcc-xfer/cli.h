@@ -19,6 +19,11 @@
 #define XFER_DEFAULT_TIMEOUT_S 30
 #define XFER_DEFAULT_CONNECT_TIMEOUT_S 10
 #define XFER_DEFAULT_MAX_CONNS 4
+/* Before a sender has proved the key it gets this long, and this many such
+ * connections are held at once (the oldest goes first): an unauthenticated
+ * peer never holds one of the --max-conns served slots. */
+#define XFER_DEFAULT_AUTH_TIMEOUT_S 5
+#define XFER_DEFAULT_MAX_UNAUTH 16
 #define XFER_SENDER_WINDOW_MAX (256ull << 20) /* what a sender stages at most */
 
 enum xfer_cmd {
@@ -57,6 +62,8 @@ struct xfer_opts {
 	bool no_clobber;
 	bool no_preallocate;
 	int max_conns;
+	int auth_timeout_ms; /* receiver: the sender must authenticate by then */
+	int max_unauth;      /* receiver: connections held before authentication */
 	uint32_t chunk_size; /* 0: by transport (XFER_DEFAULT_CHUNK_*) */
 	uint32_t window;
 	mode_t umask;

@@ -329,8 +329,28 @@ out:
 	return rc;
 }
 
+/* An authenticated connection takes a served slot, if one is free. */
+static bool take_served_slot(struct receiver *r)
+{
+	bool ok;
+
+	pthread_mutex_lock(&r->lock);
+	ok = r->served < r->o->max_conns;
+	if (ok)
+		r->served++;
+	pthread_mutex_unlock(&r->lock);
+	return ok;
+}
+
+static void give_served_slot(struct receiver *r)
+{
+	pthread_mutex_lock(&r->lock);
+	r->served--;
+	pthread_mutex_unlock(&r->lock);
+}
+
 int serve_connection(struct receiver *r, struct rcc_conn_req *req,
-		     const uint8_t token[XFER_TOKEN_LEN])
+		     const uint8_t token[XFER_TOKEN_LEN], struct conn_ctl *ctl)
 {
 	struct chan_opts co = { .cq_mode = r->o->cq_mode,
 				.rx_count = r->o->window + 16,
@@ -351,7 +371,11 @@ int serve_connection(struct receiver *r, struct rcc_conn_req *req,
 	}
 	snprintf(ss.peer, sizeof(ss.peer), "%s", chan_peer(ss.ch));
 	json_str(ss.peer, ss.jpeer, sizeof(ss.jpeer));
-	rc = auth_as_receiver(ss.ch, &r->key, r->o->timeout_ms, ss.id);
+	/* Before it has proved the key, the peer has a short deadline and may be
+	 * dropped to make room for others (receiver.c); it holds no served slot. */
+	if (ctl)
+		chan_set_abort(ss.ch, &ctl->evict);
+	rc = auth_as_receiver(ss.ch, &r->key, r->o->auth_timeout_ms, ss.id);
 	if (rc) {
 		json_str("", ss.jid, sizeof(ss.jid));
 		out_json("{\"event\":\"failed\",\"peer\":%s,\"id\":null,\"name\":null,\"code\":"
@@ -361,6 +385,20 @@ int serve_connection(struct receiver *r, struct rcc_conn_req *req,
 		return rc;
 	}
 	json_str(ss.id, ss.jid, sizeof(ss.jid));
+	if (ctl) {
+		chan_set_abort(ss.ch, NULL);
+		atomic_store(&ctl->authenticated, true);
+		if (!take_served_slot(r)) {
+			char why[96];
+			snprintf(why, sizeof(why), "already serving %d connections (--max-conns)",
+				 r->o->max_conns);
+			out_error("turned away %s (%s): %s", ss.id, ss.peer, why);
+			send_error(&ss, XE_BUSY, why);
+			chan_drain(ss.ch, 1000);
+			chan_close(ss.ch);
+			return XEXIT_CONN;
+		}
+	}
 	out_json("{\"event\":\"connected\",\"peer\":%s,\"id\":%s}", ss.jpeer, ss.jid);
 	for (;;) {
 		rc = chan_next(ss.ch, r->o->timeout_ms, -1, &ev);
@@ -389,5 +427,7 @@ int serve_connection(struct receiver *r, struct rcc_conn_req *req,
 		break;
 	}
 	chan_close(ss.ch);
+	if (ctl)
+		give_served_slot(r);
 	return ss.status;
 }

@@ -29,13 +29,15 @@ struct worker {
 	pthread_t thread;
 	bool used;
 	atomic_bool finished;
+	struct conn_ctl ctl;
+	uint64_t seq; /* accept order: the smallest is the oldest */
 };
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 
-	serve_connection(w->r, w->req, w->token);
+	serve_connection(w->r, w->req, w->token, &w->ctl);
 	atomic_store(&w->finished, true);
 	return NULL;
 }
@@ -58,15 +60,18 @@ static int reap(struct worker *ws, int n, bool all)
 }
 
 static int spawn(struct receiver *r, struct worker *ws, int n, struct rcc_conn_req *req,
-		 const uint8_t token[XFER_TOKEN_LEN])
+		 const uint8_t token[XFER_TOKEN_LEN], uint64_t seq)
 {
 	for (int i = 0; i < n; i++) {
 		if (ws[i].used)
 			continue;
 		ws[i].r = r;
 		ws[i].req = req;
+		ws[i].seq = seq;
 		memcpy(ws[i].token, token, XFER_TOKEN_LEN);
 		atomic_store(&ws[i].finished, false);
+		atomic_store(&ws[i].ctl.authenticated, false);
+		atomic_store(&ws[i].ctl.evict, false);
 		int rc = pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
 		if (rc)
 			return -rc;
@@ -133,10 +138,47 @@ static void turn_away(struct rcc_conn_req *req, const char *why)
 		       len < RCC_REJECT_PRIVATE_DATA_MAX ? len : RCC_REJECT_PRIVATE_DATA_MAX);
 }
 
+/* Connections not yet authenticated (and not already told to go); when they
+ * are at the bound, the oldest is told to go -- it gives up within a slice --
+ * so a flood of them can never keep an authenticated sender out. */
+static void bound_unauthenticated(struct worker *ws, int n, int max_unauth)
+{
+	struct worker *oldest = NULL;
+	int count = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct worker *w = &ws[i];
+		if (!w->used || atomic_load(&w->finished) || atomic_load(&w->ctl.authenticated) ||
+		    atomic_load(&w->ctl.evict))
+			continue;
+		count++;
+		if (!oldest || w->seq < oldest->seq)
+			oldest = w;
+	}
+	if (count >= max_unauth && oldest) {
+		out_error("dropping %s: %d connections have not authenticated yet (--max-unauth)",
+			  rcc_conn_req_peer(oldest->req), count);
+		atomic_store(&oldest->ctl.evict, true);
+	}
+}
+
+static int served_now(struct receiver *r)
+{
+	pthread_mutex_lock(&r->lock);
+	int n = r->served;
+	pthread_mutex_unlock(&r->lock);
+	return n;
+}
+
 static int accept_loop(struct receiver *r, struct rcc_listener *lst)
 {
 	const struct xfer_opts *o = r->o;
-	struct worker *ws = calloc((size_t)o->max_conns, sizeof(*ws));
+	/* served + not yet authenticated + told to go but not yet gone: a
+	 * connection told to go leaves within a channel slice (200 ms), so
+	 * 3 * max_unauth of those absorb a flood of 15 * max_unauth per second */
+	int nworkers = o->max_conns + 4 * o->max_unauth;
+	struct worker *ws = calloc((size_t)nworkers, sizeof(*ws));
+	uint64_t seq = 0;
 	uint8_t token[XFER_TOKEN_LEN];
 	struct rcc_conn_req *req;
 	size_t pdlen;
@@ -145,7 +187,7 @@ static int accept_loop(struct receiver *r, struct rcc_listener *lst)
 	if (!ws)
 		return XEXIT_LOCAL;
 	while (!stop_requested()) {
-		int active = reap(ws, o->max_conns, false);
+		reap(ws, nworkers, false);
 		rc = rcc_get_request(lst, ACCEPT_SLICE_MS, &req);
 		if (rc == -ETIMEDOUT || rc == -EINTR)
 			continue;
@@ -162,17 +204,31 @@ static int accept_loop(struct receiver *r, struct rcc_listener *lst)
 			continue;
 		}
 		if (o->once) {
-			status = serve_connection(r, req, token);
+			status = serve_connection(r, req, token, NULL);
 			break;
 		}
-		if (active >= o->max_conns) {
+		/* Only authenticated connections count against --max-conns. */
+		int served = served_now(r);
+		if (served >= o->max_conns) {
 			char why[64];
 			snprintf(why, sizeof(why), "already serving %d connections (--max-conns)",
-				 active);
+				 served);
 			turn_away(req, why);
 			continue;
 		}
-		rc = spawn(r, ws, o->max_conns, req, token);
+		bound_unauthenticated(ws, nworkers, o->max_unauth);
+		rc = spawn(r, ws, nworkers, req, token, seq);
+		/* every slot busy: those told to go leave within a slice */
+		for (int tries = 0; rc == -EBUSY && tries < 25; tries++) {
+			usleep(20000);
+			reap(ws, nworkers, false);
+			rc = spawn(r, ws, nworkers, req, token, seq);
+		}
+		seq++;
+		if (rc == -EBUSY) {
+			turn_away(req, "too many connections still authenticating");
+			continue;
+		}
 		if (rc) {
 			out_error("cannot start a thread for %s: %s", rcc_conn_req_peer(req),
 				  strerror(-rc));
@@ -180,7 +236,7 @@ static int accept_loop(struct receiver *r, struct rcc_listener *lst)
 		}
 	}
 	/* Workers see the stop flag within a slice and abort cleanly. */
-	reap(ws, o->max_conns, true);
+	reap(ws, nworkers, true);
 	free(ws);
 	if (stop_requested() && o->once && !status)
 		status = XEXIT_INTERRUPTED;
@@ -195,6 +251,7 @@ int xfer_recv(const struct xfer_opts *o)
 	int warn, rc, status = XEXIT_LOCAL;
 
 	memset(&r, 0, sizeof(r));
+	pthread_mutex_init(&r.lock, NULL);
 	r.o = o;
 	r.sopts.no_clobber = o->no_clobber;
 	r.sopts.no_preallocate = o->no_preallocate;
