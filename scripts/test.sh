@@ -122,9 +122,11 @@ install_check() {
 	pc=$(dirname "$(find "$prefix" -name rcc.pc | head -n1)")
 	[ -f "$pc/rcc.pc" ] || { echo "rcc.pc was not installed"; return 1; }
 	export PKG_CONFIG_PATH=$pc
+	# the README's recipe: pkg-config flags and an rpath, nothing in the environment
 	cc -std=c11 -Wall -Wextra -Werror -o "$prefix/send_recv" examples/send_recv.c \
-		$(pkg-config --cflags --libs rcc) -lpthread || return 1
-	LD_LIBRARY_PATH=$(pkg-config --variable=libdir rcc) timeout 30 "$prefix/send_recv" || return 1
+		$(pkg-config --cflags --libs rcc) -Wl,-rpath,"$(pkg-config --variable=libdir rcc)" ||
+		return 1
+	env -u LD_LIBRARY_PATH timeout 30 "$prefix/send_recv" || return 1
 	# the shared library exports the API and nothing else
 	local extra
 	extra=$(nm -D --defined-only "$(pkg-config --variable=libdir rcc)/librcc.so" |
