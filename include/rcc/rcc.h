@@ -115,7 +115,10 @@ struct rcc_ctx_attr {
 };
 
 /* Open a context. attr may be NULL (all defaults). With RCC_TRANSPORT_VERBS
- * and no usable device the result is -ENODEV. */
+ * and no usable device the result is -ENODEV (-ENOSYS when rcc was built
+ * without verbs). RCC_TRANSPORT_AUTO picks verbs when a usable device exists
+ * and tcp otherwise -- unless attr->device names a device: then it is verbs on
+ * that device or the same error as RCC_TRANSPORT_VERBS, never a silent tcp. */
 int rcc_ctx_open(const struct rcc_ctx_attr *attr, struct rcc_ctx **ctx);
 
 /* Close a context. Fails with -EBUSY while any MR, CQ, endpoint or listener

@@ -80,6 +80,13 @@ int rcc_ctx_open(const struct rcc_ctx_attr *attr, struct rcc_ctx **ctx)
 	if (rc != -ENODEV)
 		return rc;
 #endif
+	/* A named device means RDMA: running over tcp instead would hide the
+	 * typo or the missing driver the caller needs to hear about. */
+	if (attr->device && attr->device[0]) {
+		log_error("transport auto: no usable RDMA device '%s' (%s)", attr->device,
+			  rcc_strerror(rc));
+		return rc;
+	}
 	log_info("transport auto: no usable RDMA device (%s), using the tcp transport",
 		 rcc_strerror(rc));
 	return open_with(&rcci_tcp_ops, RCC_TRANSPORT_TCP, attr, ctx);

@@ -82,6 +82,14 @@ static void auto_transport(void)
 	CHECK_OK(rcc_ctx_close(ctx));
 	CHECK_MSG(t == (ndev > 0 ? RCC_TRANSPORT_VERBS : RCC_TRANSPORT_TCP),
 		  "AUTO chose %s with %d devices", rcc_transport_name(t), ndev);
+
+	/* a named device that does not exist is an error, never a quiet tcp */
+	struct rcc_ctx_attr named = { .transport = RCC_TRANSPORT_AUTO, .device = "no-such-dev0" };
+	ctx = NULL;
+	int rc = rcc_ctx_open(&named, &ctx);
+	CHECK_MSG(rc == -ENODEV || rc == -ENOSYS, "AUTO with a missing device: %d (%s)", rc,
+		  ctx ? rcc_transport_name(rcc_ctx_transport(ctx)) : "-");
+	CHECK(ctx == NULL);
 }
 
 TEST_MAIN(TEST(remote_mr_wire_form), TEST(texts), TEST(logging), TEST(auto_transport))
