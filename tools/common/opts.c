@@ -152,3 +152,44 @@ void join_host_port(char *buf, size_t len, const char *host, int port)
 	bool bare_v6 = strchr(host, ':') && host[0] != '[';
 	snprintf(buf, len, bare_v6 ? "[%s]:%d" : "%s:%d", host, port);
 }
+
+int split_host_port(const char *arg, char *host, size_t hostlen, int *port)
+{
+	const char *h = arg, *colon = NULL;
+	size_t hl;
+	long v;
+
+	if (!arg || !*arg)
+		return -EINVAL;
+	if (arg[0] == '[') {
+		const char *close = strchr(arg, ']');
+		if (!close)
+			return -EINVAL;
+		h = arg + 1;
+		hl = (size_t)(close - h);
+		if (close[1] == ':')
+			colon = close + 1;
+		else if (close[1])
+			return -EINVAL;
+	} else {
+		colon = strchr(arg, ':');
+		if (colon && strchr(colon + 1, ':'))
+			colon = NULL; /* a bare IPv6 literal: no port */
+		hl = colon ? (size_t)(colon - arg) : strlen(arg);
+	}
+	if (!hl || hl >= hostlen)
+		return -EINVAL;
+	if (colon && parse_int(colon + 1, 1, 65535, &v))
+		return -EINVAL;
+	memcpy(host, h, hl);
+	host[hl] = 0;
+	if (colon)
+		*port = (int)v;
+	return 0;
+}
+
+void version_exit(const char *prog)
+{
+	printf("%s (rcc %s)\n", prog, rcc_version());
+	exit(0);
+}

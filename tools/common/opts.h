@@ -35,6 +35,17 @@ void opt_bringup(const char *prog, const char *arg, struct rcc_ctx_attr *a);
  * an already bracketed one does not get them twice. */
 void join_host_port(char *buf, size_t len, const char *host, int port);
 
+/*
+ * A peer named on the command line: "host", "host:port", "[v6addr]",
+ * "[v6addr]:port" or a bare IPv6 literal ("::1", no port). The host goes to
+ * host (brackets removed); *port is set only when the argument has one.
+ * 0, or -EINVAL for an empty host, a bad or out-of-range port (1-65535), an
+ * unclosed bracket, or a host longer than hostlen - 1.
+ */
+int split_host_port(const char *arg, char *host, size_t hostlen, int *port);
+/* "--version": "prog (rcc X.Y.Z)" on stdout, then exit 0. */
+void version_exit(const char *prog) __attribute__((noreturn));
+
 /* Print "prog: message" to stderr and exit with status 2 (usage error). */
 void usage_error(const char *prog, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));

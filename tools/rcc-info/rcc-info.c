@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "json.h"
+#include "opts.h"
 #include "rcc/rcc.h"
 
 static const char *prog = "rcc-info";
@@ -35,6 +36,7 @@ static void usage(FILE *f)
 		"  -v, --verbose     also device limits (QPs, WRs, SGEs, CQEs, MRs, RD atomics)\n"
 		"      --json        one JSON object on stdout\n"
 		"  -h, --help        this text\n"
+		"      --version     the version of rcc-info and the library\n"
 		"\n"
 		"Exit status: 0 devices listed, 1 no RDMA device, 2 usage, 3 error.\n"
 		"Without a device rcc still works: its tcp transport (--transport tcp in the\n"
@@ -171,11 +173,9 @@ static const char *no_device_reason(int rc)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "device", required_argument, NULL, 'd' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "device", required_argument, NULL, 'd' }, { "verbose", no_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },         { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
 	};
 	const char *dev = NULL;
 	bool verbose = false, json = false;
@@ -196,6 +196,8 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'V':
+			version_exit("rcc-info");
 		default:
 			usage(stderr);
 			return 2;

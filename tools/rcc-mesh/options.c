@@ -88,6 +88,7 @@ static const char usage[] =
 	"                            checks: corrupt (flip a byte), skip (lose a\n"
 	"                            sequence number) or dup (repeat one)\n"
 	"    -h, --help              this text\n"
+	"        --version           the version of rcc-mesh and the library\n"
 	"\n"
 	"ENVIRONMENT\n"
 	"    RCC_LOG=error|warn|info|debug|trace   the library's log level\n"
@@ -118,6 +119,7 @@ enum {
 	OPT_BRIEF,
 	OPT_QUIET,
 	OPT_INJECT,
+	OPT_VERSION,
 };
 
 static const char *prog = "rcc-mesh";
@@ -183,6 +185,7 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 		{ "brief", no_argument, NULL, OPT_BRIEF },
 		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "inject", required_argument, NULL, OPT_INJECT },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -309,6 +312,8 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
+		case OPT_VERSION:
+			version_exit("rcc-mesh");
 		default:
 			fprintf(stderr, "Try 'rcc-mesh --help'.\n");
 			exit(MESH_EXIT_USAGE);

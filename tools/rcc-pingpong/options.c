@@ -10,6 +10,7 @@
 static const char usage[] =
 	"Usage: rcc-pingpong [OPTIONS]          run a server: each client is served by an agent\n"
 	"       rcc-pingpong [OPTIONS] SERVER   run a client against SERVER\n"
+	"                                       (HOST, HOST:PORT or [IPV6]:PORT)\n"
 	"\n"
 	"A SEND/RECV ping-pong. The client times each round trip, checks every pong\n"
 	"byte for byte, and prints min, median, average, p99 and max of the half\n"
@@ -35,6 +36,7 @@ static const char usage[] =
 	"      --json               client: print the result as one JSON object\n"
 	"  -q, --quiet              fewer messages\n"
 	"  -h, --help               this text\n"
+	"      --version            the version of rcc-pingpong and the library\n"
 	"\n"
 	"Environment: RCC_LOG=error|warn|info|debug|trace sets the library's log level.\n"
 	"Exit status: 0 success, 1 failure (connection, transfer), 2 usage, 3 pong mismatch.\n";
@@ -44,7 +46,8 @@ enum {
 	OPT_ONCE,
 	OPT_JSON,
 	OPT_TIMEOUT,
-	OPT_SHARED_THREADS
+	OPT_SHARED_THREADS,
+	OPT_VERSION
 };
 
 int pp_parse(int argc, char **argv, struct pp_opts *o)
@@ -69,6 +72,7 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *prog = "rcc-pingpong";
@@ -158,6 +162,8 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
+		case OPT_VERSION:
+			version_exit(prog);
 		default:
 			fprintf(stderr, "Try 'rcc-pingpong --help'.\n");
 			exit(2);
@@ -166,7 +172,10 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 	if (optind < argc - 1)
 		usage_error(prog, "one SERVER at most");
 	o->server = optind == argc;
-	o->host = o->server ? NULL : argv[optind];
+	/* SERVER may carry its port (host:port, [v6]:port): it wins over -p */
+	if (!o->server && split_host_port(argv[optind], o->host_buf, sizeof(o->host_buf), &o->port))
+		usage_error(prog, "bad SERVER '%s' (HOST, HOST:PORT or [IPV6]:PORT)", argv[optind]);
+	o->host = o->server ? NULL : o->host_buf;
 	if (o->warmup < 0)
 		o->warmup = o->iters / 10 < 100 ? o->iters / 10 : 100;
 	return 0;

@@ -11,7 +11,8 @@
 
 struct pp_opts {
 	bool server;
-	const char *host; /* client: the server */
+	const char *host; /* client: the server (host part of SERVER) */
+	char host_buf[256];
 	const char *bind; /* server: listen address */
 	int port;
 	long iters;
