@@ -30,7 +30,8 @@ struct worker {
 	bool used;
 	atomic_bool finished;
 	struct conn_ctl ctl;
-	uint64_t seq; /* accept order: the smallest is the oldest */
+	uint64_t seq;  /* accept order: the smallest is the oldest */
+	char peer[64]; /* for messages: req is the thread's, and consumed there */
 };
 
 static void *worker_main(void *arg)
@@ -68,6 +69,7 @@ static int spawn(struct receiver *r, struct worker *ws, int n, struct rcc_conn_r
 		ws[i].r = r;
 		ws[i].req = req;
 		ws[i].seq = seq;
+		snprintf(ws[i].peer, sizeof(ws[i].peer), "%s", rcc_conn_req_peer(req));
 		memcpy(ws[i].token, token, XFER_TOKEN_LEN);
 		atomic_store(&ws[i].finished, false);
 		atomic_store(&ws[i].ctl.authenticated, false);
@@ -157,7 +159,7 @@ static void bound_unauthenticated(struct worker *ws, int n, int max_unauth)
 	}
 	if (count >= max_unauth && oldest) {
 		out_error("dropping %s: %d connections have not authenticated yet (--max-unauth)",
-			  rcc_conn_req_peer(oldest->req), count);
+			  oldest->peer, count);
 		atomic_store(&oldest->ctl.evict, true);
 	}
 }
