@@ -75,10 +75,13 @@ static void context_choices(void)
 	a.port = 0;
 	a.device = "no-such-device";
 	CHECK_EQ(rcc_ctx_open(&a, &ctx), -ENODEV);
-	/* auto falls back to tcp only when there is no usable device */
+	/* auto with a named device: that device or an error, never a quiet tcp */
 	a.transport = RCC_TRANSPORT_AUTO;
+	CHECK_EQ(rcc_ctx_open(&a, &ctx), -ENODEV);
+	/* auto without a name takes the device there is */
+	a.device = NULL;
 	CHECK_OK(rcc_ctx_open(&a, &ctx));
-	CHECK_EQ(rcc_ctx_transport(ctx), RCC_TRANSPORT_TCP);
+	CHECK_EQ(rcc_ctx_transport(ctx), RCC_TRANSPORT_VERBS);
 	CHECK_OK(rcc_ctx_close(ctx));
 	rcc_device_list_free(d, n);
 }
