@@ -331,8 +331,13 @@ static void on_wc(struct out_conn *c, const struct rcc_wc *wc, uint64_t now)
 	case WR_CRECV:
 		on_ctrl(c, c->crecv[idx], wc->byte_len);
 		if (c->st != OUT_FAILED && c->st != OUT_DONE) {
+			/*
+			 * -ENOTCONN: the peer has left. That is orderly if our FIN's
+			 * completion is still behind this one in the queue; out_step
+			 * drains it and then judges the closed connection.
+			 */
 			int rc = rcc_post_recv_list(c->ep, &c->rwr[idx], 1, NULL);
-			if (rc)
+			if (rc && rc != -ENOTCONN)
 				fail(c, "cannot receive from it", rcc_strerror(rc));
 		}
 		break;
@@ -466,9 +471,14 @@ int out_step(struct out_conn *c, uint64_t now)
 	if (c->st == OUT_FAILED || c->st == OUT_DONE)
 		return work;
 	if (rcc_ep_state(c->ep) != RCC_EP_CONNECTED) {
-		/* completions queued before the state changed come first: they may end us orderly */
+		/*
+		 * Completions queued before the state changed come first: they may
+		 * end us orderly. A control message still in flight completes by
+		 * itself (delivered, or flushed: rule 4 of rcc.h), so its
+		 * completion decides, not the order in which the news arrived.
+		 */
 		work += drain(c, now);
-		if (c->st != OUT_DONE)
+		if (c->st != OUT_DONE && c->st != OUT_FAILED && !c->csend_busy)
 			fail(c, "our connection to it closed",
 			     rcc_ep_state_str(rcc_ep_state(c->ep)));
 	}
