@@ -63,6 +63,55 @@ int parse_int(const char *s, long min, long max, long *out)
 	return 0;
 }
 
+int parse_duration(const char *s, uint64_t *ms, bool *bare)
+{
+	static const struct {
+		const char *name;
+		uint64_t ms;
+	} units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 } };
+	const uint64_t max_ms = 366ull * 24 * 3600000;
+	uint64_t whole = 0, frac = 0, frac_div = 1, unit = 1000;
+	const char *p = s;
+	bool digits = false;
+
+	if (!s)
+		return -EINVAL;
+	/* By hand, not strtod: no signs, exponents, hex, "inf" or locale commas. */
+	for (; *p >= '0' && *p <= '9'; p++, digits = true) {
+		whole = whole * 10 + (uint64_t)(*p - '0');
+		if (whole > max_ms)
+			return -EINVAL;
+	}
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, digits = true) {
+			if (frac_div < 1000000000ull) { /* finer digits cannot reach 1 ms */
+				frac = frac * 10 + (uint64_t)(*p - '0');
+				frac_div *= 10;
+			}
+		}
+	}
+	if (!digits)
+		return -EINVAL;
+	if (*p) {
+		size_t i;
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcmp(p, units[i].name))
+				break;
+		if (i == sizeof(units) / sizeof(units[0]))
+			return -EINVAL;
+		unit = units[i].ms;
+	}
+	if (whole > max_ms / unit)
+		return -EINVAL;
+	uint64_t v = whole * unit + (frac * unit + frac_div / 2) / frac_div;
+	if (v > max_ms || (!v && (whole || frac)))
+		return -EINVAL;
+	*ms = v;
+	if (bare)
+		*bare = !*p;
+	return 0;
+}
+
 int parse_cq_mode(const char *s, enum rcc_cq_mode *m)
 {
 	if (!strcmp(s, "poll"))

@@ -3,6 +3,7 @@
 #ifndef RCC_TOOLS_OPTS_H
 #define RCC_TOOLS_OPTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rcc/rcc.h"
@@ -12,6 +13,14 @@
 int parse_size(const char *s, uint64_t *out);
 /* A decimal integer in [min, max]. 0 or -EINVAL. */
 int parse_int(const char *s, long min, long max, long *out);
+/*
+ * A duration: a decimal number with an optional fraction and a unit, "500ms",
+ * "5s", "1.5s", "2m", "1h". A bare number ("5", "0.2") is seconds, the unit of
+ * perftest's -D and of most tools' timeouts; *bare says it had no unit (NULL:
+ * not wanted). Stored in milliseconds: 0 or -EINVAL for anything else (signs,
+ * exponents, a non-zero value below 1 ms, more than a year, an unknown unit).
+ */
+int parse_duration(const char *s, uint64_t *ms, bool *bare);
 /* "poll" | "wait" | "fd" */
 int parse_cq_mode(const char *s, enum rcc_cq_mode *m);
 const char *cq_mode_name(enum rcc_cq_mode m);
