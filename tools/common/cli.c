@@ -19,20 +19,20 @@ struct common_opt {
 
 static const struct common_opt common[] = {
 	{ CLI_TRANSPORT, 'T', "transport", required_argument, "T",
-	  "auto | verbs | tcp (auto: verbs if a device exists, else tcp)" },
+	  "auto | verbs | tcp (auto: verbs if a device exists)" },
 	{ CLI_DEVICE, 'd', "device", required_argument, "DEV",
-	  "RDMA device (first active); implies verbs, no fallback to tcp" },
+	  "RDMA device (first active); implies -T verbs" },
 	{ CLI_IB_PORT, 'i', "ib-port", required_argument, "N", "device port (first active)" },
 	{ CLI_GID, 'g', "gid-index", required_argument, "N",
 	  "GID index (the RoCE v2 GID of an IPv4 address)" },
 	{ CLI_BRINGUP, 'B', "bringup", required_argument, "cm|manual",
-	  "verbs connection set-up: rdma_cm, or QP data over TCP (cm)" },
+	  "verbs set-up: rdma_cm, or QP data over TCP (cm)" },
 	{ CLI_MODE, 'm', "mode", required_argument, "M",
-	  "completions: poll (busy), wait (sleep), fd (epoll on the CQ's descriptor)" },
+	  "poll (spin), wait (sleep) or fd (epoll)" },
 	{ CLI_PORT, 'p', "port", required_argument, "PORT", "service port" },
 	{ CLI_TIMEOUT, CLI_OPT_TIMEOUT, "timeout", required_argument, "TIME", NULL },
 	{ CLI_JSON, CLI_OPT_JSON, "json", no_argument, NULL,
-	  "print the figures as JSON on stdout (docs/json.md)" },
+	  "the figures as JSON on stdout (docs/json.md)" },
 	{ CLI_QUIET, CLI_OPT_QUIET, "quiet", no_argument, NULL, "fewer messages" },
 };
 #define NCOMMON (sizeof(common) / sizeof(common[0]))
@@ -225,6 +225,33 @@ int cli_next(struct cli *c, int argc, char **argv)
 	}
 }
 
+/* The same message in every tool for a device that is not there, before anything
+ * starts: what is there instead, and exit 1 (not a usage error: the system lacks it). */
+static void device_must_exist(const struct cli *c)
+{
+	struct rcc_device_info *devs = NULL;
+	int n = 0, rc = rcc_device_list(&devs, &n);
+
+	for (int i = 0; !rc && i < n; i++)
+		if (!strcmp(devs[i].name, c->ctx->device)) {
+			rcc_device_list_free(devs, n);
+			return;
+		}
+	fprintf(stderr, "%s: no RDMA device named '%s'", c->prog, c->ctx->device);
+	if (!rc && n) {
+		fputs(" (there are:", stderr);
+		for (int i = 0; i < n; i++)
+			fprintf(stderr, " %s", devs[i].name);
+		fputs("; rcc-info lists them)", stderr);
+	} else {
+		fputs(" (no RDMA device here; -T tcp needs none)", stderr);
+	}
+	fputc('\n', stderr);
+	if (!rc)
+		rcc_device_list_free(devs, n);
+	exit(1);
+}
+
 void cli_finish(struct cli *c)
 {
 	if (!(c->take & CLI_DEVICE) || !c->ctx || !c->ctx->device)
@@ -236,6 +263,8 @@ void cli_finish(struct cli *c)
 			    c->ctx->device);
 	/* what "auto" does with a device anyway; saying it makes messages name verbs */
 	c->ctx->transport = RCC_TRANSPORT_VERBS;
+	if (c->take & CLI_TRANSPORT)
+		device_must_exist(c);
 }
 
 uint64_t cli_duration(const struct cli *c, const char *opt, const char *arg, uint64_t min_ms,

@@ -208,8 +208,9 @@ int pp_server(const struct pp_opts *o)
 	rcc_server_stats(s, &st);
 	rcc_server_stop(s);
 	if (!o->quiet)
-		printf("rcc-pingpong: served %llu clients (%llu turned away)\n",
-		       (unsigned long long)st.accepted, (unsigned long long)st.rejected);
+		printf("rcc-pingpong: served %llu client%s (%llu turned away)\n",
+		       (unsigned long long)st.accepted, st.accepted == 1 ? "" : "s",
+		       (unsigned long long)st.rejected);
 	status = 0;
 out_fd:
 	close(srv.donefd);
