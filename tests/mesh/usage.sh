@@ -8,7 +8,7 @@ set -euo pipefail
 MESH_BIN=$1
 . "$(dirname "$0")/lib.sh"
 
-"$MESH_BIN" --help | grep -q "^EXIT STATUS" || fail "--help lacks EXIT STATUS"
+"$MESH_BIN" --help | grep -q "^Exit status:" || fail "--help lacks the exit status"
 bad() {
 	local rc=0
 	timeout 10 "$MESH_BIN" "$@" >"$MESH_TMP/out" 2>&1 || rc=$?

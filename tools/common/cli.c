@@ -303,9 +303,11 @@ void cli_peer(const struct cli *c, const char *what, const char *arg, char *host
 			    what, arg);
 }
 
+/* "  -x, --name ARG           text", the text wrapped at 79 columns under itself. */
 static void help_line(FILE *f, int letter, const char *name, const char *arg, const char *text)
 {
 	char left[64];
+	size_t col = 27;
 
 	if (letter)
 		snprintf(left, sizeof(left), "-%c, --%s%s%s", letter, name, arg ? " " : "",
@@ -313,9 +315,24 @@ static void help_line(FILE *f, int letter, const char *name, const char *arg, co
 	else
 		snprintf(left, sizeof(left), "    --%s%s%s", name, arg ? " " : "", arg ? arg : "");
 	if (strlen(left) > 23)
-		fprintf(f, "  %s\n  %-23s  %s\n", left, "", text);
+		fprintf(f, "  %s\n%*s", left, (int)col, "");
 	else
-		fprintf(f, "  %-23s  %s\n", left, text);
+		fprintf(f, "  %-23s  ", left);
+	while (*text) {
+		size_t word = strcspn(text, " ");
+		if (col > 27 && col + 1 + word > 79) {
+			fprintf(f, "\n%27s", "");
+			col = 27;
+		} else if (col > 27) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", (int)word, text);
+		col += word;
+		text += word;
+		text += strspn(text, " ");
+	}
+	fputc('\n', f);
 }
 
 void cli_help_common(const struct cli *c, FILE *f)

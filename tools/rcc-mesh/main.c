@@ -5,6 +5,7 @@
  * and all of them move verified data at once. See rcc-mesh --help.
  */
 #include <signal.h>
+#include <stdio.h>
 
 #include "mesh.h"
 
@@ -14,6 +15,8 @@ int main(int argc, char **argv)
 	struct mesh m;
 	int status;
 
+	/* progress lines reach a pipe or a log file as they happen (scripts wait for them) */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	mesh_parse(argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN); /* a peer that vanishes must not kill us */
 	if (mesh_open(&m, &o)) {

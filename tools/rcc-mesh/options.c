@@ -1,125 +1,115 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Command line of rcc-mesh. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "mesh.h"
 #include "opts.h"
 
-static const char usage[] =
-	"NAME\n"
-	"    rcc-mesh - full-mesh communication service over rcc\n"
-	"\n"
-	"SYNOPSIS\n"
-	"    rcc-mesh --nodes HOST:PORT,HOST:PORT,... --rank K [OPTIONS]\n"
-	"    rcc-mesh --hostfile FILE --rank K [OPTIONS]\n"
-	"\n"
-	"DESCRIPTION\n"
-	"    Start one rcc-mesh per node, each with the same node list and its own rank\n"
-	"    (its position in the list, from 0). Every node listens on its own entry,\n"
-	"    connects to every other node (retrying while peers come up, so the start\n"
-	"    order does not matter) and waits until its mesh is complete: N-1\n"
-	"    connections out and N-1 in. A barrier follows, then all nodes send to all\n"
-	"    others at once, each on its outgoing connections: RDMA WRITE with immediate\n"
-	"    into the peer's slots and SEND into its receives, both windows -q deep and\n"
-	"    credit-controlled, for -D seconds or --bytes per pair.\n"
-	"\n"
-	"    Every payload is a pattern computed from sender rank, receiver rank, stream\n"
-	"    and sequence number; receivers check every byte and report any mismatch,\n"
-	"    loss or duplicate with the pair, the message and the byte offset. At the\n"
-	"    end each sender announces how many messages it sent, so lost tails show.\n"
-	"    Then every rank sends its figures to the collector (rank 0), which prints\n"
-	"    one table: per pair and aggregate bandwidth, message rate and completion\n"
-	"    latency percentiles (post to completion of each message, which includes\n"
-	"    waiting for credit).\n"
-	"\n"
-	"    A rank that dies or stops responding is reported by every survivor by\n"
-	"    rank and address; survivors finish with the rest and exit with status 4.\n"
-	"    Every phase is bounded: setup by --connect-timeout, silence from a peer and\n"
-	"    each end phase by --timeout.\n"
-	"\n"
-	"    Progress lines on standard output, which scripts may wait for:\n"
-	"        rcc-mesh: rank K: listening on ADDR\n"
-	"        rcc-mesh: rank K: mesh complete ...\n"
-	"        rcc-mesh: rank K: traffic started ...\n"
-	"\n"
-	"OPTIONS\n"
-	"  Nodes\n"
-	"    -N, --nodes LIST        comma-separated HOST:PORT entries ([v6addr]:PORT)\n"
-	"    -f, --hostfile FILE     one HOST:PORT per line; '#' comments, blank lines\n"
-	"    -r, --rank K            this node's position in the list (required)\n"
-	"    -b, --bind ADDR         listen on ADDR:PORT instead of our own entry\n"
-	"                            (e.g. 0.0.0.0)\n"
-	"  Traffic\n"
-	"    -D, --duration SECS     traffic phase length, fractions allowed (2)\n"
-	"    -n, --bytes BYTES       instead: move BYTES per directed pair, e.g. 64M\n"
-	"    -s, --size BYTES        message size, e.g. 64, 4K, 1M (4096)\n"
-	"    -q, --depth N           messages in flight per stream and peer (16)\n"
-	"    -o, --ops LIST          write, send or write,send (write,send)\n"
-	"  Threads and completions\n"
-	"    -t, --thread-mode MODE  per-ep: a thread per connection (each side);\n"
-	"                            shared: the incoming connections share one CQ\n"
-	"                            per progress thread, and the outgoing ones are\n"
-	"                            driven by as many threads (per-ep)\n"
-	"        --threads N         progress threads per side in shared mode (1)\n"
-	"    -m, --cq-mode M         poll: threads spin; wait or fd: threads sleep until\n"
-	"                            a completion arrives (wait)\n"
-	"  Transport\n"
-	"    -T, --transport T       auto | verbs | tcp (auto: verbs if a device exists)\n"
-	"    -d, --device DEV        verbs device (first active)\n"
-	"    -i, --ib-port N         verbs port (first active)\n"
-	"    -g, --gid-index N       verbs GID index (RoCE v2 IPv4 GID)\n"
-	"    -B, --bringup cm|manual verbs connection set-up (cm)\n"
-	"  Bounds\n"
-	"        --connect-timeout MS  bound on setup: all connections and the\n"
-	"                            barrier (30000)\n"
-	"        --timeout MS        a peer silent this long while it owes us\n"
-	"                            something has failed; also bounds each end\n"
-	"                            phase (10000)\n"
-	"  Report\n"
-	"        --collector K       the rank that gathers and prints the table (0)\n"
-	"        --json              print the result as one JSON object\n"
-	"        --brief             collector: aggregate line only, no per-pair rows\n"
-	"        --quiet             no progress lines on standard output\n"
-	"  Testing\n"
-	"        --inject KIND       falsify our stream to rank+1 once, to prove the\n"
-	"                            checks: corrupt (flip a byte), skip (lose a\n"
-	"                            sequence number) or dup (repeat one)\n"
-	"    -h, --help              this text\n"
-	"        --version           the version of rcc-mesh and the library\n"
-	"\n"
-	"ENVIRONMENT\n"
-	"    RCC_LOG=error|warn|info|debug|trace   the library's log level\n"
-	"\n"
-	"EXIT STATUS\n"
-	"    0  the mesh completed and every message of every pair was verified\n"
-	"    1  failure: transport, listen or connect error, setup timeout, interrupted\n"
-	"    2  usage error\n"
-	"    3  data error: a message was corrupt, lost or duplicated (the\n"
-	"       collector also reports data errors other ranks found)\n"
-	"    4  a peer failed: it died, refused us, or stopped responding (named\n"
-	"       on standard error)\n"
-	"    Data errors take precedence over peer failures, which take precedence\n"
-	"    over other failures.\n"
-	"\n"
-	"EXAMPLE\n"
-	"    for k in 0 1 2 3; do\n"
-	"        rcc-mesh -N 127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103,127.0.0.1:7104 \\\n"
-	"                 -r $k -T tcp -D 2 -s 4K > mesh.$k.log &\n"
-	"    done; wait\n";
+static void help(const struct cli *c)
+{
+	printf("Usage: rcc-mesh --nodes HOST:PORT,HOST:PORT,... --rank K [OPTION]...\n"
+	       "  or:  rcc-mesh --hostfile FILE --rank K [OPTION]...\n"
+	       "A full mesh of N nodes over rcc, every byte verified.\n"
+	       "\n"
+	       "Start one rcc-mesh per node, each with the same node list and its own rank\n"
+	       "(its position in the list, from 0). Every node listens on its own entry,\n"
+	       "connects to every other node (retrying while peers come up, so the start\n"
+	       "order does not matter) and waits until its mesh is complete: N-1\n"
+	       "connections out and N-1 in. A barrier follows, then all nodes send to all\n"
+	       "others at once, each on its outgoing connections: RDMA WRITE with immediate\n"
+	       "into the peer's slots and SEND into its receives, both windows -q deep and\n"
+	       "credit-controlled, for -D seconds or --bytes per pair.\n"
+	       "\n"
+	       "Every payload is a pattern computed from sender rank, receiver rank, stream\n"
+	       "and sequence number; receivers check every byte and report any mismatch,\n"
+	       "loss or duplicate with the pair, the message and the byte offset. At the\n"
+	       "end each sender announces how many messages it sent, so lost tails show.\n"
+	       "Then every rank sends its figures to the collector (rank 0), which prints\n"
+	       "one table: per pair and aggregate bandwidth, message rate and completion\n"
+	       "latency percentiles (post to completion of each message, which includes\n"
+	       "waiting for credit).\n"
+	       "\n"
+	       "A rank that dies or stops responding is reported by every survivor by rank\n"
+	       "and address; survivors finish with the rest and exit with status 4. Every\n"
+	       "phase is bounded: setup by --connect-timeout, silence from a peer and each\n"
+	       "end phase by --timeout.\n"
+	       "\n"
+	       "Progress lines on standard output (line-buffered), which scripts may wait\n"
+	       "for:\n"
+	       "  rcc-mesh: rank K: listening on ADDR\n"
+	       "  rcc-mesh: rank K: mesh complete ...\n"
+	       "  rcc-mesh: rank K: traffic started ...\n"
+	       "\n"
+	       "Nodes:\n"
+	       "  -N, --nodes LIST         comma-separated HOST:PORT entries ([IPV6]:PORT)\n"
+	       "  -f, --hostfile FILE      one HOST:PORT per line; '#' comments, blank lines\n"
+	       "  -r, --rank K             this node's position in the list (required)\n"
+	       "  -b, --bind ADDR          listen on ADDR:PORT instead of our own entry\n"
+	       "                           (e.g. 0.0.0.0)\n"
+	       "\n"
+	       "Traffic:\n"
+	       "  -D, --duration TIME      traffic phase length (2s)\n"
+	       "  -n, --bytes BYTES        instead: move BYTES per directed pair, e.g. 64M\n"
+	       "  -s, --size BYTES         message size, e.g. 64, 4K, 1M (4096)\n"
+	       "  -q, --depth N            messages in flight per stream and peer (16)\n"
+	       "  -o, --ops LIST           write, send or write,send (write,send)\n"
+	       "\n"
+	       "Threads:\n"
+	       "  -t, --thread-mode MODE   per-ep: a thread per connection (each side);\n"
+	       "                           shared: the incoming connections share one CQ\n"
+	       "                           per progress thread, and the outgoing ones are\n"
+	       "                           driven by as many threads (per-ep)\n"
+	       "      --threads N          progress threads per side in shared mode (1)\n"
+	       "\n"
+	       "Bounds:\n"
+	       "      --connect-timeout TIME  bound on setup: all connections and the\n"
+	       "                           barrier (30s)\n"
+	       "\n"
+	       "Report:\n"
+	       "      --collector K        the rank that gathers and prints the table (0)\n"
+	       "      --brief              collector: aggregate line only, no per-pair rows\n"
+	       "\n"
+	       "Testing:\n"
+	       "      --inject KIND        falsify our stream to rank+1 once, to prove the\n"
+	       "                           checks: corrupt (flip a byte), skip (lose a\n"
+	       "                           sequence number) or dup (repeat one)\n"
+	       "\n"
+	       "Common options:\n");
+	cli_help_common(c, stdout);
+	printf("\n"
+	       "With --json the collector prints one JSON object on stdout (docs/json.md)\n"
+	       "and the progress lines go to standard error.\n"
+	       "\n"
+	       "Environment:\n"
+	       "  RCC_LOG=error|warn|info|debug|trace   the library's log level\n"
+	       "\n"
+	       "Exit status:\n"
+	       "  0  the mesh completed and every message of every pair was verified\n"
+	       "  1  failure: transport, listen or connect error, setup timeout, interrupted\n"
+	       "  2  usage error\n"
+	       "  3  data error: a message was corrupt, lost or duplicated (the collector\n"
+	       "     also reports data errors other ranks found)\n"
+	       "  4  a peer failed: it died, refused us, or stopped responding (named on\n"
+	       "     standard error)\n"
+	       "Data errors take precedence over peer failures, which take precedence over\n"
+	       "other failures.\n"
+	       "\n"
+	       "Examples:\n"
+	       "  for k in 0 1 2 3; do\n"
+	       "      rcc-mesh -N 127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103,127.0.0.1:7104 \\\n"
+	       "               -r $k -T tcp -D 2s -s 4K > mesh.$k.log &\n"
+	       "  done; wait\n");
+}
 
 enum {
-	OPT_THREADS = 256,
+	OPT_THREADS = CLI_OPT_TOOL,
 	OPT_CONNECT_TIMEOUT,
-	OPT_TIMEOUT,
 	OPT_COLLECTOR,
-	OPT_JSON,
 	OPT_BRIEF,
-	OPT_QUIET,
 	OPT_INJECT,
-	OPT_VERSION,
 };
 
 static const char *prog = "rcc-mesh";
@@ -172,27 +162,28 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 		{ "ops", required_argument, NULL, 'o' },
 		{ "thread-mode", required_argument, NULL, 't' },
 		{ "threads", required_argument, NULL, OPT_THREADS },
-		{ "cq-mode", required_argument, NULL, 'm' },
-		{ "transport", required_argument, NULL, 'T' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "ib-port", required_argument, NULL, 'i' },
-		{ "gid-index", required_argument, NULL, 'g' },
-		{ "bringup", required_argument, NULL, 'B' },
 		{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "collector", required_argument, NULL, OPT_COLLECTOR },
-		{ "json", no_argument, NULL, OPT_JSON },
 		{ "brief", no_argument, NULL, OPT_BRIEF },
-		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ "inject", required_argument, NULL, OPT_INJECT },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
+	};
+	struct cli c = {
+		.prog = prog,
+		.take = CLI_VERBS | CLI_MODE | CLI_TIMEOUT | CLI_JSON | CLI_QUIET,
+		.shorts = "N:f:r:b:D:n:s:q:o:t:",
+		.longs = longs,
+		.help = help,
+		.timeout_help = "silence from a peer that owes us something, and on each end "
+				"phase",
+		.timeout_legacy_ms = true,
+		.ctx = &o->ctx,
+		.mode = RCC_CQ_WAIT,
+		.timeout_ms = 10000,
 	};
 	uint64_t v64;
 	long v;
-	int c;
-	char *end;
+	int r;
 
 	memset(o, 0, sizeof(*o));
 	o->rank = -1;
@@ -201,12 +192,9 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 	o->ops = OPS_WRITE | OPS_SEND;
 	o->duration_s = 2;
 	o->threads = 1;
-	o->cq_mode = RCC_CQ_WAIT;
 	o->connect_timeout_ms = 30000;
-	o->timeout_ms = 10000;
-	while ((c = getopt_long(argc, argv, "N:f:r:b:D:n:s:q:o:t:m:T:d:i:g:B:h", longs, NULL)) !=
-	       -1) {
-		switch (c) {
+	while ((r = cli_next(&c, argc, argv)) != -1) {
+		switch (r) {
 		case 'N':
 			set_nodes(o, optarg, false);
 			break;
@@ -222,10 +210,9 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 			o->bind = optarg;
 			break;
 		case 'D':
-			o->duration_s = strtod(optarg, &end);
-			if (*end || !(o->duration_s > 0) || o->duration_s > 86400)
-				usage_error(prog, "bad duration '%s' (seconds, up to a day)",
-					    optarg);
+			o->duration_s = (double)cli_duration(&c, "--duration", optarg, 1, 86400000,
+							     false) /
+					1000;
 			break;
 		case 'n':
 			if (parse_size(optarg, &v64) || !v64)
@@ -248,56 +235,25 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 			break;
 		case 't':
 			if (parse_thread_mode(optarg, &o->thread_mode))
-				usage_error(prog, "thread mode must be per-ep or shared");
+				usage_error(prog, "thread mode must be per-ep or shared, not '%s'",
+					    optarg);
 			break;
 		case OPT_THREADS:
 			if (parse_int(optarg, 1, 64, &v))
 				usage_error(prog, "bad thread count '%s' (1..64)", optarg);
 			o->threads = (int)v;
 			break;
-		case 'm':
-			if (parse_cq_mode(optarg, &o->cq_mode))
-				usage_error(prog, "completion mode must be poll, wait or fd");
-			break;
-		case 'T':
-			opt_transport(prog, optarg, &o->ctx);
-			break;
-		case 'd':
-			o->ctx.device = optarg;
-			break;
-		case 'i':
-			opt_ib_port(prog, optarg, &o->ctx);
-			break;
-		case 'g':
-			opt_gid_index(prog, optarg, &o->ctx);
-			break;
-		case 'B':
-			opt_bringup(prog, optarg, &o->ctx);
-			break;
 		case OPT_CONNECT_TIMEOUT:
-			if (parse_int(optarg, 100, 3600000, &v))
-				usage_error(prog, "bad connect timeout '%s' (100..3600000 ms)",
-					    optarg);
-			o->connect_timeout_ms = (int)v;
-			break;
-		case OPT_TIMEOUT:
-			if (parse_int(optarg, 100, 3600000, &v))
-				usage_error(prog, "bad timeout '%s' (100..3600000 ms)", optarg);
-			o->timeout_ms = (int)v;
+			o->connect_timeout_ms = (int)cli_duration(&c, "--connect-timeout", optarg,
+								  100, 3600000, true);
 			break;
 		case OPT_COLLECTOR:
 			if (parse_int(optarg, 0, MESH_MAX_NODES - 1, &v))
 				usage_error(prog, "bad collector rank '%s'", optarg);
 			o->collector = (int)v;
 			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
 		case OPT_BRIEF:
 			o->brief = true;
-			break;
-		case OPT_QUIET:
-			o->quiet = true;
 			break;
 		case OPT_INJECT:
 			if (!strcmp(optarg, "corrupt"))
@@ -309,16 +265,15 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 			else
 				usage_error(prog, "fault to inject must be corrupt, skip or dup");
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			exit(0);
-		case OPT_VERSION:
-			version_exit("rcc-mesh");
-		default:
-			fprintf(stderr, "Try 'rcc-mesh --help'.\n");
-			exit(MESH_EXIT_USAGE);
 		}
 	}
+	cli_finish(&c);
+	o->cq_mode = c.mode;
+	o->timeout_ms = c.timeout_ms;
+	o->json = c.json;
+	o->quiet = c.quiet;
+	if (o->timeout_ms < 100)
+		usage_error(prog, "--timeout must be 100ms or more");
 	if (optind < argc)
 		usage_error(prog, "unexpected argument '%s'", argv[optind]);
 	if (!o->nodes)
