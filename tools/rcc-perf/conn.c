@@ -288,7 +288,7 @@ int sess_server_accept(struct sess *s, struct rcc_listener *lst)
 		rcc_reject_req(req, why, strlen(why));
 	}
 	if (!cfg->quiet)
-		printf(" Client %s connected\n", rcc_conn_req_peer(req));
+		fprintf(cfg->text, " Client %s connected\n", rcc_conn_req_peer(req));
 	rc = ctrl_init(&s->ctrl, s->ctx);
 	if (rc) {
 		rcc_reject_req(req, NULL, 0);

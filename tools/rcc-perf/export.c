@@ -16,9 +16,10 @@ static const char *bringup_str(const struct perf_config *cfg, const struct run_i
 	return cfg->ctx.bringup == RCC_BRINGUP_MANUAL ? "manual" : "cm";
 }
 
+/* "-" is stdout (--json without a file). */
 static FILE *open_out(const char *path)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
 
 	if (!f)
 		fprintf(stderr, "rcc-perf: cannot write %s: %s\n", path, strerror(errno));
@@ -29,7 +30,7 @@ static int close_out(FILE *f, const char *path)
 {
 	int bad = ferror(f);
 
-	if (fclose(f) || bad) {
+	if ((f == stdout ? fflush(f) : fclose(f)) || bad) {
 		fprintf(stderr, "rcc-perf: error writing %s\n", path);
 		return -EIO;
 	}
@@ -142,7 +143,8 @@ int export_json(const char *path, const struct perf_config *cfg, const struct pe
 	if (!f)
 		return -errno;
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-	fprintf(f, "{\n  \"tool\": \"rcc-perf\",\n  \"rcc_version\": \"%s\",\n", rcc_version());
+	fprintf(f, "{\n  \"tool\": \"rcc-perf\",\n  \"schema\": %d,\n  \"rcc_version\": \"%s\",\n",
+		PERF_JSON_SCHEMA, rcc_version());
 	fprintf(f, "  \"time\": \"%s\",\n", when);
 	fprintf(f, "  \"units\": {\"latency\": \"us; half round trip for send/write/write_imm "
 		   "(rtt_factor 2), full round trip for read/cas/fadd\", \"MBps\": \"2^20 B/s\", "

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* rcc-perf: perftest-class latency and bandwidth benchmark (see perf.h). */
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "perf.h"
@@ -15,6 +16,8 @@ int main(int argc, char **argv)
 	struct perf_config cfg;
 	struct sigaction sa;
 
+	/* a server's lines reach a pipe or a log as they happen (scripts wait for them) */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	perf_parse(argc, argv, &cfg);
 	/* A peer that vanishes must show up as an error, not kill us. */
 	signal(SIGPIPE, SIG_IGN);

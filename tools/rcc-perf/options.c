@@ -1,96 +1,107 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Command line: perftest's option names where perftest has one. */
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "opts.h"
 #include "perf.h"
 
-static const char usage[] =
-	"Usage: rcc-perf [OPTIONS]          server: serves one client, then exits\n"
-	"       rcc-perf [OPTIONS] HOST     client: runs the tests against HOST\n"
-	"\n"
-	"Latency and bandwidth of SEND, WRITE, WRITE_IMM, READ and atomics, measured as\n"
-	"perftest does (ib_*_lat: half round trip for send/write, full round trip for\n"
-	"read/atomics; ib_*_bw: peak/average bandwidth and message rate). The client\n"
-	"chooses the tests and sends its parameters to the server, which needs only the\n"
-	"transport options. Results go to the terminal (perftest's columns), and on the\n"
-	"client optionally to JSON, CSV and PNG charts.\n"
-	"\n"
-	"Tests (client):\n"
-	"      --test LIST          send,write,write_imm,read,cas,fadd,atomic,all (all)\n"
-	"      --lat, --bw          latency tests only / bandwidth tests only (both)\n"
-	"  -s, --size BYTES         message size, e.g. 64, 4K, 1M (2; atomics: 8)\n"
-	"  -a, --all                every power of two from 2 B to 8 MiB\n"
-	"      --sizes LIST         these sizes (powers of two), e.g. 8,4K,64K,1M\n"
-	"  -n, --iters N            timed iterations per size (lat 1000, bw 5000 per\n"
-	"                           endpoint; without -n, sizes above 64 KiB get fewer)\n"
-	"  -D, --duration SEC       run each size for SEC seconds instead of -n\n"
-	"      --warmup N           untimed iterations first (a tenth of -n, 1..100)\n"
-	"  -q, --qp N               data endpoints, bandwidth tests (1)\n"
-	"  -l, --post_list N        post lists of N work requests (1)\n"
-	"  -Q, --cq-mod N           bandwidth: a completion every N messages (min(100, -t))\n"
-	"  -I, --inline_size N      inline up to N bytes; 0: never (transport default)\n"
-	"  -t, --tx-depth N         messages in flight per endpoint (128)\n"
-	"  -r, --rx-depth N         receives posted per endpoint (512)\n"
-	"  -o, --outs N             outstanding READ/atomics per endpoint (16)\n"
-	"  -e, --events             sleep on a completion channel instead of polling\n"
-	"      --cq-mode M          poll | wait (-e) | fd (epoll on the CQ's descriptor)\n"
-	"  -b, --bidirectional      bandwidth both ways at once (figures are summed)\n"
-	"      --validate           check every payload byte (slower; for correctness)\n"
-	"      --target-poll        the passive side of READ/WRITE/atomics busy-polls its CQ\n"
-	"                           (on tcp: moves the work from the progress thread)\n"
-	"  -N, --no_peak            skip the peak bandwidth search\n"
-	"\n"
-	"Transport (both sides):\n"
-	"  -T, --transport T        auto | verbs | tcp (auto: verbs if a device exists)\n"
-	"  -d, --ib-dev DEV         verbs device (the first active one)\n"
-	"  -i, --ib-port N          device port (the first active one)\n"
-	"  -x, --gid-index N        GID index (RoCE v2 IPv4 GID)\n"
-	"  -R, --rdma_cm            connect with rdma_cm (the default; see --bringup)\n"
-	"      --bringup cm|manual  verbs bring-up: rdma_cm, or QP data over TCP\n"
-	"  -p, --port PORT          service port (18515, as perftest); server: 0 picks a\n"
-	"                           free one and prints it\n"
-	"      --bind ADDR          server: address to listen on (all)\n"
-	"  -F, --CPU-freq           accepted and ignored (perftest compatibility)\n"
-	"\n"
-	"Run and output:\n"
-	"      --timeout SEC        give up after SEC without progress (15)\n"
-	"      --accept-timeout SEC server: wait at most SEC for a client (forever)\n"
-	"      --persistent         server: serve clients one after another\n"
-	"      --report_gbits       bandwidth in Gb/s instead of MB/s (2^20 B/s)\n"
-	"      --json FILE          client: every figure and parameter as JSON\n"
-	"      --csv FILE           client: the same as CSV, one row per point\n"
-	"      --plot DIR           client: PNG charts in DIR (needs gnuplot)\n"
-	"      --quiet              no banners\n"
-	"  -h, --help               this text\n"
-	"  -V, --version            versions of rcc-perf and the library\n"
-	"\n"
-	"Environment: RCC_LOG=error|warn|info|debug|trace sets the library's log level.\n"
-	"Exit status: 0 success, 1 failure (connection, transfer, validation), 2 usage.\n";
+static void help(const struct cli *c)
+{
+	printf("Usage: rcc-perf [OPTION]...                server: serves one client, then exits\n"
+	       "  or:  rcc-perf [OPTION]... HOST[:PORT]    client: runs the tests against HOST\n"
+	       "Latency and bandwidth of SEND, WRITE, WRITE_IMM, READ and atomics over rcc.\n"
+	       "\n"
+	       "Measured as perftest does (ib_*_lat: half round trip for send/write, full\n"
+	       "round trip for read/atomics; ib_*_bw: peak and average bandwidth and message\n"
+	       "rate). The client chooses the tests and sends its parameters to the server,\n"
+	       "which needs only the transport options. Results go to the terminal as\n"
+	       "aligned tables with the unit of every column in its header, and on the client\n"
+	       "optionally to JSON, CSV and PNG charts.\n"
+	       "\n"
+	       "Bandwidth: BW_avg is all timed payload over the whole timed phase (first\n"
+	       "post to last completion). BW_peak is perftest's peak: the best rate over any\n"
+	       "stretch of consecutive messages, from a post to a later completion. Short\n"
+	       "stretches between two completions that arrive together look very fast, so\n"
+	       "the peak is often well above the average (twice it on a busy loopback); the\n"
+	       "average is the figure to compare. -N skips the peak.\n"
+	       "\n"
+	       "Tests (client):\n"
+	       "      --test LIST          send,write,write_imm,read,cas,fadd,atomic,all (all)\n"
+	       "      --lat, --bw          latency tests only / bandwidth tests only (both)\n"
+	       "  -s, --size BYTES         message size, e.g. 64, 4K, 1M (2; atomics: 8)\n"
+	       "  -a, --all                every power of two from 2 B to 8 MiB\n"
+	       "      --sizes LIST         these sizes (powers of two), e.g. 8,4K,64K,1M\n"
+	       "  -n, --iters N            timed iterations per size (lat 1000, bw 5000 per\n"
+	       "                           endpoint; without -n, sizes above 64 KiB get fewer)\n"
+	       "  -D, --duration TIME      run each size for TIME (e.g. 2s) instead of -n\n"
+	       "      --warmup N           untimed iterations first (a tenth of -n, 1..100)\n"
+	       "  -q, --qp N               data endpoints, bandwidth tests (1)\n"
+	       "  -l, --post_list N        post lists of N work requests (1)\n"
+	       "  -Q, --cq-mod N           bandwidth: a completion every N messages\n"
+	       "                           (min(100, -t))\n"
+	       "  -I, --inline_size N      inline up to N bytes; 0: never (transport default)\n"
+	       "  -t, --tx-depth N         messages in flight per endpoint (128)\n"
+	       "  -r, --rx-depth N         receives posted per endpoint (512)\n"
+	       "  -o, --outs N             outstanding READ/atomics per endpoint (16)\n"
+	       "  -b, --bidirectional      bandwidth both ways at once (figures are summed)\n"
+	       "      --validate           check every payload byte (slower; for correctness)\n"
+	       "      --target-poll        the passive side of READ/WRITE/atomics busy-polls\n"
+	       "                           its CQ (on tcp: moves the work from the progress\n"
+	       "                           thread)\n"
+	       "  -N, --no_peak            skip the peak bandwidth search\n"
+	       "\n"
+	       "Run and output:\n"
+	       "      --bind ADDR          server: address to listen on (all)\n"
+	       "      --accept-timeout TIME  server: wait at most TIME for a client (forever)\n"
+	       "      --persistent         server: serve clients one after another\n"
+	       "      --report_gbits       bandwidth in Gbit/s instead of MiB/s\n"
+	       "      --json[=FILE]        client: every figure and parameter as JSON\n"
+	       "                           (docs/json.md) on stdout, the tables then going to\n"
+	       "                           stderr; or into FILE\n"
+	       "      --csv FILE           client: the same as CSV, one row per point\n"
+	       "      --plot DIR           client: PNG charts in DIR (needs gnuplot)\n"
+	       "\n"
+	       "perftest's spellings, also accepted:\n"
+	       "  -x N, --ib-dev DEV       for -g N, --device DEV\n"
+	       "  -e, --events             for -m wait\n"
+	       "  -R, --rdma_cm            for -B cm (the default)\n"
+	       "  -F, --CPU-freq           ignored\n"
+	       "\n"
+	       "Common options (the server needs only these):\n");
+	cli_help_common(c, stdout);
+	printf("\n"
+	       "The port is 18515, as perftest's; a server given -p 0 picks a free one and\n"
+	       "prints it. MiB/s is 2^20 bytes per second (perftest's MB/sec), Gbit/s 10^9\n"
+	       "bits per second.\n"
+	       "\n"
+	       "Environment:\n"
+	       "  RCC_LOG=error|warn|info|debug|trace   the library's log level\n"
+	       "\n"
+	       "Exit status:\n"
+	       "  0  success\n"
+	       "  1  failure (connection, transfer, validation) or interrupted\n"
+	       "  2  usage error\n");
+}
 
 enum {
-	OPT_TEST = 256,
+	OPT_TEST = CLI_OPT_TOOL,
 	OPT_LAT,
 	OPT_BW,
 	OPT_WARMUP,
-	OPT_CQ_MODE,
 	OPT_VALIDATE,
 	OPT_TARGET_POLL,
-	OPT_BRINGUP,
 	OPT_BIND,
-	OPT_TIMEOUT,
 	OPT_ACCEPT_TIMEOUT,
 	OPT_PERSISTENT,
 	OPT_GBITS,
 	OPT_JSON,
 	OPT_CSV,
 	OPT_PLOT,
-	OPT_QUIET,
 	OPT_SIZES,
+	OPT_IB_DEV,
 };
 
 static const struct option longs[] = {
@@ -111,30 +122,20 @@ static const struct option longs[] = {
 	{ "rx-depth", required_argument, NULL, 'r' },
 	{ "outs", required_argument, NULL, 'o' },
 	{ "events", no_argument, NULL, 'e' },
-	{ "cq-mode", required_argument, NULL, OPT_CQ_MODE },
 	{ "bidirectional", no_argument, NULL, 'b' },
 	{ "validate", no_argument, NULL, OPT_VALIDATE },
 	{ "target-poll", no_argument, NULL, OPT_TARGET_POLL },
 	{ "no_peak", no_argument, NULL, 'N' },
-	{ "transport", required_argument, NULL, 'T' },
-	{ "ib-dev", required_argument, NULL, 'd' },
-	{ "ib-port", required_argument, NULL, 'i' },
-	{ "gid-index", required_argument, NULL, 'x' },
+	{ "ib-dev", required_argument, NULL, OPT_IB_DEV },
 	{ "rdma_cm", no_argument, NULL, 'R' },
-	{ "bringup", required_argument, NULL, OPT_BRINGUP },
-	{ "port", required_argument, NULL, 'p' },
 	{ "bind", required_argument, NULL, OPT_BIND },
 	{ "CPU-freq", no_argument, NULL, 'F' },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "accept-timeout", required_argument, NULL, OPT_ACCEPT_TIMEOUT },
 	{ "persistent", no_argument, NULL, OPT_PERSISTENT },
 	{ "report_gbits", no_argument, NULL, OPT_GBITS },
-	{ "json", required_argument, NULL, OPT_JSON },
+	{ "json", optional_argument, NULL, OPT_JSON },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "plot", required_argument, NULL, OPT_PLOT },
-	{ "quiet", no_argument, NULL, OPT_QUIET },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -156,24 +157,10 @@ static uint32_t get_u32(const char *prog, const char *what, const char *arg, lon
 	return (uint32_t)v;
 }
 
-static double get_seconds(const char *prog, const char *what, const char *arg, double max)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v > 0) || v > max)
-		usage_error(prog, "bad %s '%s' (seconds, > 0, at most %g)", what, arg, max);
-	return v;
-}
-
 static void defaults(struct perf_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->prog = "rcc-perf";
-	cfg->port = 18515;
-	cfg->timeout_ms = 15000;
 	cfg->p.ops = OPS_ALL;
 	cfg->p.kinds = KINDS_ALL;
 	cfg->p.size = 2;
@@ -189,17 +176,29 @@ static void defaults(struct perf_config *cfg)
 void perf_parse(int argc, char **argv, struct perf_config *cfg)
 {
 	const char *prog = "rcc-perf";
+	struct cli c = {
+		.prog = prog,
+		.take = CLI_VERBS | CLI_MODE | CLI_PORT | CLI_TIMEOUT | CLI_QUIET,
+		.shorts = "s:an:D:q:l:Q:I:t:r:o:ebNx:RF",
+		.longs = longs,
+		.help = help,
+		.version_extra = "wire protocol " PERF_WIRE_STR,
+		.timeout_help = "silence from the peer",
+		.ctx = &cfg->ctx,
+		.mode = RCC_CQ_POLL,
+		.port = 18515,
+		.timeout_ms = 15000,
+	};
 	bool cq_mod_set = false, size_set = false;
+	const char *json_next = NULL; /* the word after a bare --json */
 	uint8_t kinds = 0;
-	enum rcc_cq_mode mode;
 	uint64_t size;
 	uint32_t mask = 0;
-	int c;
+	int r;
 
 	defaults(cfg);
-	while ((c = getopt_long(argc, argv, "s:an:D:q:l:Q:I:t:r:o:ebNT:d:i:x:Rp:FhV", longs,
-				NULL)) != -1) {
-		switch (c) {
+	while ((r = cli_next(&c, argc, argv)) != -1) {
+		switch (r) {
 		case OPT_TEST:
 			if (parse_ops(optarg, &cfg->p.ops))
 				usage_error(prog, "bad test list '%s'", optarg);
@@ -230,10 +229,8 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 			cfg->p.flags |= PF_ITERS_SET;
 			break;
 		case 'D':
-			cfg->p.duration_ms =
-				(uint32_t)(get_seconds(prog, "duration", optarg, 3600) * 1000);
-			if (!cfg->p.duration_ms)
-				cfg->p.duration_ms = 1;
+			cfg->p.duration_ms = (uint32_t)cli_duration(&c, "--duration", optarg, 1,
+								    3600000, false);
 			cfg->p.flags |= PF_DURATION;
 			break;
 		case OPT_WARMUP:
@@ -263,13 +260,7 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 			cfg->p.outs = get_u16(prog, "outstanding READ/atomics", optarg, 1, 256);
 			break;
 		case 'e':
-			cfg->p.cq_mode = RCC_CQ_WAIT;
-			break;
-		case OPT_CQ_MODE:
-			if (parse_cq_mode(optarg, &mode))
-				usage_error(prog, "bad completion mode '%s' (poll, wait, fd)",
-					    optarg);
-			cfg->p.cq_mode = (uint8_t)mode;
+			cli_apply(&c, 'm', "wait");
 			break;
 		case 'b':
 			cfg->p.flags |= PF_BIDIR;
@@ -283,40 +274,25 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 		case 'N':
 			cfg->p.flags |= PF_NO_PEAK;
 			break;
-		case 'T':
-			opt_transport(prog, optarg, &cfg->ctx);
-			break;
-		case 'd':
-			cfg->ctx.device = optarg;
-			break;
-		case 'i':
-			opt_ib_port(prog, optarg, &cfg->ctx);
-			break;
 		case 'x':
-			opt_gid_index(prog, optarg, &cfg->ctx);
+			cli_apply(&c, 'g', optarg);
+			break;
+		case OPT_IB_DEV:
+			cli_apply(&c, 'd', optarg);
 			break;
 		case 'R':
-			cfg->ctx.bringup = RCC_BRINGUP_CM;
-			break;
-		case OPT_BRINGUP:
-			opt_bringup(prog, optarg, &cfg->ctx);
-			break;
-		case 'p':
-			cfg->port = get_u16(prog, "port", optarg, 0, 65535);
+			cli_apply(&c, 'B', "cm");
 			break;
 		case OPT_BIND:
 			cfg->bind = optarg;
 			break;
 		case 'F':
 			break;
-		case OPT_TIMEOUT:
-			cfg->timeout_ms = (int)(get_seconds(prog, "timeout", optarg, 86400) * 1000);
-			if (cfg->timeout_ms < 1)
-				cfg->timeout_ms = 1;
-			break;
 		case OPT_ACCEPT_TIMEOUT:
-			cfg->accept_timeout_s = (int)get_u32(prog, "accept timeout", optarg, 1,
-							     86400);
+			cfg->accept_timeout_s = (int)((cli_duration(&c, "--accept-timeout", optarg,
+								    1000, 86400000, false) +
+						       999) /
+						      1000);
 			break;
 		case OPT_PERSISTENT:
 			cfg->persistent = true;
@@ -325,7 +301,8 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 			cfg->report_gbits = true;
 			break;
 		case OPT_JSON:
-			cfg->json_path = optarg;
+			cfg->json_path = optarg ? optarg : "-";
+			json_next = !optarg && optind < argc ? argv[optind] : NULL;
 			break;
 		case OPT_CSV:
 			cfg->csv_path = optarg;
@@ -333,25 +310,34 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 		case OPT_PLOT:
 			cfg->plot_dir = optarg;
 			break;
-		case OPT_QUIET:
-			cfg->quiet = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			exit(0);
-		case 'V':
-			printf("rcc-perf (rcc %s), wire version %d\n", rcc_version(),
-			       PERF_WIRE_VERSION);
-			exit(0);
-		default:
-			fprintf(stderr, "Try '%s --help'.\n", prog);
-			exit(2);
 		}
 	}
-	if (optind < argc)
+	cli_finish(&c);
+	cfg->p.cq_mode = (uint8_t)c.mode;
+	cfg->port = c.port;
+	cfg->timeout_ms = c.timeout_ms;
+	cfg->quiet = c.quiet;
+	/* The old spelling "--json FILE" with a HOST: two operands, and one of them
+	 * followed the bare --json (getopt has moved the operands, not the words). */
+	if (json_next && argc - optind == 2) {
+		int k = argv[optind] == json_next     ? optind :
+			argv[optind + 1] == json_next ? optind + 1 :
+							-1;
+		if (k >= 0) {
+			cfg->json_path = argv[k];
+			argv[k] = argv[optind];
+			optind++;
+		}
+	}
+	if (optind < argc) {
 		cfg->host = argv[optind++];
+		cli_peer(&c, "HOST", cfg->host, cfg->host_buf, sizeof(cfg->host_buf), &cfg->port);
+		cfg->host = cfg->host_buf;
+	}
 	if (optind < argc)
 		usage_error(prog, "unexpected argument '%s'", argv[optind]);
+	/* JSON on stdout: the tables move to stderr, so stdout parses as one object */
+	cfg->text = cfg->json_path && !strcmp(cfg->json_path, "-") ? stderr : stdout;
 	if (kinds)
 		cfg->p.kinds = kinds;
 	if (!cq_mod_set)

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "rcc/rcc.h"
 #include "stats.h"
@@ -88,7 +89,8 @@ struct perf_params {
 /* Local options; params is what goes to the server. */
 struct perf_config {
 	const char *prog;
-	const char *host; /* NULL: server */
+	const char *host; /* NULL: server; else the host part of HOST[:PORT] */
+	char host_buf[256];
 	const char *bind; /* server: listen address */
 	int port;
 	struct rcc_ctx_attr ctx;
@@ -98,9 +100,10 @@ struct perf_config {
 	bool persistent;      /* server: serve clients one after another */
 	bool report_gbits;
 	bool quiet;
-	const char *json_path;
+	const char *json_path; /* "-": stdout */
 	const char *csv_path;
 	const char *plot_dir;
+	FILE *text; /* banners, tables, progress: stdout, or stderr when JSON takes stdout */
 };
 
 /* options.c: parse or exit(2) with a message. */
@@ -141,6 +144,7 @@ const char *plan_check(const struct perf_params *p);
 /* ------------------------------------------------------------------------ */
 
 #define PERF_WIRE_VERSION 1
+#define PERF_WIRE_STR "1" /* the same, for --version */
 #define PERF_PARAMS_WIRE_LEN 44
 #define PERF_DATA_HELLO_LEN (10 + RCC_REMOTE_MR_WIRE_SIZE)
 #define PERF_CTRL_MSG_LEN 40
@@ -235,12 +239,12 @@ struct perf_results {
 int results_add(struct perf_results *r, const struct perf_point *pt);
 void results_free(struct perf_results *r);
 
-/* report.c: perftest-style terminal output */
+/* report.c: perftest-style terminal output on cfg->text */
 void report_banner(const struct perf_config *cfg, const struct perf_params *p, enum perf_op op,
 		   enum perf_kind kind, const char *transport, uint32_t max_inline, bool server);
 void report_header(const struct perf_config *cfg, enum perf_kind kind);
 void report_point(const struct perf_config *cfg, const struct perf_point *pt);
-void report_footer(void);
+void report_footer(const struct perf_config *cfg);
 
 /* What the run ended up with (for the outputs). */
 struct run_info {
@@ -249,7 +253,11 @@ struct run_info {
 	const char *peer;      /* the server as given */
 };
 
-/* export.c: every figure plus the run's parameters. 0 or -errno (printed). */
+/* Version of --json's layout (docs/json.md): bumped when a field changes
+ * meaning or goes away, not when one is added. */
+#define PERF_JSON_SCHEMA 1
+
+/* export.c: every figure plus the run's parameters ("-": stdout). 0 or -errno (printed). */
 int export_json(const char *path, const struct perf_config *cfg, const struct perf_params *p,
 		const struct run_info *ri, const struct perf_results *r);
 int export_csv(const char *path, const struct perf_config *cfg, const struct perf_params *p,

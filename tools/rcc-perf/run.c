@@ -75,14 +75,14 @@ static int walk(struct sess *s)
 			if (!plan_runs(&s->p, op, kind, &why)) {
 				if ((s->p.ops & (1u << op)) && (s->p.kinds & (1u << kind)) &&
 				    !s->server && !cfg->quiet)
-					printf("\n Skipping %s %s: %s\n", op_name(op),
-					       kind_name(kind), why);
+					fprintf(cfg->text, "\n Skipping %s %s: %s\n", op_name(op),
+						kind_name(kind), why);
 				continue;
 			}
 			report_banner(cfg, &s->p, op, kind, s->transport, s->max_inline, s->server);
 			if (!s->server)
 				report_header(cfg, kind);
-			fflush(stdout); /* a pipe reader sees the test start */
+			fflush(cfg->text); /* a pipe reader sees the test start */
 			plan_sizes(&s->p, op, sizes, &n);
 			for (int i = 0; i < n; i++) {
 				struct perf_point pt;
@@ -102,7 +102,7 @@ static int walk(struct sess *s)
 					return rc;
 			}
 			if (!cfg->quiet)
-				report_footer();
+				report_footer(cfg);
 		}
 	}
 	return 0;
@@ -193,9 +193,10 @@ int perf_server(const struct perf_config *cfg)
 	}
 	/* The line tells scripts and tests that the server is ready (and its port). */
 	if (!cfg->quiet || !cfg->port) {
-		printf(" rcc-perf server on port %d (%s transport), waiting for a client\n",
-		       rcc_listener_port(lst), rcc_transport_name(rcc_ctx_transport(ctx)));
-		fflush(stdout);
+		fprintf(cfg->text,
+			" rcc-perf server on port %d (%s transport), waiting for a client\n",
+			rcc_listener_port(lst), rcc_transport_name(rcc_ctx_transport(ctx)));
+		fflush(cfg->text);
 	}
 	do {
 		struct sess s = { .cfg = cfg, .server = true, .ctx = ctx, .epfd = -1 };
@@ -205,7 +206,7 @@ int perf_server(const struct perf_config *cfg)
 		if (!rc)
 			rc = goodbye(&s);
 		if (!rc && !cfg->quiet)
-			printf(" Client done\n");
+			fprintf(cfg->text, " Client done\n");
 		sess_close(&s);
 		if (rc) {
 			status = 1;
@@ -213,7 +214,7 @@ int perf_server(const struct perf_config *cfg)
 			if (cfg->persistent && rc != -ETIMEDOUT)
 				perr("client failed; waiting for the next one");
 		}
-		fflush(stdout);
+		fflush(cfg->text);
 	} while (cfg->persistent && !perf_stop && !(rc == -ETIMEDOUT && cfg->accept_timeout_s));
 	rcc_listener_close(lst);
 	rcc_ctx_close(ctx);
