@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cmdline.h"
 #include "opts.h"
 #include "perf.h"
 

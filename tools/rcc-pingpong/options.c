@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Command line of rcc-pingpong: its own options; the common ones are tools/common/cli.c's. */
+/* Command line of rcc-pingpong: its own options; the common ones are tools/common/cmdline.c's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cmdline.h"
 #include "opts.h"
 #include "pingpong.h"
 

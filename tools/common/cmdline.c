@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "cli.h"
+#include "cmdline.h"
 
 #include <ctype.h>
 #include <stdlib.h>

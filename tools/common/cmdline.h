@@ -11,8 +11,8 @@
  * with status 2; --help and --version print on stdout and exit 0 (GNU style,
  * so help2man can build the manual pages from them).
  */
-#ifndef RCC_TOOLS_CLI_H
-#define RCC_TOOLS_CLI_H
+#ifndef RCC_TOOLS_CMDLINE_H
+#define RCC_TOOLS_CMDLINE_H
 
 #include <getopt.h>
 #include <stdbool.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The tools' shared command-line grammar (tools/common/cli.c): durations, the
+/* The tools' shared command-line grammar (tools/common/cmdline.c): durations, the
  * common option table, its messages and exit codes. */
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cmdline.h"
 #include "harness.h"
 #include "opts.h"
 
