@@ -2,6 +2,7 @@
 #include "chan.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,7 +335,18 @@ static int pull(struct chan *c, int ms)
 	struct rcc_wc wc[16];
 	int n;
 
-	n = ms > 0 ? rcc_cq_wait(c->cq, wc, 16, ms) : rcc_cq_poll(c->cq, wc, 16);
+	if (ms > 0 && rcc_cq_get_mode(c->cq) == RCC_CQ_FD) {
+		/* -m fd: sleep in poll(2) on the CQ's descriptor, as a program that
+		 * watches many descriptors would, once the CQ is drained */
+		n = rcc_cq_poll(c->cq, wc, 16);
+		if (n == 0) {
+			struct pollfd pfd = { .fd = rcc_cq_fd(c->cq), .events = POLLIN };
+			if (poll(&pfd, 1, ms) > 0)
+				n = rcc_cq_poll(c->cq, wc, 16);
+		}
+	} else {
+		n = ms > 0 ? rcc_cq_wait(c->cq, wc, 16, ms) : rcc_cq_poll(c->cq, wc, 16);
+	}
 	if (n == -ETIMEDOUT || n == 0)
 		return 0;
 	if (n < 0)

@@ -2,20 +2,20 @@
 #include "cli.h"
 
 #include <ctype.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmdline.h"
 #include "opts.h"
 #include "proto.h"
 
 #define PROG "rcc-xfer"
 
 enum {
-	OPT_AS = 256,
+	OPT_AS = CLI_OPT_TOOL,
 	OPT_NO_RESUME,
 	OPT_LIMIT_RATE,
 	OPT_ID,
@@ -33,20 +33,11 @@ enum {
 	OPT_WINDOW,
 };
 
+/* Its own options; transport, -m, -p, --timeout, --json and --quiet are the
+ * common ones (tools/common/cli.c). */
 static const struct option long_opts[] = {
 	{ "key-file", required_argument, NULL, 'k' },
-	{ "transport", required_argument, NULL, 'T' },
-	{ "device", required_argument, NULL, 'd' },
-	{ "ib-port", required_argument, NULL, 'i' },
-	{ "gid-index", required_argument, NULL, 'g' },
-	{ "bringup", required_argument, NULL, 'B' },
-	{ "cq-mode", required_argument, NULL, 'm' },
-	{ "timeout", required_argument, NULL, 't' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "json", no_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
 	{ "as", required_argument, NULL, OPT_AS },
 	{ "force", no_argument, NULL, 'f' },
 	{ "no-resume", no_argument, NULL, OPT_NO_RESUME },
@@ -104,9 +95,10 @@ static bool all_digits(const char *s)
 
 /*
  * "host", "host:port", "[v6]", "[v6]:port", a bare IPv6 address, ":port" or,
- * for listening, a bare port: always returned with an explicit port.
+ * for listening, a bare port: always returned with an explicit port (port
+ * when it has none).
  */
-static int normalize_addr(const char *in, const char *any_host, char *out, size_t len)
+static int normalize_addr(const char *in, const char *any_host, int port, char *out, size_t len)
 {
 	const char *colon = strchr(in, ':');
 	int n;
@@ -117,15 +109,15 @@ static int normalize_addr(const char *in, const char *any_host, char *out, size_
 		n = snprintf(out, len, "%s:%s", any_host, in);
 	else if (in[0] == '[')
 		n = strstr(in, "]:") ? snprintf(out, len, "%s", in) :
-				       snprintf(out, len, "%s:%d", in, XFER_DEFAULT_PORT);
+				       snprintf(out, len, "%s:%d", in, port);
 	else if (colon && strchr(colon + 1, ':'))
-		n = snprintf(out, len, "[%s]:%d", in, XFER_DEFAULT_PORT);
+		n = snprintf(out, len, "[%s]:%d", in, port);
 	else if (colon == in)
 		n = snprintf(out, len, "%s%s", any_host ? any_host : "", in);
 	else if (colon)
 		n = snprintf(out, len, "%s", in);
 	else
-		n = snprintf(out, len, "%s:%d", in, XFER_DEFAULT_PORT);
+		n = snprintf(out, len, "%s:%d", in, port);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -154,26 +146,14 @@ static bool id_valid(const char *id)
 	return true;
 }
 
-static long seconds_arg(const char *s, const char *what)
-{
-	long v;
-
-	if (parse_int(s, 1, 86400, &v))
-		usage_error(PROG, "%s must be a number of seconds (1-86400), not '%s'", what, s);
-	return v;
-}
-
 static void set_defaults(struct xfer_opts *o)
 {
 	mode_t m;
 
 	memset(o, 0, sizeof(*o));
-	o->cq_mode = RCC_CQ_WAIT;
 	o->progress = -1;
-	o->timeout_ms = XFER_DEFAULT_TIMEOUT_S * 1000;
 	o->connect_timeout_ms = XFER_DEFAULT_CONNECT_TIMEOUT_S * 1000;
 	o->dir = ".";
-	snprintf(o->listen, sizeof(o->listen), "0.0.0.0:%d", XFER_DEFAULT_PORT);
 	o->max_conns = XFER_DEFAULT_MAX_CONNS;
 	o->auth_timeout_ms = XFER_DEFAULT_AUTH_TIMEOUT_S * 1000;
 	o->max_unauth = XFER_DEFAULT_MAX_UNAUTH;
@@ -185,7 +165,8 @@ static void set_defaults(struct xfer_opts *o)
 	o->umask = m;
 }
 
-static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
+static void parse_one(struct xfer_opts *o, struct cli *cl, int c, const char *arg, int *verbose,
+		      const char **listen)
 {
 	uint64_t size;
 	long v;
@@ -198,33 +179,15 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 	case 'k':
 		o->key_file = arg;
 		break;
-	case 'T':
-		opt_transport(PROG, arg, &o->ctx_attr);
-		break;
-	case 'd':
-		o->ctx_attr.device = arg;
-		break;
-	case 'i':
-		opt_ib_port(PROG, arg, &o->ctx_attr);
-		break;
-	case 'g':
-		opt_gid_index(PROG, arg, &o->ctx_attr);
-		break;
-	case 'B':
-		opt_bringup(PROG, arg, &o->ctx_attr);
-		break;
-	case 'm':
-		if (parse_cq_mode(arg, &o->cq_mode) || o->cq_mode == RCC_CQ_FD)
-			usage_error(PROG, "--cq-mode must be poll or wait, not '%s'", arg);
-		break;
+	/* the spellings it had before the common grammar */
 	case 't':
-		o->timeout_ms = (int)seconds_arg(arg, "--timeout") * 1000;
+		cli_apply(cl, CLI_OPT_TIMEOUT, arg);
 		break;
 	case 'q':
-		o->out = OUT_QUIET;
+		cli_apply(cl, CLI_OPT_QUIET, arg);
 		break;
 	case 'j':
-		o->out = OUT_JSON;
+		cli_apply(cl, CLI_OPT_JSON, arg);
 		break;
 	case 'v':
 		(*verbose)++;
@@ -253,7 +216,8 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 		snprintf(o->id, sizeof(o->id), "%s", arg);
 		break;
 	case OPT_CONNECT_TIMEOUT:
-		o->connect_timeout_ms = (int)seconds_arg(arg, "--connect-timeout") * 1000;
+		o->connect_timeout_ms = (int)cli_duration(cl, "--connect-timeout", arg, 1, 86400000,
+							  false);
 		break;
 	case OPT_PROGRESS:
 		o->progress = 1;
@@ -265,8 +229,7 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 		o->dir = arg;
 		break;
 	case 'l':
-		if (normalize_addr(arg, "0.0.0.0", o->listen, sizeof(o->listen)))
-			usage_error(PROG, "bad --listen address '%s'", arg);
+		*listen = arg;
 		break;
 	case OPT_READY_FILE:
 		o->ready_file = arg;
@@ -286,7 +249,8 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 		o->max_conns = (int)v;
 		break;
 	case OPT_AUTH_TIMEOUT:
-		o->auth_timeout_ms = (int)seconds_arg(arg, "--auth-timeout") * 1000;
+		o->auth_timeout_ms = (int)cli_duration(cl, "--auth-timeout", arg, 1, 86400000,
+						       false);
 		break;
 	case OPT_MAX_UNAUTH:
 		if (parse_int(arg, 1, 256, &v))
@@ -308,23 +272,20 @@ static void parse_one(struct xfer_opts *o, int c, const char *arg, int *verbose)
 				    arg);
 		o->window = (uint32_t)v;
 		break;
-	case 'h':
-		cli_print_help();
-		exit(0);
-	case 'V':
-		printf("rcc-xfer (protocol %d), librcc %s\n", XFER_PROTO_VERSION, rcc_version());
-		exit(0);
-	default:
-		usage_error(PROG, "unknown option");
 	}
 }
 
-static void check_send_args(struct xfer_opts *o, int argc, char **argv)
+static void check_send_args(struct xfer_opts *o, const struct cli *cl, int argc, char **argv)
 {
+	char host[256];
+	int port = cl->port;
+
 	if (argc < 2)
 		usage_error(PROG, "send needs at least one FILE and a HOST[:PORT]");
-	if (normalize_addr(argv[argc - 1], NULL, o->target, sizeof(o->target)))
-		usage_error(PROG, "bad destination '%s'", argv[argc - 1]);
+	cli_peer(cl, "destination", argv[argc - 1], host, sizeof(host), &port);
+	if (!port)
+		usage_error(PROG, "the destination needs a port, not 0");
+	join_host_port(o->target, sizeof(o->target), host, port);
 	o->files = argv;
 	o->nfiles = argc - 1;
 	if (o->as_name && o->nfiles != 1)
@@ -333,19 +294,34 @@ static void check_send_args(struct xfer_opts *o, int argc, char **argv)
 
 void cli_parse(int argc, char **argv, struct xfer_opts *o)
 {
+	static char proto_line[32];
+	struct cli cl = {
+		.prog = PROG,
+		.take = CLI_VERBS | CLI_MODE | CLI_PORT | CLI_TIMEOUT | CLI_JSON | CLI_QUIET,
+		.shorts = "k:vfD:l:t:qj",
+		.longs = long_opts,
+		.help = cli_print_help,
+		.version_extra = proto_line,
+		.timeout_help = "silence from the peer (idle peers send keepalives)",
+		.mode = RCC_CQ_WAIT,
+		.port = XFER_DEFAULT_PORT,
+		.timeout_ms = XFER_DEFAULT_TIMEOUT_S * 1000,
+	};
+	const char *cmd, *listen = NULL;
 	int c, verbose = 0;
-	const char *cmd;
 
+	snprintf(proto_line, sizeof(proto_line), "protocol %d", XFER_PROTO_VERSION);
 	set_defaults(o);
+	cl.ctx = &o->ctx_attr;
 	if (argc < 2)
 		usage_error(PROG, "missing command: send, recv or keygen");
 	cmd = argv[1];
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-		cli_print_help();
+		cli_print_help(&cl);
 		exit(0);
 	}
 	if (!strcmp(cmd, "-V") || !strcmp(cmd, "--version")) {
-		printf("rcc-xfer (protocol %d), librcc %s\n", XFER_PROTO_VERSION, rcc_version());
+		cli_version(&cl, stdout);
 		exit(0);
 	}
 	if (!strcmp(cmd, "send"))
@@ -360,15 +336,19 @@ void cli_parse(int argc, char **argv, struct xfer_opts *o)
 	argc--;
 	argv++;
 	optind = 1;
-	opterr = 0;
 	/* GNU getopt permutes, so options may also follow the operands. */
-	while ((c = getopt_long(argc, argv, "k:T:d:i:g:B:m:t:qjvhVfD:l:", long_opts, NULL)) != -1) {
-		if (c == '?' || c == ':') {
-			if (optopt && optopt < 256 && isprint(optopt))
-				usage_error(PROG, "option -%c is unknown or needs a value", optopt);
-			usage_error(PROG, "unknown option or missing value: %s", argv[optind - 1]);
-		}
-		parse_one(o, c, optarg, &verbose);
+	while ((c = cli_next(&cl, argc, argv)) != -1)
+		parse_one(o, &cl, c, optarg, &verbose, &listen);
+	cli_finish(&cl);
+	o->cq_mode = cl.mode;
+	o->timeout_ms = cl.timeout_ms;
+	o->out = cl.json ? OUT_JSON : cl.quiet ? OUT_QUIET : OUT_HUMAN;
+	if (o->cmd == CMD_RECV) {
+		char port[16];
+		snprintf(port, sizeof(port), "%d", cl.port);
+		if (normalize_addr(listen ? listen : port, "0.0.0.0", cl.port, o->listen,
+				   sizeof(o->listen)))
+			usage_error(PROG, "bad --listen address '%s'", listen);
 	}
 	char **ops = argv + optind;
 	int nops = argc - optind;
@@ -379,7 +359,7 @@ void cli_parse(int argc, char **argv, struct xfer_opts *o)
 						 RCC_LOG_TRACE);
 	switch (o->cmd) {
 	case CMD_SEND:
-		check_send_args(o, nops, ops);
+		check_send_args(o, &cl, nops, ops);
 		break;
 	case CMD_RECV:
 		if (nops)

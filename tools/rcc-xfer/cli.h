@@ -75,7 +75,8 @@ struct xfer_opts {
  * --version print and exit 0. */
 void cli_parse(int argc, char **argv, struct xfer_opts *o);
 
-/* The manual page, as --help prints it. */
-void cli_print_help(void);
+/* The manual page, as --help prints it (the common options from c). */
+struct cli;
+void cli_print_help(const struct cli *c);
 
 #endif

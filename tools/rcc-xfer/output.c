@@ -81,15 +81,35 @@ void out_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+static void line(FILE *f, const char *prefix, bool escape, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void line(FILE *f, const char *prefix, bool escape, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline(f, prefix, escape, fmt, ap);
+	va_end(ap);
+}
+
 void out_json(const char *fmt, ...)
 {
+	char obj[2048];
 	va_list ap;
 
 	if (mode != OUT_JSON)
 		return;
 	va_start(ap, fmt);
-	vline(stdout, NULL, false, fmt, ap);
+	vsnprintf(obj, sizeof(obj), fmt, ap);
 	va_end(ap);
+	/* Every object names its tool and the version of its layout (docs/json.md),
+	 * at its end: scripts that match the start ('{"event":"sent"') still do. */
+	size_t n = strlen(obj);
+	if (n >= 2 && obj[0] == '{' && obj[n - 1] == '}')
+		line(stdout, NULL, false, "%.*s,\"tool\":\"rcc-xfer\",\"schema\":%s}", (int)(n - 1),
+		     obj, XFER_JSON_SCHEMA);
+	else
+		line(stdout, NULL, false, "%s", obj);
 }
 
 long peak_rss_kib(void)

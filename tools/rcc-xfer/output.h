@@ -24,7 +24,12 @@ void out_init(enum out_mode m);
 void out_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void out_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void out_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* One JSON object per line; fmt produces the object without the newline. */
+/* Version of the --json events' layout (docs/json.md): bumped when a field
+ * changes meaning or goes away, not when one is added. */
+#define XFER_JSON_SCHEMA "1"
+
+/* One JSON object per line; fmt produces the object without the newline
+ * ("tool" and "schema" are added at its end). */
 void out_json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Peak resident memory of this process in KiB (reported in JSON summaries). */
