@@ -32,7 +32,7 @@ static const struct common_opt common[] = {
 	{ CLI_PORT, 'p', "port", required_argument, "PORT", "service port" },
 	{ CLI_TIMEOUT, CLI_OPT_TIMEOUT, "timeout", required_argument, "TIME", NULL },
 	{ CLI_JSON, CLI_OPT_JSON, "json", no_argument, NULL,
-	  "the figures as JSON on stdout (docs/json.md)" },
+	  "print the results as JSON on stdout (docs/json.md)" },
 	{ CLI_QUIET, CLI_OPT_QUIET, "quiet", no_argument, NULL, "fewer messages" },
 };
 #define NCOMMON (sizeof(common) / sizeof(common[0]))
@@ -345,7 +345,9 @@ void cli_help_common(const struct cli *c, FILE *f)
 
 		if (!(c->take & o->take))
 			continue;
-		if (o->code == 'm') {
+		if (o->code == 'd' && c->device_help) {
+			t = c->device_help;
+		} else if (o->code == 'm') {
 			snprintf(text, sizeof(text), "%s (%s)", o->help, cq_mode_name(c->mode));
 			t = text;
 		} else if (o->code == 'p') {

@@ -59,6 +59,7 @@ struct cli {
 	const char *timeout_help; /* what --timeout bounds here ("each wait for the peer") */
 	bool timeout_legacy_ms;   /* this tool's --timeout took milliseconds before */
 	const char *fd_refused;   /* why -m fd cannot be had here, or NULL */
+	const char *device_help;  /* what -d means here, when it opens no transport */
 	/* Values: the tool sets its defaults, the options overwrite them. */
 	struct rcc_ctx_attr *ctx; /* required with any of CLI_VERBS */
 	enum rcc_cq_mode mode;

@@ -9,39 +9,48 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cmdline.h"
 #include "json.h"
 #include "opts.h"
 #include "rcc/rcc.h"
 
 static const char *prog = "rcc-info";
 
-static void usage(FILE *f)
+/* Version of --json's layout (docs/json.md): bumped when a field changes
+ * meaning or goes away, not when one is added. */
+#define INFO_JSON_SCHEMA 1
+
+static void help(const struct cli *c)
 {
-	fprintf(f,
-		"Usage: %s [-d DEV] [-v] [--json]\n"
-		"\n"
-		"Lists the RDMA devices rcc's verbs transport can use: node GUID, type and\n"
-		"firmware; each port's state, link layer, active/max MTU and LID; and the GID\n"
-		"table with each GID's type (IB, RoCE v1, RoCE v2), its address and netdev.\n"
-		"rcc's automatic GID choice on Ethernet is the RoCE v2 GID of an IPv4 address.\n"
-		"\n"
-		"  -d, --device DEV  only this device\n"
-		"  -v, --verbose     also device limits (QPs, WRs, SGEs, CQEs, MRs, RD atomics)\n"
-		"      --json        one JSON object on stdout\n"
-		"  -h, --help        this text\n"
-		"      --version     the version of rcc-info and the library\n"
-		"\n"
-		"Exit status: 0 devices listed, 1 no RDMA device, 2 usage, 3 error.\n"
-		"Without a device rcc still works: its tcp transport (--transport tcp in the\n"
-		"tools, RCC_TRANSPORT_TCP in code; 'auto' falls back to it) needs no RDMA.\n",
-		prog);
+	printf("Usage: rcc-info [OPTION]...\n"
+	       "List the RDMA devices rcc's verbs transport can use.\n"
+	       "\n"
+	       "For each device: node GUID, type and firmware; each port's state, link\n"
+	       "layer, active/max MTU and LID; and the GID table with each GID's type (IB,\n"
+	       "RoCE v1, RoCE v2), its address and netdev. rcc's automatic GID choice on\n"
+	       "Ethernet is the RoCE v2 GID of an IPv4 address.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -v, --verbose            also device limits (QPs, WRs, SGEs, CQEs, MRs, RD\n"
+	       "                           atomics)\n"
+	       "\n"
+	       "Common options:\n");
+	cli_help_common(c, stdout);
+	printf("\n"
+	       "Without a device rcc still works: its tcp transport (-T tcp in the tools,\n"
+	       "RCC_TRANSPORT_TCP in code; 'auto' falls back to it) needs no RDMA.\n"
+	       "\n"
+	       "Exit status:\n"
+	       "  0  devices listed\n"
+	       "  1  no RDMA device (or none named -d)\n"
+	       "  2  usage error\n"
+	       "  3  the device list could not be read\n");
 }
 
 static void gid_hex(const uint8_t g[16], char *out, size_t n)
@@ -173,41 +182,32 @@ static const char *no_device_reason(int rc)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "device", required_argument, NULL, 'd' }, { "verbose", no_argument, NULL, 'v' },
-		{ "json", no_argument, NULL, 'j' },         { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
 	};
-	const char *dev = NULL;
-	bool verbose = false, json = false;
+	struct rcc_ctx_attr attr = { 0 };
+	struct cli c = {
+		.prog = prog,
+		.take = CLI_DEVICE | CLI_JSON,
+		.shorts = "v",
+		.longs = longopts,
+		.help = help,
+		.device_help = "only this device",
+		.ctx = &attr,
+	};
+	const char *dev;
+	bool verbose = false, json;
 	struct rcc_device_info *devs = NULL;
-	int n = 0, c, rc, shown = 0;
+	int n = 0, r, rc, shown = 0;
 
-	while ((c = getopt_long(argc, argv, "d:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'v':
+	while ((r = cli_next(&c, argc, argv)) != -1)
+		if (r == 'v')
 			verbose = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			version_exit("rcc-info");
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", prog, argv[optind]);
-		usage(stderr);
-		return 2;
-	}
+	cli_finish(&c);
+	if (optind != argc)
+		usage_error(prog, "unexpected argument '%s'", argv[optind]);
+	dev = attr.device;
+	json = c.json;
 
 	rc = rcc_device_list(&devs, &n);
 	if (rc && rc != -ENODEV && rc != -ENOSYS) {
@@ -217,7 +217,8 @@ int main(int argc, char **argv)
 	if (rc)
 		n = 0;
 	if (json) {
-		printf("{\"rcc_version\":\"%s\",\"devices\":[", rcc_version());
+		printf("{\"tool\":\"rcc-info\",\"schema\":%d,\"rcc_version\":\"%s\",\"devices\":[",
+		       INFO_JSON_SCHEMA, rcc_version());
 		for (int i = 0; i < n; i++) {
 			if (dev && strcmp(dev, devs[i].name))
 				continue;
@@ -227,7 +228,7 @@ int main(int argc, char **argv)
 		printf("]");
 		if (!shown) {
 			printf(",\"reason\":");
-			put_json_str(n ? "no device with that name" : no_device_reason(rc));
+			put_json_str(dev && n ? "no device with that name" : no_device_reason(rc));
 		}
 		printf("}\n");
 	} else {
@@ -238,11 +239,16 @@ int main(int argc, char **argv)
 				putchar('\n');
 			print_text(&devs[i], verbose);
 		}
-		if (!shown && n) {
-			fprintf(stderr, "%s: no device named %s; there are:", prog, dev);
-			for (int i = 0; i < n; i++)
-				fprintf(stderr, " %s", devs[i].name);
-			fputc('\n', stderr);
+		if (!shown && dev) {
+			fprintf(stderr, "%s: no RDMA device named '%s'", prog, dev);
+			if (n) {
+				fputs("; there are:", stderr);
+				for (int i = 0; i < n; i++)
+					fprintf(stderr, " %s", devs[i].name);
+				fputc('\n', stderr);
+			} else {
+				fprintf(stderr, ": %s\n", no_device_reason(rc));
+			}
 		} else if (!shown) {
 			printf("No RDMA devices: %s.\n"
 			       "rcc's tcp transport works without one: use '--transport tcp' with the\n"
