@@ -68,6 +68,10 @@ struct node {
 	char addr[300]; /* "host:port" or "[v6]:port", as rcc_connect takes it */
 };
 
+/* Version of --json's layout (docs/json.md): bumped when a field changes
+ * meaning or goes away, not when one is added. */
+#define MESH_JSON_SCHEMA 1
+
 struct mesh_opts {
 	struct node *nodes;
 	int nnodes;

@@ -244,8 +244,9 @@ static void print_table(struct mesh *m, const bool *dead, const struct totals *t
 	       ops_name(o->ops), thread_mode_name(o->thread_mode),
 	       o->thread_mode == RCC_THREAD_PER_EP ? 2 * (m->n - 1) : 2 * o->threads,
 	       cq_mode_name(o->cq_mode), dur);
+	/* one word per header, with its unit: MB is 10^6 bytes, latency in microseconds */
 	printf("%5s %4s %10s %11s %9s %9s %9s %9s %10s  %s\n", "src", "dst", "MB/s", "msg/s",
-	       "p50 us", "p99 us", "p99.9 us", "max us", "received", "check");
+	       "p50[us]", "p99[us]", "p99.9[us]", "max[us]", "received", "check");
 	for (int s = 0; s < m->n && !o->brief; s++)
 		for (int d = 0; d < m->n; d++) {
 			const struct gathered_pair *g = &m->pairs[(size_t)s * (size_t)m->n + d];
@@ -269,7 +270,8 @@ static void print_table(struct mesh *m, const bool *dead, const struct totals *t
 	       "mesh", t->pairs, t->mbps, t->msgps, (double)t->p50 / 1e3, (double)t->p99 / 1e3,
 	       (double)t->p999 / 1e3, (double)t->max / 1e3, (unsigned long long)t->msgs,
 	       t->verified, t->pairs, status ? " -- FAILED" : "");
-	printf("  (mesh row: sums of the pairs' rates; latency columns show the worst pair)\n");
+	printf("  (mesh row: sums of the pairs' rates; latency columns show the worst pair;\n"
+	       "   MB/s is 10^6 bytes per second; received counts messages)\n");
 	if (t->mem_ranks)
 		printf("  memory: %.0f KiB per connection (RSS growth from setup to the end of "
 		       "traffic over %d connections, mean of %d ranks); per rank %.1f MiB RSS, "
@@ -330,7 +332,7 @@ static void print_json(struct mesh *m, const bool *dead, const struct totals *t,
 			printf("%s%d", first ? "" : ",", r);
 			first = false;
 		}
-	printf("],\"status\":%d}\n", status);
+	printf("],\"schema\":%d,\"status\":%d}\n", MESH_JSON_SCHEMA, status);
 	fflush(stdout);
 }
 
@@ -357,10 +359,10 @@ static void print_local(struct mesh *m, int status)
 	if (m->o->json) {
 		printf("{\"tool\":\"rcc-mesh\",\"rank\":%d,\"collector\":%d,\"sent_msgs\":%llu,"
 		       "\"sent_bytes\":%llu,\"received_msgs\":%llu,\"corrupt\":%llu,\"lost\":%llu,"
-		       "\"dup\":%llu,\"status\":%d}\n",
+		       "\"dup\":%llu,\"schema\":%d,\"status\":%d}\n",
 		       m->rank, m->o->collector, (unsigned long long)sent,
 		       (unsigned long long)bytes, (unsigned long long)got, (unsigned long long)bad,
-		       (unsigned long long)lost, (unsigned long long)dup, status);
+		       (unsigned long long)lost, (unsigned long long)dup, MESH_JSON_SCHEMA, status);
 		fflush(stdout);
 		return;
 	}

@@ -104,10 +104,11 @@ static void report(const struct pp_opts *o, struct samples *s, double secs, cons
 		       "\"size\":%u,\"iters\":%zu,\"cq_mode\":\"%s\","
 		       "\"half_rtt_us\":{\"min\":%.3f,\"median\":%.3f,\"avg\":%.3f,"
 		       "\"p99\":%.3f,\"max\":%.3f,\"stdev\":%.3f},"
-		       "\"round_trips_per_s\":%.1f,\"msgs_per_s\":%.1f}\n",
+		       "\"round_trips_per_s\":%.1f,\"msgs_per_s\":%.1f,\"verified\":%s,"
+		       "\"schema\":%d}\n",
 		       rcc_transport_name(t), json_str(peer, jb, sizeof(jb)), o->size, m.n,
 		       cq_mode_name(o->cq_mode), m.min, m.median, m.mean, m.p99, m.max, m.stdev,
-		       rt_per_s, 2 * rt_per_s);
+		       rt_per_s, 2 * rt_per_s, o->verify ? "true" : "false", PP_JSON_SCHEMA);
 		return;
 	}
 	printf("rcc-pingpong: %zu round trips of %u bytes with %s over %s (cq %s), all pongs %s\n",

@@ -43,6 +43,10 @@ void pp_hello_encode(uint32_t size, uint8_t out[PP_HELLO_LEN]);
 /* 0 and the size, or -EINVAL when the data is not a hello. */
 int pp_hello_decode(const void *data, size_t len, uint32_t *size);
 
+/* Version of the client's --json layout (docs/json.md): bumped when a field
+ * changes meaning or goes away, not when one is added. */
+#define PP_JSON_SCHEMA 1
+
 /* Largest message rcc-pingpong agrees to echo. */
 #define PP_MAX_SIZE (64u << 20)
 
