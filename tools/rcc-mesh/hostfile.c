@@ -10,40 +10,15 @@
 
 int node_parse(const char *s, struct node *nd, char *err, size_t errlen)
 {
-	const char *colon;
-	size_t hlen;
-	long port;
+	int port = 0;
 
 	memset(nd, 0, sizeof(*nd));
-	if (s[0] == '[') { /* [v6addr]:port */
-		const char *close = strchr(s, ']');
-		if (!close || close[1] != ':') {
-			snprintf(err, errlen, "'%s': expected [ADDRESS]:PORT", s);
-			return -EINVAL;
-		}
-		hlen = (size_t)(close - s - 1);
-		memcpy(nd->host, s + 1, hlen < sizeof(nd->host) ? hlen : 0);
-		colon = close + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon || strchr(s, ':') != colon) {
-			snprintf(err, errlen, "'%s': expected HOST:PORT (IPv6 as [ADDRESS]:PORT)",
-				 s);
-			return -EINVAL;
-		}
-		hlen = (size_t)(colon - s);
-		if (hlen < sizeof(nd->host))
-			memcpy(nd->host, s, hlen);
-	}
-	if (!hlen || hlen >= sizeof(nd->host)) {
-		snprintf(err, errlen, "'%s': missing or overlong host", s);
+	/* the tools' one HOST:PORT grammar (docs/cli.md); a node needs its port */
+	if (split_host_port(s, nd->host, sizeof(nd->host), &port) || !port) {
+		snprintf(err, errlen, "'%s': expected HOST:PORT or [IPV6]:PORT, port 1..65535", s);
 		return -EINVAL;
 	}
-	if (parse_int(colon + 1, 1, 65535, &port)) {
-		snprintf(err, errlen, "'%s': port must be 1..65535", s);
-		return -EINVAL;
-	}
-	nd->port = (int)port;
+	nd->port = port;
 	join_host_port(nd->addr, sizeof(nd->addr), nd->host, nd->port);
 	return 0;
 }
