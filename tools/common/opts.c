@@ -236,9 +236,3 @@ int split_host_port(const char *arg, char *host, size_t hostlen, int *port)
 		*port = (int)v;
 	return 0;
 }
-
-void version_exit(const char *prog)
-{
-	printf("%s (rcc %s)\n", prog, rcc_version());
-	exit(0);
-}

@@ -52,8 +52,6 @@ void join_host_port(char *buf, size_t len, const char *host, int port);
  * unclosed bracket, or a host longer than hostlen - 1.
  */
 int split_host_port(const char *arg, char *host, size_t hostlen, int *port);
-/* "--version": "prog (rcc X.Y.Z)" on stdout, then exit 0. */
-void version_exit(const char *prog) __attribute__((noreturn));
 
 /* Print "prog: message" to stderr and exit with status 2 (usage error). */
 void usage_error(const char *prog, const char *fmt, ...)
