@@ -111,16 +111,6 @@ static const struct common_opt *common_by_code(const struct cli *c, int code)
 	return NULL;
 }
 
-static bool all_digits(const char *s)
-{
-	if (!*s)
-		return false;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return false;
-	return true;
-}
-
 static void set_mode(struct cli *c, const char *arg)
 {
 	enum rcc_cq_mode m;

@@ -48,6 +48,16 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
 int parse_int(const char *s, long min, long max, long *out)
 {
 	char *end;

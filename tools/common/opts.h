@@ -11,6 +11,8 @@
 
 /* "4096", "4K"/"4k"/"4KiB", "1M", "2G" (binary multiples). 0 or -EINVAL. */
 int parse_size(const char *s, uint64_t *out);
+/* s is one or more decimal digits and nothing else. */
+bool all_digits(const char *s);
 /* A decimal integer in [min, max]. 0 or -EINVAL. */
 int parse_int(const char *s, long min, long max, long *out);
 /*
