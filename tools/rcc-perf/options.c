@@ -10,9 +10,12 @@
 
 static void help(const struct cli *c)
 {
-	printf("Usage: rcc-perf [OPTION]...                server: serves one client, then exits\n"
-	       "  or:  rcc-perf [OPTION]... HOST[:PORT]    client: runs the tests against HOST\n"
+	printf("Usage: rcc-perf [OPTION]... [HOST[:PORT]]\n"
 	       "Latency and bandwidth of SEND, WRITE, WRITE_IMM, READ and atomics over rcc.\n"
+	       "\n"
+	       "Without HOST, rcc-perf is the server: it serves one client (--persistent:\n"
+	       "one after another) and exits. With HOST, it is the client and runs the\n"
+	       "tests against the server on HOST.\n"
 	       "\n"
 	       "Measured as perftest does (ib_*_lat: half round trip for send/write, full\n"
 	       "round trip for read/atomics; ib_*_bw: peak and average bandwidth and message\n"

@@ -10,12 +10,13 @@
 
 static void help(const struct cli *c)
 {
-	printf("Usage: rcc-pingpong [OPTION]...                run a server\n"
-	       "  or:  rcc-pingpong [OPTION]... HOST[:PORT]    run a client against HOST\n"
-	       "A SEND/RECV ping-pong. The server hands each client to an agent and echoes\n"
-	       "its pings. The client times each round trip, checks every pong byte for\n"
-	       "byte, and prints min, median, average, p99 and max of the half round trip\n"
-	       "in microseconds and the message rate.\n"
+	printf("Usage: rcc-pingpong [OPTION]... [HOST[:PORT]]\n"
+	       "A SEND/RECV ping-pong over rcc: a server without HOST, a client with it.\n"
+	       "\n"
+	       "The server hands each client to an agent and echoes its pings. The client\n"
+	       "times each round trip, checks every pong byte for byte, and prints min,\n"
+	       "median, average, p99 and max of the half round trip in microseconds and the\n"
+	       "message rate.\n"
 	       "\n"
 	       "Options:\n"
 	       "  -n, --iters N            client: timed round trips (1000)\n"
