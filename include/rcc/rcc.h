@@ -83,8 +83,23 @@ enum rcc_log_level {
  * restores stderr. rcc_log_set_level() overrides the environment.
  */
 typedef void (*rcc_log_fn)(enum rcc_log_level level, const char *msg, void *arg);
+
+/*
+ * Send every later message to fn(level, msg, arg) instead of stderr (NULL:
+ * back to stderr). fn runs on whichever thread logs -- the caller's, or one
+ * of the library's own progress threads -- possibly on several at once, so
+ * it must be thread-safe and must not call back into rcc. msg is valid only
+ * during the call; arg is yours and is passed through untouched. A message
+ * being logged while the handler changes may still reach the old handler
+ * once: keep its arg alive until no rcc call is running. Never blocks.
+ */
 void rcc_log_set_handler(rcc_log_fn fn, void *arg);
+
+/* Log messages at this level and more severe ones, overriding RCC_LOG. Never
+ * blocks; takes effect for every thread at once. */
 void rcc_log_set_level(enum rcc_log_level level);
+
+/* The level in force (RCC_LOG's, or what rcc_log_set_level() set). */
 enum rcc_log_level rcc_log_get_level(void);
 
 /* ------------------------------------------------------------------------ */
@@ -162,6 +177,12 @@ int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access, 
  * access error. */
 int rcc_mr_dereg(struct rcc_mr *mr);
 
+/*
+ * What a region was registered with: its start, length, local key (for
+ * struct rcc_sge), remote key (for a peer's WRITE/READ/atomics), access bits,
+ * and the three a peer needs in one struct. Never fail, never block; valid
+ * until rcc_mr_dereg(mr).
+ */
 void *rcc_mr_addr(const struct rcc_mr *mr);
 size_t rcc_mr_length(const struct rcc_mr *mr);
 uint32_t rcc_mr_lkey(const struct rcc_mr *mr);
@@ -171,7 +192,17 @@ struct rcc_remote_mr rcc_mr_remote(const struct rcc_mr *mr);
 
 /* Fixed little-endian encoding of struct rcc_remote_mr for the wire. */
 #define RCC_REMOTE_MR_WIRE_SIZE 20
+
+/* Write r into out (exactly RCC_REMOTE_MR_WIRE_SIZE bytes; any alignment). */
 void rcc_remote_mr_encode(const struct rcc_remote_mr *r, uint8_t out[RCC_REMOTE_MR_WIRE_SIZE]);
+
+/*
+ * Read a region description a peer sent: the first RCC_REMOTE_MR_WIRE_SIZE
+ * of len bytes at in (bytes past them are ignored). Returns 0, or -EINVAL
+ * when len is too short or addr + length wraps around. The result is only
+ * what the peer claims: the target's own keys and bounds decide whether an
+ * operation using it succeeds.
+ */
 int rcc_remote_mr_decode(const void *in, size_t len, struct rcc_remote_mr *r);
 
 /* A scatter/gather element; same layout as struct ibv_sge. */
@@ -259,6 +290,15 @@ struct rcc_wc {
 	uint32_t vendor_err;
 };
 
+/*
+ * Create a completion queue holding at least attr->depth completions (0:
+ * 1024; a device may round it up) in attr->mode. attr may be NULL (depth
+ * 1024, RCC_CQ_POLL). One CQ may serve many endpoints, as send CQ, receive
+ * CQ or both (rule 1 below says how deep it must be). Returns 0 and sets
+ * *cq, -EINVAL for a bad mode or a depth past the largest a CQ
+ * may have, -ENOMEM, or the device's error. Does not
+ * block. Release with rcc_cq_destroy() after every endpoint using it.
+ */
 int rcc_cq_create(struct rcc_ctx *ctx, const struct rcc_cq_attr *attr, struct rcc_cq **cq);
 
 /* Destroy a CQ. Fails with -EBUSY while an endpoint still uses it. */
@@ -280,6 +320,7 @@ int rcc_cq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms);
  */
 int rcc_cq_fd(struct rcc_cq *cq);
 
+/* The mode the CQ was created with. */
 enum rcc_cq_mode rcc_cq_get_mode(const struct rcc_cq *cq);
 
 /* Text for a status, e.g. "remote access error". Never NULL. */
@@ -452,8 +493,16 @@ int rcc_ep_disconnect(struct rcc_ep *ep);
  * CQs and free it. */
 int rcc_ep_close(struct rcc_ep *ep);
 
+/* The endpoint's state now; it may change at any time from another thread
+ * (a peer leaving). Never blocks. */
 enum rcc_ep_state rcc_ep_state(const struct rcc_ep *ep);
+
+/* Text for a state, e.g. "connected". Never NULL; static storage. */
 const char *rcc_ep_state_str(enum rcc_ep_state s);
+
+/* A pointer of the application's, kept with the endpoint (NULL at first) and
+ * never touched by rcc: find your connection object from wc->ep. Safe from
+ * any thread (the store is released, the load acquired). */
 void *rcc_ep_context(const struct rcc_ep *ep);
 void rcc_ep_set_context(struct rcc_ep *ep, void *context);
 /* Private data the peer sent (client: from accept; server: from connect). */

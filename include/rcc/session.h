@@ -109,8 +109,21 @@ struct rcc_client_attr {
 	int retry_for_ms;           /* retry refused/unreachable attempts this long; 0: once */
 };
 
+/*
+ * Connect to addr ("host:port", "[v6]:port") with the endpoint attributes of
+ * attr (NULL: all defaults), on attr->cq or on a CQ of the client's own.
+ * Blocks up to connect_timeout_ms per attempt; while the server refuses,
+ * resets, times out or is unreachable, tries again (backing off 10..200 ms) until retry_for_ms
+ * has passed. Returns 0 and sets *cli, or the last attempt's status
+ * (-ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, a reject: see rcc_connect_ex),
+ * -EINVAL for a negative time or a NULL argument. Thread-safe; each client
+ * belongs to its caller.
+ */
 int rcc_client_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_client_attr *attr,
 		       struct rcc_client **cli);
+
+/* The client's endpoint and CQ; owned by the client, valid until
+ * rcc_client_close(). Never NULL for an open client. */
 struct rcc_ep *rcc_client_ep(const struct rcc_client *cli);
 struct rcc_cq *rcc_client_cq(const struct rcc_client *cli);
 /* Close the endpoint, then the CQ if the client made it, then free. */

@@ -26,12 +26,14 @@ static inline void rcc_put_le16(uint8_t *p, uint16_t v)
 	p[1] = (uint8_t)(v >> 8);
 }
 
+/* As rcc_put_le16, four bytes. */
 static inline void rcc_put_le32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
+/* As rcc_put_le16, eight bytes. */
 static inline void rcc_put_le64(uint8_t *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
@@ -41,12 +43,14 @@ static inline void rcc_put_le64(uint8_t *p, uint64_t v)
 /* Load a little-endian value from p (unaligned allowed). */
 static inline uint16_t rcc_get_le16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
 
+/* As rcc_get_le16, four bytes. */
 static inline uint32_t rcc_get_le32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
 	       ((uint32_t)p[3] << 24);
 }
 
+/* As rcc_get_le16, eight bytes. */
 static inline uint64_t rcc_get_le64(const uint8_t *p)
 {
 	return (uint64_t)rcc_get_le32(p) | ((uint64_t)rcc_get_le32(p + 4) << 32);
