@@ -43,8 +43,11 @@ static void *target(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* the address to use: 127.0.0.1 unless one is given (on a NIC: its IP) */
+	const char *host = argc > 1 ? argv[1] : "127.0.0.1";
+	char listen_at[64];
 	char data[] = "written straight into the target's memory", addr[64];
 	struct rcc_cq *cq;
 	struct rcc_mr *mr;
@@ -55,11 +58,12 @@ int main(void)
 	size_t len;
 	int rc;
 
-	if ((rc = rcc_ctx_open(NULL, &ctx)) || (rc = rcc_listen(ctx, "127.0.0.1:0", 0, &lst))) {
+	snprintf(listen_at, sizeof(listen_at), "%s:0", host);
+	if ((rc = rcc_ctx_open(NULL, &ctx)) || (rc = rcc_listen(ctx, listen_at, 0, &lst))) {
 		fprintf(stderr, "setup: %s\n", rcc_strerror(rc));
 		return 1;
 	}
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", rcc_listener_port(lst));
+	snprintf(addr, sizeof(addr), "%s:%d", host, rcc_listener_port(lst));
 	pthread_create(&th, NULL, target, NULL);
 	rcc_cq_create(ctx, NULL, &cq);
 	rcc_mr_reg(ctx, data, sizeof(data), RCC_ACCESS_LOCAL_WRITE, &mr);

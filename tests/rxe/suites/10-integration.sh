@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The integration tests on the verbs transport, once per bring-up (rdma_cm, manual):
-# every executable test_* in $RCC_BUILD/tests/integration and $RCC_BUILD/tests/verbs.
+# every executable test_* in $RCC_BUILD/tests/integration and $RCC_BUILD/tests/verbs,
+# then every example with its output checked.
 source tests/rxe/lib.sh
 bins=()
 for d in "$RCC_BUILD/tests/integration" "$RCC_BUILD/tests/verbs"; do
@@ -25,5 +26,18 @@ for bringup in cm manual; do
 		[ "$st" -eq 0 ] || grep -E '^FAIL|^timeout|[Aa]ssert|Sanitizer' "$out" | head -n 20 |
 			sed 's/^/        /'
 	done
+done
+# The examples, on verbs: a device exists here, so their RCC_TRANSPORT_AUTO
+# context is verbs; they use the VM's address instead of 127.0.0.1.
+for ex in "$RCC_BUILD"/examples/example_*; do
+	[ -x "$ex" ] || continue
+	name=$(basename "$ex")
+	out=$RXE_LOGDIR/$name.log
+	t0=$(now)
+	run_bounded "$T_SHORT" bash examples/run-example.sh "$ex" \
+		"examples/expected/${name#example_}.out" "$RXE_IP" >"$out" 2>&1
+	st=$?
+	check "$name" "$st" "output as expected/${name#example_}.out in $(since "$t0") s"
+	[ "$st" -eq 0 ] || head -n 20 "$out" | sed 's/^/        /'
 done
 suite_result
