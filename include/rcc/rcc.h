@@ -63,6 +63,21 @@ struct rcc_conn_req;
 /* Text for a status returned by any rcc call (a negative errno). Never NULL. */
 const char *rcc_strerror(int status);
 
+/*
+ * Why the most recent failing set-up call of this thread failed, in words,
+ * when its status alone does not say: which argument ("private data of 60
+ * bytes; a connect carries at most 48"), which peer condition ("10.0.0.2:7471
+ * closed the connection before answering"). "" when the call said no more.
+ * Set-up calls are those that open, create, register, listen, accept,
+ * connect or start something (contexts, regions, CQs, listeners, endpoints,
+ * session clients and servers); each one forgets the previous text when it
+ * starts, so read it right after the failure, before the next such call on
+ * the same thread. Posting, polling and getters never touch it. Never NULL;
+ * the text belongs to the thread, is escaped like a log message and stays
+ * valid until the thread's next set-up call. Never blocks.
+ */
+const char *rcc_last_error(void);
+
 /* Library version as "major.minor.patch". */
 const char *rcc_version(void);
 
@@ -461,9 +476,20 @@ int rcc_accept(struct rcc_listener *lst, const struct rcc_ep_attr *attr, int tim
 	       struct rcc_ep **ep);
 
 /*
- * Connect to "host:port" within timeout_ms (-1: no limit). Errors:
- * -ECONNREFUSED nothing listens there, -ECONNABORTED the server rejected,
- * -ETIMEDOUT no answer in time, -EINVAL / -ENOENT a bad or unknown address.
+ * Connect to "host:port" within timeout_ms (-1: no limit); blocks until the
+ * connection is up or has failed. Errors, each also explained in words by
+ * rcc_last_error():
+ *   -ECONNREFUSED   nothing listens there;
+ *   -ECONNRESET     something listened but closed the connection before
+ *                   answering (a server at its limit of pending handshakes,
+ *                   or not an rcc server);
+ *   -ECONNABORTED   the server rejected the connection (rcc_reject_req);
+ *   -ETIMEDOUT      no answer in time;
+ *   -EHOSTUNREACH / -ENETUNREACH  no route there (verbs: not through this
+ *                   context's device);
+ *   -EPROTO         the answer was not an rcc handshake;
+ *   -EINVAL / -ENOENT  a bad argument (which one: rcc_last_error()) or an
+ *                   unknown host.
  */
 int rcc_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
 		int timeout_ms, struct rcc_ep **ep);

@@ -115,7 +115,8 @@ struct rcc_client_attr {
  * Blocks up to connect_timeout_ms per attempt; while the server refuses,
  * resets, times out or is unreachable, tries again (backing off 10..200 ms) until retry_for_ms
  * has passed. Returns 0 and sets *cli, or the last attempt's status
- * (-ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, a reject: see rcc_connect_ex),
+ * (-ECONNREFUSED, -ECONNRESET, -ETIMEDOUT, -EHOSTUNREACH, a reject: see
+ * rcc_connect; rcc_last_error() explains it),
  * -EINVAL for a negative time or a NULL argument. Thread-safe; each client
  * belongs to its caller.
  */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "last_error.h"
 #include "rcc/rcc.h"
 
 static int copy_part(char *dst, size_t dstlen, const char *src, size_t n)
@@ -89,7 +90,10 @@ int rcci_addr_resolve(const char *str, bool passive, struct sockaddr_storage *ss
 		return -EINVAL;
 	rc = rcci_addr_split(str, host, sizeof(host), port, sizeof(port));
 	if (rc)
-		return rc;
+		return rcci_fail(rc,
+				 "'%s' is not an address: want HOST, HOST:PORT, [IPv6]:PORT or "
+				 "PORT, with PORT 0..65535",
+				 str ? str : "(null)");
 	if (!host[0])
 		strcpy(host, passive ? "0.0.0.0" : "127.0.0.1");
 	memset(&hints, 0, sizeof(hints));
@@ -99,8 +103,8 @@ int rcci_addr_resolve(const char *str, bool passive, struct sockaddr_storage *ss
 	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc) {
 		if (rc == EAI_NONAME || rc == EAI_NODATA || rc == EAI_AGAIN || rc == EAI_FAIL)
-			return -ENOENT;
-		return -EINVAL;
+			return rcci_fail(-ENOENT, "unknown host '%s': %s", host, gai_strerror(rc));
+		return rcci_fail(-EINVAL, "'%s': %s", str, gai_strerror(rc));
 	}
 	if (res->ai_addrlen > sizeof(*ss)) {
 		freeaddrinfo(res);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "last_error.h"
 #include "log.h"
 #include "transport/transport.h"
 
@@ -15,6 +16,7 @@ int rcc_cq_create(struct rcc_ctx *ctx, const struct rcc_cq_attr *attr, struct rc
 	struct rcc_cq *cq;
 	int rc;
 
+	rcci_error_clear();
 	if (!ctx || !out)
 		return -EINVAL;
 	if (!attr)

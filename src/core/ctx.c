@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "last_error.h"
 #include "log.h"
 #include "transport/transport.h"
 
@@ -43,7 +44,13 @@ static int open_with(const struct rcc_transport_ops *ops, enum rcc_transport t,
 	rc = ops->ctx_open(ctx);
 	if (rc) {
 		free(ctx);
-		return rc;
+		if (t == RCC_TRANSPORT_VERBS && rc == -ENODEV)
+			return rcci_fail(rc,
+					 attr->device && attr->device[0] ?
+						 "no usable RDMA device '%s'" :
+						 "no usable RDMA device%s",
+					 attr->device && attr->device[0] ? attr->device : "");
+		return rcci_fail(rc, "cannot open the %s transport", rcc_transport_name(t));
 	}
 	*out = ctx;
 	return 0;
@@ -54,22 +61,29 @@ int rcc_ctx_open(const struct rcc_ctx_attr *attr, struct rcc_ctx **ctx)
 	static const struct rcc_ctx_attr defaults;
 	int rc;
 
+	rcci_error_clear();
 	if (!ctx)
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "rcc_ctx_open: ctx is NULL");
 	if (!attr)
 		attr = &defaults;
-	if (attr->transport < RCC_TRANSPORT_AUTO || attr->transport > RCC_TRANSPORT_TCP ||
-	    attr->bringup < RCC_BRINGUP_CM || attr->bringup > RCC_BRINGUP_MANUAL ||
-	    attr->port < 0 || attr->gid_index < RCC_GID_INDEX_ZERO ||
-	    (attr->device && strlen(attr->device) >= sizeof(((struct rcc_ctx *)0)->device)))
-		return -EINVAL;
+	if (attr->transport < RCC_TRANSPORT_AUTO || attr->transport > RCC_TRANSPORT_TCP)
+		return rcci_fail(-EINVAL, "unknown transport %d", (int)attr->transport);
+	if (attr->bringup < RCC_BRINGUP_CM || attr->bringup > RCC_BRINGUP_MANUAL)
+		return rcci_fail(-EINVAL, "unknown bring-up %d", (int)attr->bringup);
+	if (attr->port < 0 || attr->gid_index < RCC_GID_INDEX_ZERO)
+		return rcci_fail(-EINVAL, "device port %d or GID index %d out of range", attr->port,
+				 attr->gid_index);
+	if (attr->device && strlen(attr->device) >= sizeof(((struct rcc_ctx *)0)->device))
+		return rcci_fail(-EINVAL, "device name of %zu bytes is too long",
+				 strlen(attr->device));
 
 	if (attr->transport != RCC_TRANSPORT_AUTO) {
 		const struct rcc_transport_ops *ops = ops_for(attr->transport);
 		if (!ops) {
 			log_error("the %s transport is not part of this build",
 				  rcc_transport_name(attr->transport));
-			return -ENOSYS;
+			return rcci_fail(-ENOSYS, "the %s transport is not part of this build",
+					 rcc_transport_name(attr->transport));
 		}
 		return open_with(ops, attr->transport, attr, ctx);
 	}
@@ -85,7 +99,7 @@ int rcc_ctx_open(const struct rcc_ctx_attr *attr, struct rcc_ctx **ctx)
 	if (attr->device && attr->device[0]) {
 		log_error("transport auto: no usable RDMA device '%s' (%s)", attr->device,
 			  rcc_strerror(rc));
-		return rc;
+		return rcci_fail(rc, "no usable RDMA device '%s'", attr->device);
 	}
 	log_info("transport auto: no usable RDMA device (%s), using the tcp transport",
 		 rcc_strerror(rc));

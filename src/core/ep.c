@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "addr.h"
+#include "last_error.h"
 #include "log.h"
 #include "transport/transport.h"
 
@@ -41,12 +42,12 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 			struct rcc_ep_attr *out)
 {
 	if (!in || !in->send_cq)
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "endpoint attributes without a send_cq");
 	*out = *in;
 	if (!out->recv_cq)
 		out->recv_cq = out->send_cq;
 	if (out->send_cq->ctx != ctx || out->recv_cq->ctx != ctx)
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "the endpoint's CQs belong to another context");
 	if (!out->sq_depth)
 		out->sq_depth = RCC_DEFAULT_QUEUE_DEPTH;
 	if (!out->rq_depth)
@@ -57,16 +58,22 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 		out->max_recv_sge = 4;
 	if (!out->max_rd_atomic)
 		out->max_rd_atomic = 16;
-	if (out->sq_depth > MAX_QUEUE_DEPTH || out->rq_depth > MAX_QUEUE_DEPTH ||
-	    out->max_send_sge > MAX_SGE || out->max_recv_sge > MAX_SGE ||
-	    out->max_rd_atomic > MAX_RD_ATOMIC)
-		return -EINVAL;
+	if (out->sq_depth > MAX_QUEUE_DEPTH || out->rq_depth > MAX_QUEUE_DEPTH)
+		return rcci_fail(-EINVAL, "queue depths %u/%u: at most %u", out->sq_depth,
+				 out->rq_depth, MAX_QUEUE_DEPTH);
+	if (out->max_send_sge > MAX_SGE || out->max_recv_sge > MAX_SGE)
+		return rcci_fail(-EINVAL, "scatter/gather limits %u/%u: at most %u",
+				 out->max_send_sge, out->max_recv_sge, MAX_SGE);
+	if (out->max_rd_atomic > MAX_RD_ATOMIC)
+		return rcci_fail(-EINVAL, "max_rd_atomic %u: at most %u", out->max_rd_atomic,
+				 MAX_RD_ATOMIC);
 
 	int *counts[] = { &out->retry_cnt, &out->rnr_retry };
 	for (size_t i = 0; i < 2; i++) {
 		int v = *counts[i];
 		if (v < RCC_NO_RETRY || v > 7)
-			return -EINVAL;
+			return rcci_fail(-EINVAL, "%s %d: want 1..7 or RCC_NO_RETRY",
+					 i ? "rnr_retry" : "retry_cnt", v);
 		*counts[i] = v == 0 ? 7 : (v == RCC_NO_RETRY ? 0 : v);
 	}
 	if (!out->min_rnr_timer)
@@ -74,22 +81,33 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 	if (!out->timeout)
 		out->timeout = 14;
 	if (out->min_rnr_timer > 31 || out->timeout > 31)
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "min_rnr_timer %u or timeout %u: at most 31",
+				 out->min_rnr_timer, out->timeout);
 	if (!out->peer_timeout_ms)
 		out->peer_timeout_ms = env_peer_timeout_ms();
 	if (out->peer_timeout_ms < RCC_MIN_PEER_TIMEOUT_MS ||
 	    out->peer_timeout_ms > MAX_PEER_TIMEOUT_MS)
-		return -EINVAL;
-	if (out->private_data_len > pdata_max || (out->private_data_len && !out->private_data))
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "peer_timeout_ms %u: want %u..%u", out->peer_timeout_ms,
+				 RCC_MIN_PEER_TIMEOUT_MS, MAX_PEER_TIMEOUT_MS);
+	if (out->private_data_len > pdata_max)
+		return rcci_fail(-EINVAL, "private data of %u bytes; %s carries at most %u",
+				 out->private_data_len,
+				 pdata_max == RCC_CONNECT_PRIVATE_DATA_MAX ? "a connect" :
+									     "an accept",
+				 pdata_max);
+	if (out->private_data_len && !out->private_data)
+		return rcci_fail(-EINVAL, "private_data_len %u with private_data NULL",
+				 out->private_data_len);
 	if (out->num_initial_recv < 0 || (uint32_t)out->num_initial_recv > out->rq_depth ||
 	    (out->num_initial_recv && !out->initial_recv))
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "num_initial_recv %d: want 0..rq_depth (%u) with a list",
+				 out->num_initial_recv, out->rq_depth);
 	for (int i = 0; i < out->num_initial_recv; i++) {
 		const struct rcc_recv_wr *w = &out->initial_recv[i];
 		if (w->num_sge < 0 || (uint32_t)w->num_sge > out->max_recv_sge ||
 		    (w->num_sge && !w->sg_list))
-			return -EINVAL;
+			return rcci_fail(-EINVAL, "initial receive %d: num_sge %d, max_recv_sge %u",
+					 i, w->num_sge, out->max_recv_sge);
 	}
 	return 0;
 }
@@ -130,9 +148,11 @@ int rcc_listen_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_listen
 	struct rcc_listener *lst;
 	int rc;
 
-	if (!ctx || !addr || !out || a.backlog < 0 || a.max_pending < 0 ||
-	    a.handshake_timeout_ms < 0)
-		return -EINVAL;
+	rcci_error_clear();
+	if (!ctx || !addr || !out)
+		return rcci_fail(-EINVAL, "rcc_listen: ctx, addr and lst must not be NULL");
+	if (a.backlog < 0 || a.max_pending < 0 || a.handshake_timeout_ms < 0)
+		return rcci_fail(-EINVAL, "listener attributes must not be negative");
 	rc = rcci_addr_resolve(addr, true, &ss, &len);
 	if (rc) {
 		log_info("listen: cannot resolve '%s': %s", addr, rcc_strerror(rc));
@@ -149,7 +169,11 @@ int rcc_listen_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_listen
 	if (rc) {
 		log_info("listen on '%s' failed: %s", addr, rcc_strerror(rc));
 		free(lst);
-		return rc;
+		if (rc == -EADDRINUSE)
+			return rcci_fail(rc, "%s is in use already", addr);
+		if (rc == -EADDRNOTAVAIL)
+			return rcci_fail(rc, "%s is not an address of this host", addr);
+		return rcci_fail(rc, "cannot listen on %s: %s", addr, rcc_strerror(rc));
 	}
 	atomic_fetch_add(&ctx->children, 1);
 	*out = lst;
@@ -186,6 +210,7 @@ int rcc_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_re
 	struct rcc_conn_req *req;
 	int rc;
 
+	rcci_error_clear();
 	if (!lst || !out || timeout_ms < -1)
 		return -EINVAL;
 	req = calloc(1, lst->ctx->ops->req_size);
@@ -222,6 +247,7 @@ int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, str
 	struct rcc_ctx *ctx;
 	int rc;
 
+	rcci_error_clear();
 	if (!req)
 		return -EINVAL;
 	ctx = req->lst->ctx;
@@ -241,6 +267,7 @@ int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, str
 	rc = ctx->ops->accept(req, ep);
 	if (rc) {
 		log_info("accept from %s failed: %s", req->peer, rcc_strerror(rc));
+		rcci_fail(rc, "accepting %s failed: %s", req->peer, rcc_strerror(rc));
 		free(ep);
 		goto out_free_req;
 	}
@@ -285,6 +312,39 @@ int rcc_accept(struct rcc_listener *lst, const struct rcc_ep_attr *attr, int tim
 	return rcc_accept_req(req, attr, ep);
 }
 
+/* Words for the statuses a connect attempt ends with, unless the transport
+ * already said something more precise. */
+static void explain_connect_failure(int rc, const char *peer, size_t reject_len, int timeout_ms)
+{
+	switch (rc) {
+	case -ECONNREFUSED:
+		rcci_fail(rc, "nothing is listening at %s", peer);
+		break;
+	case -ECONNRESET:
+		rcci_fail(rc,
+			  "%s closed the connection before answering (a server at its limit of "
+			  "pending handshakes, or not an rcc server)",
+			  peer);
+		break;
+	case -ECONNABORTED:
+		rcci_fail(rc, "%s rejected the connection (%zu bytes of reject data)", peer,
+			  reject_len);
+		break;
+	case -ETIMEDOUT:
+		rcci_fail(rc, "no answer from %s within %d ms", peer, timeout_ms);
+		break;
+	case -EHOSTUNREACH:
+	case -ENETUNREACH:
+		rcci_fail(rc, "%s cannot be reached from here", peer);
+		break;
+	case -EPROTO:
+		rcci_fail(rc, "%s answered with something that is not an rcc handshake", peer);
+		break;
+	default:
+		rcci_fail(rc, "connecting to %s failed: %s", peer, rcc_strerror(rc));
+	}
+}
+
 int rcc_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
 		int timeout_ms, struct rcc_ep **out)
 {
@@ -300,8 +360,10 @@ int rcc_connect_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_at
 	struct rcc_ep *ep;
 	int rc;
 
+	rcci_error_clear();
 	if (!ctx || !addr || !out || timeout_ms < -1 || (!reject_data != !reject_len))
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "rcc_connect: a NULL argument, timeout below -1, or "
+					  "only one of reject_data and reject_len");
 	rc = resolve_attr(ctx, attr, RCC_CONNECT_PRIVATE_DATA_MAX, &ra);
 	if (rc)
 		return rc;
@@ -323,6 +385,7 @@ int rcc_connect_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_at
 			memcpy(reject_data, ep->peer_pdata, ep->peer_pdata_len);
 			*reject_len = ep->peer_pdata_len;
 		}
+		explain_connect_failure(rc, ep->peer, ep->peer_pdata_len, timeout_ms);
 		free(ep);
 		return rc;
 	}

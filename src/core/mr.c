@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "last_error.h"
 #include "log.h"
 #include "transport/transport.h"
 #include "rcc/util.h"
@@ -17,14 +18,20 @@ int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access, 
 	struct rcc_mr *mr;
 	int rc;
 
-	if (!ctx || !addr || !out || length == 0 || (access & ~ACCESS_ALL))
-		return -EINVAL;
+	rcci_error_clear();
+	if (!ctx || !addr || !out)
+		return rcci_fail(-EINVAL, "rcc_mr_reg: ctx, addr and mr must not be NULL");
+	if (length == 0)
+		return rcci_fail(-EINVAL, "a region of length 0");
+	if (access & ~ACCESS_ALL)
+		return rcci_fail(-EINVAL, "unknown access bits 0x%x", access & ~ACCESS_ALL);
 	if ((uintptr_t)addr + length < (uintptr_t)addr)
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "a region of %zu bytes at %p wraps around", length, addr);
 	/* Verbs refuses remote write/atomic without local write; so do we everywhere. */
 	if ((access & (RCC_ACCESS_REMOTE_WRITE | RCC_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & RCC_ACCESS_LOCAL_WRITE))
-		return -EINVAL;
+		return rcci_fail(-EINVAL,
+				 "remote write and remote atomic access need local write as well");
 	mr = calloc(1, ctx->ops->mr_size);
 	if (!mr)
 		return -ENOMEM;
@@ -34,9 +41,8 @@ int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access, 
 	mr->access = access;
 	rc = ctx->ops->mr_reg(mr);
 	if (rc) {
-		log_debug("mr_reg of %zu bytes failed: %s", length, rcc_strerror(rc));
 		free(mr);
-		return rc;
+		return rcci_fail(rc, "registering %zu bytes failed: %s", length, rcc_strerror(rc));
 	}
 	atomic_fetch_add(&ctx->children, 1);
 	*out = mr;

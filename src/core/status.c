@@ -25,6 +25,11 @@ const char *rcc_strerror(int status)
 		return "connection rejected by the peer";
 	case ECONNREFUSED:
 		return "connection refused (nothing listening there)";
+	case ECONNRESET:
+		return "connection reset (the peer closed it)";
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+		return "host unreachable";
 	case ENOTCONN:
 		return "endpoint is not connected";
 	case ETIMEDOUT:

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/last_error.h"
 #include "core/log.h"
 #include "core/sock.h"
 #include "rcc/session.h"
@@ -30,12 +31,14 @@ int rcc_client_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_c
 	struct rcc_client *cli;
 	int rc;
 
+	rcci_error_clear();
 	if (!ctx || !addr || !out)
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "rcc_client_connect: ctx, addr and cli are required");
 	if (!attr)
 		attr = &defaults;
 	if (attr->connect_timeout_ms < 0 || attr->retry_for_ms < 0)
-		return -EINVAL;
+		return rcci_fail(-EINVAL,
+				 "connect_timeout_ms and retry_for_ms must not be negative");
 	const struct rcc_ep_attr *t = &attr->ep_attr;
 	struct rcc_cq_attr ca = {
 		.depth = attr->cq_depth ? attr->cq_depth : rcci_ep_cq_depth(t),

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "core/last_error.h"
 #include "core/log.h"
 #include "rcc/session.h"
 
@@ -32,11 +33,16 @@ int rcc_pool_create(struct rcc_ctx *ctx, size_t piece_size, uint32_t count, unsi
 	struct rcc_pool *p;
 	int rc;
 
+	rcci_error_clear();
 	if (!ctx || !out || !piece_size || !count || piece_size > RCC_MAX_MSG_SIZE)
-		return -EINVAL;
+		return rcci_fail(-EINVAL,
+				 "a pool of %u pieces of %zu bytes: want both non-zero "
+				 "and pieces of at most RCC_MAX_MSG_SIZE",
+				 count, piece_size);
 	size_t stride = (piece_size + PIECE_ALIGN - 1) & ~(size_t)(PIECE_ALIGN - 1);
 	if (stride > SIZE_MAX / count)
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "a pool of %u pieces of %zu bytes is too large", count,
+				 piece_size);
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;

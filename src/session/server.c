@@ -18,6 +18,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "core/last_error.h"
 #include "core/log.h"
 #include "rcc/session.h"
 #include "cq_depth.h"
@@ -514,11 +515,15 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 	sigset_t all, old;
 	int rc;
 
-	if (!ctx || !attr || !out || !attr->addr || !attr->ops || !attr->ops->on_completion ||
-	    attr->thread_mode < RCC_THREAD_PER_EP || attr->thread_mode > RCC_THREAD_SHARED_CQ ||
+	rcci_error_clear();
+	if (!ctx || !attr || !out || !attr->addr || !attr->ops || !attr->ops->on_completion)
+		return rcci_fail(-EINVAL, "rcc_server_start: ctx, attr, its addr, ops and "
+					  "ops->on_completion, and srv are required");
+	if (attr->thread_mode < RCC_THREAD_PER_EP || attr->thread_mode > RCC_THREAD_SHARED_CQ ||
 	    attr->cq_mode < RCC_CQ_POLL || attr->cq_mode > RCC_CQ_FD || attr->num_threads < 0 ||
 	    attr->num_threads > 256 || attr->max_connections < 0)
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "rcc_server_start: unknown thread or CQ mode, threads "
+					  "not in 0..256, or negative max_connections");
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;

@@ -227,11 +227,21 @@ static void connect_refused(void)
 	CHECK_EQ(rcc_connect(e.ctx, addr, &a, TEST_TIMEOUT_MS, &ep), -ECONNREFUSED);
 	CHECK(now_ms() - t0 < TEST_TIMEOUT_MS / 2);
 	CHECK(ep == NULL);
+	CHECK_MSG(strstr(rcc_last_error(), "nothing is listening"), "last error: %s",
+		  rcc_last_error());
 	env_close(&e);
 }
 
 /* A server that accepts the TCP connection but never answers (tcp only):
  * the connect gives up after its timeout. */
+static void *accept_and_close(void *arg)
+{
+	int c = accept(*(int *)arg, NULL, NULL);
+	if (c >= 0)
+		close(c);
+	return NULL;
+}
+
 static void connect_timeout(void)
 {
 	struct env e = { 0 };
@@ -257,6 +267,9 @@ static void connect_timeout(void)
 	close(fd);
 	CHECK_EQ(rc, -ETIMEDOUT);
 	CHECK(took >= 250 && took < 5000);
+	CHECK_MSG(strstr(rcc_last_error(), "no answer from") &&
+			  strstr(rcc_last_error(), "within 300 ms"),
+		  "last error: %s", rcc_last_error());
 	env_close(&e);
 }
 
@@ -270,11 +283,93 @@ static void bad_addresses(void)
 	CHECK_OK(rcc_cq_create(e.ctx, NULL, &e.cq));
 	struct rcc_ep_attr a = { .send_cq = e.cq };
 	CHECK_EQ(rcc_connect(e.ctx, "no-such-host.invalid:7471", &a, 1000, &ep), -ENOENT);
+	CHECK_MSG(strstr(rcc_last_error(), "unknown host 'no-such-host.invalid'"), "last error: %s",
+		  rcc_last_error());
 	CHECK_EQ(rcc_connect(e.ctx, "127.0.0.1:99999", &a, 1000, &ep), -EINVAL);
+	CHECK_MSG(strstr(rcc_last_error(), "'127.0.0.1:99999' is not an address"), "last error: %s",
+		  rcc_last_error());
 	CHECK_EQ(rcc_connect(e.ctx, "127.0.0.1:7x", &a, 1000, &ep), -EINVAL);
 	CHECK_EQ(rcc_connect(e.ctx, "[::1", &a, 1000, &ep), -EINVAL);
 	CHECK_EQ(rcc_listen(e.ctx, "127.0.0.1:-3", 0, &l), -EINVAL);
+	CHECK_MSG(strstr(rcc_last_error(), "'127.0.0.1:-3'"), "last error: %s", rcc_last_error());
 	CHECK(ep == NULL);
+	env_close(&e);
+}
+
+/* A listener that takes the TCP connection and closes it unanswered is not
+ * "nothing listening": -ECONNRESET, and the words say what happened (tcp and
+ * the manual bring-up, which shake hands over TCP; rdma_cm has no such case). */
+static void closed_before_answer(void)
+{
+	struct env e = { 0 };
+	struct rcc_ep *ep = NULL;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+	char addr[64];
+	pthread_t th;
+
+	if (test_transport() != RCC_TRANSPORT_TCP)
+		SKIP_CASE("tcp", "a raw TCP listener stands in for the peer");
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(fd >= 0);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 && listen(fd, 4) == 0);
+	CHECK(getsockname(fd, (struct sockaddr *)&sin, &len) == 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sin.sin_port));
+	CHECK(pthread_create(&th, NULL, accept_and_close, &fd) == 0);
+	CHECK_OK(test_ctx_open(&e.ctx));
+	CHECK_OK(rcc_cq_create(e.ctx, NULL, &e.cq));
+	struct rcc_ep_attr a = { .send_cq = e.cq };
+	int rc = rcc_connect(e.ctx, addr, &a, TEST_TIMEOUT_MS, &ep);
+	pthread_join(th, NULL);
+	close(fd);
+	CHECK_EQ(rc, -ECONNRESET);
+	CHECK(ep == NULL);
+	CHECK_MSG(strstr(rcc_last_error(), "closed the connection before answering"),
+		  "last error: %s", rcc_last_error());
+	env_close(&e);
+}
+
+static void *last_error_of_other_thread(void *arg)
+{
+	*(const char **)arg = rcc_last_error();
+	return NULL;
+}
+
+/* Arguments a call refuses are named, per thread; the next set-up call
+ * starts from a clean slate. */
+static void last_error_names_the_argument(void)
+{
+	struct env e = { 0 };
+	struct rcc_ep *ep = NULL;
+	struct rcc_mr *mr = NULL;
+	uint8_t pd[RCC_CONNECT_PRIVATE_DATA_MAX + 12] = { 0 }, buf[64];
+	const char *other = NULL;
+	pthread_t th;
+
+	CHECK_OK(env_open(&e));
+	struct rcc_ep_attr a = { .send_cq = e.cq,
+				 .private_data = pd,
+				 .private_data_len = sizeof(pd) };
+	CHECK_EQ(rcc_connect(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep), -EINVAL);
+	CHECK_MSG(strstr(rcc_last_error(), "private data of 60 bytes") &&
+			  strstr(rcc_last_error(), "at most 48"),
+		  "last error: %s", rcc_last_error());
+	/* another thread has its own (empty) explanation */
+	CHECK(pthread_create(&th, NULL, last_error_of_other_thread, &other) == 0);
+	pthread_join(th, NULL);
+	CHECK(other && other[0] == '\0');
+	CHECK_EQ(rcc_mr_reg(e.ctx, buf, sizeof(buf), RCC_ACCESS_REMOTE_WRITE, &mr), -EINVAL);
+	CHECK_MSG(strstr(rcc_last_error(), "need local write"), "last error: %s", rcc_last_error());
+	a.retry_cnt = 9;
+	a.private_data_len = 0;
+	CHECK_EQ(rcc_connect(e.ctx, e.addr, &a, TEST_TIMEOUT_MS, &ep), -EINVAL);
+	CHECK_MSG(strstr(rcc_last_error(), "retry_cnt 9"), "last error: %s", rcc_last_error());
+	/* a set-up call that succeeds leaves nothing stale behind */
+	CHECK_OK(rcc_mr_reg(e.ctx, buf, sizeof(buf), RCC_ACCESS_LOCAL_WRITE, &mr));
+	CHECK_EQ(rcc_last_error()[0], '\0');
+	CHECK(ep == NULL);
+	rcc_mr_dereg(mr);
 	env_close(&e);
 }
 
@@ -343,4 +438,5 @@ static void get_request_timeout(void)
 
 TEST_MAIN(TEST(private_data_both_ways), TEST(private_data_none_and_short),
 	  TEST(reject_with_private_data), TEST(connect_refused), TEST(connect_timeout),
-	  TEST(bad_addresses), TEST(initial_receives), TEST(get_request_timeout))
+	  TEST(bad_addresses), TEST(closed_before_answer), TEST(last_error_names_the_argument),
+	  TEST(initial_receives), TEST(get_request_timeout))

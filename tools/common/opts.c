@@ -246,3 +246,10 @@ int split_host_port(const char *arg, char *host, size_t hostlen, int *port)
 		*port = (int)v;
 	return 0;
 }
+
+const char *explain_status(int rc)
+{
+	const char *why = rcc_last_error();
+
+	return why[0] ? why : rcc_strerror(rc);
+}

@@ -55,6 +55,15 @@ void join_host_port(char *buf, size_t len, const char *host, int port);
  */
 int split_host_port(const char *arg, char *host, size_t hostlen, int *port);
 
+/*
+ * Why a set-up call just failed with status rc, for a tool's message: the
+ * library's own words (rcc_last_error(), which already name the condition)
+ * or, when it said no more, the status's text. Call it right after the
+ * failing call, on the same thread; the text is valid until that thread's
+ * next set-up call.
+ */
+const char *explain_status(int rc);
+
 /* Print "prog: message" to stderr and exit with status 2 (usage error). */
 void usage_error(const char *prog, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));

@@ -160,12 +160,8 @@ static const char *connect_error(int rc)
 		return "the server rejected the connection (see its output)";
 	case -ETIMEDOUT:
 		return "no answer in time";
-	case -ENOENT:
-		return "unknown host";
-	case -EINVAL:
-		return "bad address";
 	default:
-		return rcc_strerror(rc);
+		return explain_status(rc);
 	}
 }
 
@@ -182,7 +178,7 @@ int sess_client_connect(struct sess *s)
 	rc = rcc_ctx_open(&cfg->ctx, &s->ctx);
 	if (rc) {
 		perr("opening the %s transport: %s", rcc_transport_name(cfg->ctx.transport),
-		     rc == -ENODEV ? "no usable RDMA device" : rcc_strerror(rc));
+		     explain_status(rc));
 		return rc;
 	}
 	s->transport = rcc_transport_name(rcc_ctx_transport(s->ctx));

@@ -181,13 +181,13 @@ int perf_server(const struct perf_config *cfg)
 	rc = rcc_ctx_open(&cfg->ctx, &ctx);
 	if (rc) {
 		perr("opening the %s transport: %s", rcc_transport_name(cfg->ctx.transport),
-		     rc == -ENODEV ? "no usable RDMA device" : rcc_strerror(rc));
+		     explain_status(rc));
 		return 1;
 	}
 	join_host_port(addr, sizeof(addr), cfg->bind ? cfg->bind : "", cfg->port);
 	rc = rcc_listen(ctx, addr, 0, &lst);
 	if (rc) {
-		perr("listening on %s: %s", addr, rcc_strerror(rc));
+		perr("listening on %s: %s", addr, explain_status(rc));
 		rcc_ctx_close(ctx);
 		return 1;
 	}

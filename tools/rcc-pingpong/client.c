@@ -134,7 +134,7 @@ int pp_client(const struct pp_opts *o)
 	rc = rcc_ctx_open(&o->ctx, &ctx);
 	if (rc) {
 		fprintf(stderr, "rcc-pingpong: cannot open the %s transport: %s\n",
-			rcc_transport_name(o->ctx.transport), rcc_strerror(rc));
+			rcc_transport_name(o->ctx.transport), explain_status(rc));
 		return 1;
 	}
 	join_host_port(addr, sizeof(addr), o->host, o->port);
@@ -149,7 +149,8 @@ int pp_client(const struct pp_opts *o)
 	};
 	rc = rcc_client_connect(ctx, addr, &ca, &cli);
 	if (rc) {
-		fprintf(stderr, "rcc-pingpong: cannot connect to %s: %s\n", addr, rcc_strerror(rc));
+		fprintf(stderr, "rcc-pingpong: cannot connect to %s: %s\n", addr,
+			explain_status(rc));
 		goto out_ctx;
 	}
 	w.cq = rcc_client_cq(cli);

@@ -177,7 +177,7 @@ int pp_server(const struct pp_opts *o)
 	rc = rcc_ctx_open(&o->ctx, &srv.ctx);
 	if (rc) {
 		fprintf(stderr, "rcc-pingpong: cannot open the %s transport: %s\n",
-			rcc_transport_name(o->ctx.transport), rcc_strerror(rc));
+			rcc_transport_name(o->ctx.transport), explain_status(rc));
 		return 1;
 	}
 	srv.donefd = eventfd(0, EFD_CLOEXEC);
@@ -197,7 +197,8 @@ int pp_server(const struct pp_opts *o)
 	};
 	rc = rcc_server_start(srv.ctx, &attr, &s);
 	if (rc) {
-		fprintf(stderr, "rcc-pingpong: cannot listen on %s: %s\n", addr, rcc_strerror(rc));
+		fprintf(stderr, "rcc-pingpong: cannot listen on %s: %s\n", addr,
+			explain_status(rc));
 		goto out_fd;
 	}
 	printf("rcc-pingpong: listening on %s:%d (transport %s, %s threads, cq %s)\n", o->bind,

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "opts.h"
 #include "stats.h"
 #include "stop.h"
 
@@ -234,7 +235,7 @@ int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *
 				 "the receiver turned the connection away (busy, or "
 				 "not an rcc-xfer receiver of this version)");
 		else
-			snprintf(err, errlen, "%s", rcc_strerror(rc));
+			snprintf(err, errlen, "%s", explain_status(rc));
 		goto err_chan;
 	}
 	peer_pd = rcc_ep_private_data(c->ep, &peer_len);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "exitcode.h"
+#include "opts.h"
 #include "output.h"
 #include "receiver.h"
 #include "stop.h"
@@ -277,7 +278,7 @@ int xfer_recv(const struct xfer_opts *o)
 	rc = rcc_ctx_open(&o->ctx_attr, &r.ctx);
 	if (rc) {
 		out_error("cannot open the %s transport: %s",
-			  rcc_transport_name(o->ctx_attr.transport), rcc_strerror(rc));
+			  rcc_transport_name(o->ctx_attr.transport), explain_status(rc));
 		goto out_dir;
 	}
 	r.chunk_size = o->chunk_size                                   ? o->chunk_size :
@@ -285,7 +286,7 @@ int xfer_recv(const struct xfer_opts *o)
 									 XFER_DEFAULT_CHUNK_TCP;
 	rc = rcc_listen(r.ctx, o->listen, 0, &lst);
 	if (rc) {
-		out_error("cannot listen on %s: %s", o->listen, rcc_strerror(rc));
+		out_error("cannot listen on %s: %s", o->listen, explain_status(rc));
 		status = XEXIT_CONN;
 		goto out_ctx;
 	}

@@ -17,6 +17,7 @@
 #include "exitcode.h"
 #include "hash.h"
 #include "names.h"
+#include "opts.h"
 #include "output.h"
 #include "progress.h"
 #include "session.h"
@@ -672,7 +673,7 @@ int xfer_send(const struct xfer_opts *o)
 	rc = rcc_ctx_open(&o->ctx_attr, &s.ctx);
 	if (rc) {
 		out_error("cannot open the %s transport: %s",
-			  rcc_transport_name(o->ctx_attr.transport), rcc_strerror(rc));
+			  rcc_transport_name(o->ctx_attr.transport), explain_status(rc));
 		s.status = XEXIT_LOCAL;
 		goto out_key;
 	}

@@ -167,11 +167,13 @@ int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
 		return fd;
 	rc = send_hs(fd, WIRE_HS_HELLO, base->attr.max_rd_atomic, base->own_pdata,
 		     base->own_pdata_len, deadline);
+	if (rc == -EPIPE)
+		rc = -ECONNRESET; /* closed on us already: the same news as below */
 	if (rc)
 		goto err_fd;
+	/* -ECONNRESET: the server dropped us before answering (not "refused":
+	 * something was listening) */
 	rc = recv_hs(fd, &h, pdata, deadline);
-	if (rc == -ECONNRESET)
-		rc = -ECONNREFUSED; /* the server dropped us before answering */
 	if (rc)
 		goto err_fd;
 	if (h.kind == WIRE_HS_REJECT) {

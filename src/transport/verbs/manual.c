@@ -241,9 +241,7 @@ int rcci_man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t s
 	rc = msg_send(ep->sock, &m, deadline);
 	if (rc)
 		goto err;
-	rc = msg_recv(ep->sock, &peer, deadline);
-	if (rc == -ECONNRESET)
-		rc = -ECONNREFUSED; /* dropped before an answer */
+	rc = msg_recv(ep->sock, &peer, deadline); /* -ECONNRESET: dropped before an answer */
 	if (rc)
 		goto err;
 	if (peer.kind == MSG_REJECT) {
