@@ -531,6 +531,51 @@ const char *rcc_ep_state_str(enum rcc_ep_state s);
  * any thread (the store is released, the load acquired). */
 void *rcc_ep_context(const struct rcc_ep *ep);
 void rcc_ep_set_context(struct rcc_ep *ep, void *context);
+
+/*
+ * Connection events: which endpoints of a context left service, so that a
+ * server runs accept (rcc_listener_fd), completions (rcc_cq_fd) and
+ * disconnects (rcc_ctx_event_fd) from one epoll loop with no thread of its
+ * own. Events are off until the application first calls rcc_ctx_event_fd()
+ * or rcc_ctx_get_event(); from then on, every endpoint of the context that
+ * leaves RCC_EP_CONNECTED -- the peer disconnected or vanished, a request
+ * failed, the CQ overran, or rcc_ep_disconnect() was called -- is queued
+ * once, oldest first. An endpoint gives at most two events: leaving service,
+ * and (verbs) a later change from disconnected to error when a failure
+ * surfaces after the peer's disconnect. The queue holds at most one entry
+ * per open endpoint, whatever peers do; rcc_ep_close() removes the
+ * endpoint's entry, so no event names a closed endpoint -- except one
+ * already returned to you (as with completions, rule 6 below).
+ * Outstanding work of the endpoint completes on its CQs as rule 4 says;
+ * the event does not wait for those completions to be polled.
+ */
+enum rcc_event_type {
+	RCC_EVENT_DISCONNECTED = 1, /* ep is RCC_EP_DISCONNECTED */
+	RCC_EVENT_ERROR,            /* ep is RCC_EP_ERROR */
+};
+
+struct rcc_event {
+	enum rcc_event_type type;
+	struct rcc_ep *ep; /* still open: yours to close */
+	void *context;     /* rcc_ep_context(ep) when the event was taken */
+};
+
+/*
+ * Take the oldest connection event of ctx, waiting up to timeout_ms for one
+ * (0: do not wait; -1: no limit). Returns 0 and fills *ev, -ETIMEDOUT, or
+ * -EINVAL. Turns events on. Thread-safe: each event goes to one caller.
+ */
+int rcc_ctx_get_event(struct rcc_ctx *ctx, struct rcc_event *ev, int timeout_ms);
+
+/*
+ * A descriptor readable (POLLIN / EPOLLIN, level-triggered) exactly while
+ * ctx has connection events to take; take them with rcc_ctx_get_event(ctx,
+ * ev, 0) until -ETIMEDOUT. Turns events on. Owned by the context, valid until
+ * rcc_ctx_close(); never read or close it. Returns the descriptor or a
+ * negative errno (-EMFILE, ...).
+ */
+int rcc_ctx_event_fd(struct rcc_ctx *ctx);
+
 /* Private data the peer sent (client: from accept; server: from connect). */
 const void *rcc_ep_private_data(const struct rcc_ep *ep, size_t *len);
 /* Largest payload that may be posted with RCC_SEND_INLINE. */

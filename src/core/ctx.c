@@ -41,8 +41,10 @@ static int open_with(const struct rcc_transport_ops *ops, enum rcc_transport t,
 	ctx->port = attr->port;
 	ctx->gid_index = attr->gid_index;
 	atomic_init(&ctx->children, 0);
+	rcci_events_init(&ctx->events);
 	rc = ops->ctx_open(ctx);
 	if (rc) {
+		rcci_events_fini(&ctx->events);
 		free(ctx);
 		if (t == RCC_TRANSPORT_VERBS && rc == -ENODEV)
 			return rcci_fail(rc,
@@ -116,6 +118,7 @@ int rcc_ctx_close(struct rcc_ctx *ctx)
 		return -EBUSY;
 	}
 	ctx->ops->ctx_close(ctx);
+	rcci_events_fini(&ctx->events);
 	free(ctx);
 	return 0;
 }

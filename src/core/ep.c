@@ -412,6 +412,7 @@ int rcc_ep_close(struct rcc_ep *ep)
 	if (rc)
 		log_debug("close: disconnect reported %s", rcc_strerror(rc));
 	ctx->ops->ep_destroy(ep);
+	rcci_events_forget(ep); /* after the transport let go: nothing queues it again */
 	atomic_fetch_sub(&ep->send_cq->users, 1);
 	atomic_fetch_sub(&ep->recv_cq->users, 1);
 	atomic_fetch_sub(&ctx->children, 1);

@@ -11,12 +11,27 @@
 #ifndef RCC_TRANSPORT_H
 #define RCC_TRANSPORT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/socket.h>
 
 #include "rcc/rcc.h"
 
 struct rcc_transport_ops;
+
+/*
+ * Connection events of a context (rcc_ctx_get_event): the endpoints whose
+ * state changed, oldest first, each queued at most once (an intrusive list,
+ * so a peer cannot grow it past the number of open endpoints). Off until
+ * the application first asks; the descriptor is readable exactly while the
+ * queue is not empty.
+ */
+struct rcci_event_queue {
+	pthread_mutex_t lock;
+	struct rcc_ep *head, *tail;
+	int fd; /* eventfd; -1 while off */
+};
 
 struct rcc_ctx {
 	const struct rcc_transport_ops *ops;
@@ -26,6 +41,7 @@ struct rcc_ctx {
 	int port;            /* 0: automatic */
 	int gid_index;       /* as in rcc_ctx_attr */
 	atomic_int children; /* open MRs, CQs, endpoints, listeners */
+	struct rcci_event_queue events;
 };
 
 struct rcc_mr {
@@ -61,7 +77,20 @@ struct rcc_ep {
 	/* Private data this side sends (copied from the caller's attr). */
 	uint8_t own_pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
 	uint32_t own_pdata_len;
+	/* in ctx->events, under its lock */
+	struct rcc_ep *event_next;
+	bool event_queued;
 };
+
+/* A transport calls this right after it moved ep->state (out of
+ * RCC_EP_CONNECTED, or from disconnected to error): queues a connection
+ * event when the application asked for them. Any thread, any lock held
+ * except ctx->events.lock. */
+void rcci_ep_state_changed(struct rcc_ep *ep);
+/* Drop ep's queued event: rcc_ep_close() before it frees ep. */
+void rcci_events_forget(struct rcc_ep *ep);
+void rcci_events_init(struct rcci_event_queue *q);
+void rcci_events_fini(struct rcci_event_queue *q);
 
 struct rcc_listener {
 	struct rcc_ctx *ctx;

@@ -188,6 +188,7 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_st
 	else
 		log_debug("%s: disconnected: %s", ep->base.peer, why);
 	atomic_store_explicit(&ep->base.state, st, memory_order_release);
+	rcci_ep_state_changed(&ep->base);
 
 	/* The application may reuse memory once its request completes: a frame
 	 * still half in the socket must not send from it any more. */

@@ -81,6 +81,7 @@ void rcci_ep_leave_locked(struct verbs_ep *ep, enum rcc_ep_state st, const char 
 			log_info("verbs: %s: endpoint failed: %s", ep->base.peer, why);
 		else
 			log_debug("verbs: %s: disconnected: %s", ep->base.peer, why);
+		rcci_ep_state_changed(&ep->base);
 	}
 	if (ep->left)
 		return;
@@ -110,6 +111,7 @@ void rcci_ep_error_seen(struct verbs_ep *ep, bool flush)
 	int cur = RCC_EP_CONNECTED;
 
 	if (atomic_compare_exchange_strong(&ep->base.state, &cur, RCC_EP_ERROR)) {
+		rcci_ep_state_changed(&ep->base);
 		atomic_store(&ep->fail_pending, true);
 		atomic_store(&ep->ctx->fail_pending, true);
 		rcci_events_wake(ep->ctx);
@@ -119,8 +121,9 @@ void rcci_ep_error_seen(struct verbs_ep *ep, bool flush)
 	 * it first) may be processed before we poll our error. A request that
 	 * failed still makes this endpoint failed, whatever arrived first. */
 	cur = RCC_EP_DISCONNECTED;
-	if (!flush && !atomic_load(&ep->draining))
-		atomic_compare_exchange_strong(&ep->base.state, &cur, RCC_EP_ERROR);
+	if (!flush && !atomic_load(&ep->draining) &&
+	    atomic_compare_exchange_strong(&ep->base.state, &cur, RCC_EP_ERROR))
+		rcci_ep_state_changed(&ep->base);
 }
 
 static void post_markers(struct verbs_ep *ep)

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Connection events: which endpoints left service, for an application that
+ * runs accept, completions and disconnects from one epoll loop.
+ *
+ * An endpoint is queued, not an event object: a state change marks the
+ * endpoint and appends it once; the event is read from its state when the
+ * application takes it. Nothing is allocated on the way, so however many
+ * times peers connect and leave, the queue never holds more than the open
+ * endpoints; and closing an endpoint unlinks it, so no event ever names a
+ * closed one.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "last_error.h"
+#include "log.h"
+#include "sock.h"
+#include "transport/transport.h"
+
+void rcci_events_init(struct rcci_event_queue *q)
+{
+	pthread_mutex_init(&q->lock, NULL);
+	q->head = q->tail = NULL;
+	q->fd = -1;
+}
+
+void rcci_events_fini(struct rcci_event_queue *q)
+{
+	if (q->fd >= 0)
+		close(q->fd);
+	pthread_mutex_destroy(&q->lock);
+}
+
+/* The descriptor says "readable" while the queue is not empty. */
+static void signal_fd(int fd)
+{
+	uint64_t one = 1;
+	if (write(fd, &one, sizeof(one)) < 0) {
+		/* the counter is far from overflowing: it is drained when the queue empties */
+	}
+}
+
+static void drain_fd(int fd)
+{
+	uint64_t n;
+	if (read(fd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: nothing was signalled */
+	}
+}
+
+void rcci_ep_state_changed(struct rcc_ep *ep)
+{
+	struct rcci_event_queue *q = &ep->ctx->events;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->fd >= 0 && !ep->event_queued) {
+		ep->event_queued = true;
+		ep->event_next = NULL;
+		if (q->tail)
+			q->tail->event_next = ep;
+		else
+			q->head = ep;
+		q->tail = ep;
+		signal_fd(q->fd);
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* Unlink ep (queued) from q; q->lock held. */
+static void unlink_locked(struct rcci_event_queue *q, struct rcc_ep *ep)
+{
+	struct rcc_ep *prev = NULL;
+
+	for (struct rcc_ep *e = q->head; e; prev = e, e = e->event_next) {
+		if (e != ep)
+			continue;
+		if (prev)
+			prev->event_next = e->event_next;
+		else
+			q->head = e->event_next;
+		if (q->tail == e)
+			q->tail = prev;
+		break;
+	}
+	ep->event_queued = false;
+	ep->event_next = NULL;
+	if (!q->head && q->fd >= 0)
+		drain_fd(q->fd);
+}
+
+void rcci_events_forget(struct rcc_ep *ep)
+{
+	struct rcci_event_queue *q = &ep->ctx->events;
+
+	pthread_mutex_lock(&q->lock);
+	if (ep->event_queued)
+		unlink_locked(q, ep);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* Turn events on (idempotent); q->lock held. */
+static int enable_locked(struct rcci_event_queue *q)
+{
+	if (q->fd >= 0)
+		return 0;
+	q->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (q->fd < 0)
+		return rcci_fail(-errno, "cannot create the event descriptor");
+	return 0;
+}
+
+int rcc_ctx_event_fd(struct rcc_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	struct rcci_event_queue *q = &ctx->events;
+	pthread_mutex_lock(&q->lock);
+	int rc = enable_locked(q);
+	int fd = q->fd;
+	pthread_mutex_unlock(&q->lock);
+	return rc ? rc : fd;
+}
+
+/* Take the oldest event; -EAGAIN when there is none. q->lock held. */
+static int take_locked(struct rcci_event_queue *q, struct rcc_event *ev)
+{
+	struct rcc_ep *ep = q->head;
+
+	if (!ep)
+		return -EAGAIN;
+	unlink_locked(q, ep);
+	enum rcc_ep_state st = rcc_ep_state(ep);
+	*ev = (struct rcc_event){
+		.type = st == RCC_EP_ERROR ? RCC_EVENT_ERROR : RCC_EVENT_DISCONNECTED,
+		.ep = ep,
+		.context = rcc_ep_context(ep),
+	};
+	return 0;
+}
+
+int rcc_ctx_get_event(struct rcc_ctx *ctx, struct rcc_event *ev, int timeout_ms)
+{
+	if (!ctx || !ev || timeout_ms < -1)
+		return -EINVAL;
+	struct rcci_event_queue *q = &ctx->events;
+	uint64_t deadline = rcci_deadline(timeout_ms);
+	int rc;
+
+	for (;;) {
+		pthread_mutex_lock(&q->lock);
+		rc = enable_locked(q);
+		if (!rc)
+			rc = take_locked(q, ev);
+		int fd = q->fd;
+		pthread_mutex_unlock(&q->lock);
+		if (rc != -EAGAIN)
+			return rc;
+		int left = rcci_ms_left(deadline);
+		if (left == 0)
+			return -ETIMEDOUT;
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		if (poll(&pfd, 1, left) < 0 && errno != EINTR)
+			return -errno;
+	}
+}

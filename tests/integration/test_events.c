@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Connection events: which endpoints left service, taken by call or from a
+ * descriptor in the application's own epoll loop. */
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "pair.h"
+
+static bool readable(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN);
+}
+
+/* Take n events within the test timeout; fails the case if fewer come. */
+static void take_events(struct rcc_ctx *ctx, struct rcc_event *ev, int n)
+{
+	for (int i = 0; i < n; i++)
+		CHECK_OK(rcc_ctx_get_event(ctx, &ev[i], TEST_TIMEOUT_MS));
+}
+
+/* The one event among n that names ep (NULL: none); *count says how many did. */
+static const struct rcc_event *event_for(const struct rcc_event *ev, int n, const struct rcc_ep *ep,
+					 int *count)
+{
+	const struct rcc_event *found = NULL;
+	*count = 0;
+	for (int i = 0; i < n; i++) {
+		if (ev[i].ep == ep) {
+			found = &ev[i];
+			(*count)++;
+		}
+	}
+	return found;
+}
+
+/* A disconnect gives each side one DISCONNECTED event carrying its context;
+ * the descriptor is readable exactly while events wait. */
+static void disconnect_is_an_event(void)
+{
+	struct pair p;
+	struct rcc_event ev[2];
+	int tag_a, tag_b;
+
+	CHECK_OK(pair_open(&p, NULL));
+	int fd = rcc_ctx_event_fd(p.ctx);
+	CHECK(fd >= 0);
+	CHECK_EQ(rcc_ctx_event_fd(p.ctx), fd); /* one descriptor per context */
+	CHECK(!readable(fd, 0));
+	CHECK_EQ(rcc_ctx_get_event(p.ctx, &ev[0], 0), -ETIMEDOUT);
+	rcc_ep_set_context(p.a, &tag_a);
+	rcc_ep_set_context(p.b, &tag_b);
+
+	CHECK_OK(rcc_ep_disconnect(p.b));
+	CHECK(readable(fd, TEST_TIMEOUT_MS));
+	take_events(p.ctx, ev, 2);
+	int na, nb;
+	const struct rcc_event *ea = event_for(ev, 2, p.a, &na), *eb = event_for(ev, 2, p.b, &nb);
+	CHECK(ea && eb && na == 1 && nb == 1);
+	CHECK_EQ(ea->type, RCC_EVENT_DISCONNECTED);
+	CHECK_EQ(eb->type, RCC_EVENT_DISCONNECTED);
+	CHECK(ea->context == &tag_a && eb->context == &tag_b);
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_DISCONNECTED);
+	/* nothing more, and the descriptor says so */
+	CHECK_EQ(rcc_ctx_get_event(p.ctx, &ev[0], 0), -ETIMEDOUT);
+	CHECK(!readable(fd, 0));
+	pair_close(&p);
+}
+
+/* A failed request makes its endpoint an ERROR event; the peer leaves too. */
+static void failed_request_is_an_error_event(void)
+{
+	struct pair p;
+	struct tbuf l = { 0 }, t = { 0 };
+	struct rcc_event ev[2];
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK(rcc_ctx_event_fd(p.ctx) >= 0);
+	CHECK_OK(tbuf_alloc(&l, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&t, p.ctx, 64, ALL_ACCESS));
+	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
+	struct rcc_sge sg = tbuf_sge(&l, 0, 64);
+	CHECK_OK(rcc_post_write(p.a, &sg, 1, rm.addr, rm.rkey ^ 0x5a5a0000u, 1, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_a, 1, RCC_WC_REM_ACCESS_ERR);
+	take_events(p.ctx, ev, 2);
+	int na, nb;
+	const struct rcc_event *ea = event_for(ev, 2, p.a, &na), *eb = event_for(ev, 2, p.b, &nb);
+	CHECK(ea && eb && na == 1 && nb == 1);
+	CHECK_EQ(ea->type, RCC_EVENT_ERROR);
+	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_ERROR);
+	CHECK(rcc_ep_state(p.b) != RCC_EP_CONNECTED);
+	tbuf_free(&l);
+	tbuf_free(&t);
+	pair_close(&p);
+}
+
+/* Closing an endpoint takes back its queued event: no event names it. */
+static void closed_endpoint_is_never_named(void)
+{
+	struct pair p;
+	struct rcc_event ev;
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK(rcc_ctx_event_fd(p.ctx) >= 0);
+	CHECK_OK(rcc_ep_disconnect(p.a)); /* queues a at once, b when the news arrives */
+	struct rcc_ep *b = p.b;
+	rcc_ep_close(p.a);
+	p.a = NULL;
+	CHECK_OK(rcc_ctx_get_event(p.ctx, &ev, TEST_TIMEOUT_MS));
+	CHECK(ev.ep == b);
+	CHECK_EQ(rcc_ctx_get_event(p.ctx, &ev, 0), -ETIMEDOUT);
+	pair_close(&p);
+}
+
+/* Events are off until asked for: what happened before is not queued. */
+static void off_until_asked(void)
+{
+	struct pair p;
+	struct rcc_event ev;
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(rcc_ep_disconnect(p.a));
+	CHECK_OK(rcc_ep_disconnect(p.b));
+	CHECK_EQ(rcc_ctx_get_event(p.ctx, &ev, 0), -ETIMEDOUT);
+	uint64_t t0 = now_ms();
+	CHECK_EQ(rcc_ctx_get_event(p.ctx, &ev, 100), -ETIMEDOUT); /* the timeout is kept */
+	CHECK(now_ms() - t0 >= 90);
+	CHECK_EQ(rcc_ctx_get_event(NULL, &ev, 0), -EINVAL);
+	CHECK_EQ(rcc_ctx_get_event(p.ctx, &ev, -2), -EINVAL);
+	pair_close(&p);
+}
+
+#define CLIENTS 8
+
+struct clients {
+	const char *addr;
+	int rc;
+};
+
+/* Connect CLIENTS endpoints from a context of their own, then close them. */
+static void *run_clients(void *arg)
+{
+	struct clients *c = arg;
+	struct rcc_ctx *ctx = NULL;
+	struct rcc_cq *cq = NULL;
+	struct rcc_ep *ep[CLIENTS] = { 0 };
+
+	c->rc = test_ctx_open(&ctx);
+	if (!c->rc)
+		c->rc = rcc_cq_create(ctx, NULL, &cq);
+	struct rcc_ep_attr a = { .send_cq = cq };
+	for (int i = 0; i < CLIENTS && !c->rc; i++)
+		c->rc = rcc_connect(ctx, c->addr, &a, TEST_TIMEOUT_MS, &ep[i]);
+	for (int i = 0; i < CLIENTS; i++)
+		if (ep[i])
+			rcc_ep_close(ep[i]);
+	if (cq)
+		rcc_cq_destroy(cq);
+	if (ctx)
+		rcc_ctx_close(ctx);
+	return NULL;
+}
+
+/* A server with no thread besides its loop: accepts from the listener's
+ * descriptor and closes each connection on its event, in one epoll set. */
+static void one_loop_server(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_listener *lst;
+	struct rcc_ep *eps[CLIENTS] = { 0 };
+	char addr[128];
+	pthread_t th;
+	int accepted = 0, closed = 0;
+
+	CHECK_OK(test_ctx_open(&ctx));
+	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	int efd = epoll_create1(EPOLL_CLOEXEC);
+	CHECK(efd >= 0);
+	struct epoll_event e1 = { .events = EPOLLIN, .data.u32 = 1 };
+	struct epoll_event e2 = { .events = EPOLLIN, .data.u32 = 2 };
+	CHECK(epoll_ctl(efd, EPOLL_CTL_ADD, rcc_listener_fd(lst), &e1) == 0);
+	CHECK(epoll_ctl(efd, EPOLL_CTL_ADD, rcc_ctx_event_fd(ctx), &e2) == 0);
+	struct clients c = { .addr = addr, .rc = -EINPROGRESS };
+	CHECK(pthread_create(&th, NULL, run_clients, &c) == 0);
+
+	uint64_t give_up = now_ms() + 2 * TEST_TIMEOUT_MS;
+	while (closed < CLIENTS && now_ms() < give_up) {
+		struct epoll_event got[2];
+		int n = epoll_wait(efd, got, 2, 1000);
+		for (int i = 0; i < n; i++) {
+			if (got[i].data.u32 == 1) {
+				struct rcc_conn_req *req;
+				struct rcc_ep_attr a = { .send_cq = cq };
+				if (rcc_get_request(lst, 0, &req) == 0) {
+					CHECK(accepted < CLIENTS);
+					CHECK_OK(rcc_accept_req(req, &a, &eps[accepted]));
+					rcc_ep_set_context(eps[accepted], &eps[accepted]);
+					accepted++;
+				}
+				continue;
+			}
+			struct rcc_event ev;
+			while (rcc_ctx_get_event(ctx, &ev, 0) == 0) {
+				struct rcc_ep **slot = ev.context;
+				CHECK(slot && *slot == ev.ep); /* names a live endpoint of ours */
+				CHECK_EQ(ev.type, RCC_EVENT_DISCONNECTED);
+				rcc_ep_close(ev.ep);
+				*slot = NULL;
+				closed++;
+			}
+		}
+	}
+	pthread_join(th, NULL);
+	CHECK_OK(c.rc);
+	CHECK_EQ(accepted, CLIENTS);
+	CHECK_EQ(closed, CLIENTS);
+	close(efd);
+	rcc_listener_close(lst);
+	rcc_cq_destroy(cq);
+	rcc_ctx_close(ctx);
+}
+
+TEST_MAIN(TEST(disconnect_is_an_event), TEST(failed_request_is_an_error_event),
+	  TEST(closed_endpoint_is_never_named), TEST(off_until_asked), TEST(one_loop_server))
