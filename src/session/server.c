@@ -10,7 +10,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 
 #include "core/last_error.h"
 #include "core/log.h"
+#include "core/thread.h"
 #include "rcc/session.h"
 #include "cq_depth.h"
 
@@ -301,13 +301,9 @@ err:
 
 static int agent_start(struct agent *ag)
 {
-	sigset_t all, old;
 	int rc;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = -pthread_create(&ag->thread, NULL, agent_main, ag);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = rcci_thread_create(&ag->thread, agent_main, ag);
 	if (rc)
 		return rc;
 	ag->started = true;
@@ -512,7 +508,6 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		     struct rcc_server **out)
 {
 	struct rcc_server *srv;
-	sigset_t all, old;
 	int rc;
 
 	rcci_error_clear();
@@ -564,10 +559,7 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 			}
 		}
 	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = -pthread_create(&srv->listener, NULL, listener_main, srv);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = rcci_thread_create(&srv->listener, listener_main, srv);
 	if (rc)
 		goto err_agents;
 	log_info("server: listening on %s, port %d, %s threads", attr->addr,

@@ -7,7 +7,6 @@
  * their input is left to the polling thread, checked again every tick.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/thread.h"
 #include "tcp.h"
 
 #define TICK_NS 1000000ull /* 1 ms: how long a parked endpoint waits at most */
@@ -225,7 +225,6 @@ void progress_remove(struct tcp_ctx *ctx, struct tcp_ep *ep)
 int progress_start(struct tcp_ctx *ctx)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
-	sigset_t all, old;
 	int rc;
 
 	const char *spin = getenv("RCC_TCP_SPIN_US");
@@ -250,11 +249,7 @@ int progress_start(struct tcp_ctx *ctx)
 	}
 	pthread_mutex_init(&ctx->eps_lock, NULL);
 	pthread_cond_init(&ctx->pass_cond, NULL);
-	/* Signals belong to the application's threads, not to ours. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = -pthread_create(&ctx->thread, NULL, progress_main, ctx);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = rcci_thread_create(&ctx->thread, progress_main, ctx);
 	if (rc)
 		goto err_sync;
 	return 0;

@@ -12,7 +12,6 @@
  * (error completions and cm events still reach its owner).
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/thread.h"
 #include "verbs.h"
 
 #define KEY_WAKE 0
@@ -213,7 +213,6 @@ static void *thread_main(void *arg)
 int rcci_events_start(struct verbs_ctx *ctx)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
-	sigset_t all, old;
 	int rc;
 
 	pthread_mutex_init(&ctx->eps_lock, NULL);
@@ -242,11 +241,7 @@ int rcci_events_start(struct verbs_ctx *ctx)
 		if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->verbs->async_fd, &ev))
 			log_debug("verbs: not watching async events: %s", strerror(errno));
 	}
-	/* Signals are the application's business, never this thread's. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = -pthread_create(&ctx->thread, NULL, thread_main, ctx);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = rcci_thread_create(&ctx->thread, thread_main, ctx);
 	if (rc)
 		goto err_wake;
 	ctx->thread_started = true;
