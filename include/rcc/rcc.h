@@ -394,6 +394,7 @@ enum rcc_ep_state {
 	RCC_EP_CONNECTED = 0,
 	RCC_EP_ERROR,        /* a work request failed; outstanding work was flushed */
 	RCC_EP_DISCONNECTED, /* closed by either side or the peer vanished */
+	RCC_EP_CONNECTING,   /* rcc_connect_start() still at work; posts fail */
 };
 
 /*
@@ -495,6 +496,26 @@ int rcc_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr 
 		int timeout_ms, struct rcc_ep **ep);
 
 /*
+ * Start connecting and return at once (non-blocking connect): *ep is the
+ * endpoint, in RCC_EP_CONNECTING until the attempt ends. The end is a
+ * connection event of ctx (this call turns events on; see rcc_ctx_get_event):
+ * RCC_EVENT_ESTABLISHED -- the endpoint is RCC_EP_CONNECTED, the peer's
+ * private data readable -- or RCC_EVENT_CONNECT_FAILED with ev.status, one of
+ * rcc_connect()'s statuses; the endpoint is then RCC_EP_DISCONNECTED (after a
+ * reject its private data is the server's reject data) and only closing it
+ * is left. Arguments and the address are checked before this returns
+ * (-EINVAL, -ENOENT: name resolution may block as getaddrinfo() does);
+ * timeout_ms bounds the attempt and must be >= 0. attr is copied, its
+ * initial receives included (their buffers must stay registered). Posting
+ * fails with -ENOTCONN until the endpoint is established; read its private
+ * data only after the event. rcc_ep_disconnect() and rcc_ep_close() of a
+ * connecting endpoint wait for the attempt to end (at most timeout_ms).
+ * Thread-safe. One attempt holds a thread of its own while it runs.
+ */
+int rcc_connect_start(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
+		      int timeout_ms, struct rcc_ep **ep);
+
+/*
  * rcc_connect(), and when the server rejected (-ECONNABORTED) the private
  * data it gave rcc_reject_req() -- typically why: reject_data must have room
  * for RCC_REJECT_PRIVATE_DATA_MAX bytes, and *reject_len is set to the
@@ -540,7 +561,8 @@ void rcc_ep_set_context(struct rcc_ep *ep, void *context);
  * or rcc_ctx_get_event(); from then on, every endpoint of the context that
  * leaves RCC_EP_CONNECTED -- the peer disconnected or vanished, a request
  * failed, the CQ overran, or rcc_ep_disconnect() was called -- is queued
- * once, oldest first. An endpoint gives at most two events: leaving service,
+ * once, oldest first, and so is every rcc_connect_start() when its attempt
+ * ends (established or failed). An endpoint gives at most two events: leaving service,
  * and (verbs) a later change from disconnected to error when a failure
  * surfaces after the peer's disconnect. The queue holds at most one entry
  * per open endpoint, whatever peers do; rcc_ep_close() removes the
@@ -552,12 +574,20 @@ void rcc_ep_set_context(struct rcc_ep *ep, void *context);
 enum rcc_event_type {
 	RCC_EVENT_DISCONNECTED = 1, /* ep is RCC_EP_DISCONNECTED */
 	RCC_EVENT_ERROR,            /* ep is RCC_EP_ERROR */
+	RCC_EVENT_ESTABLISHED,      /* a started connect succeeded: ep is ready */
+	RCC_EVENT_CONNECT_FAILED,   /* a started connect failed: see status */
 };
 
+/*
+ * An event reports the endpoint's state when it is taken: a connection that
+ * was established and then lost before you took the event shows as
+ * RCC_EVENT_DISCONNECTED (or _ERROR) only.
+ */
 struct rcc_event {
 	enum rcc_event_type type;
 	struct rcc_ep *ep; /* still open: yours to close */
 	void *context;     /* rcc_ep_context(ep) when the event was taken */
+	int status;        /* RCC_EVENT_CONNECT_FAILED: what rcc_connect() would return */
 };
 
 /*

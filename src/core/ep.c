@@ -351,11 +351,48 @@ int rcc_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr 
 	return rcc_connect_ex(ctx, addr, attr, timeout_ms, out, NULL, NULL);
 }
 
+int rcci_connect_prepare(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
+			 struct rcc_ep **out, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct rcc_ep_attr ra;
+	struct rcc_ep *ep;
+	int rc;
+
+	rc = resolve_attr(ctx, attr, RCC_CONNECT_PRIVATE_DATA_MAX, &ra);
+	if (rc)
+		return rc;
+	rc = rcci_addr_resolve(addr, false, ss, len);
+	if (rc) {
+		log_info("connect: cannot resolve '%s': %s", addr, rcc_strerror(rc));
+		return rc;
+	}
+	ep = ep_alloc(ctx, &ra);
+	if (!ep)
+		return -ENOMEM;
+	rcci_addr_format((struct sockaddr *)ss, ep->peer, sizeof(ep->peer));
+	/* a rejecting transport leaves the reject's private data in peer_pdata */
+	ep->peer_pdata_len = 0;
+	*out = ep;
+	return 0;
+}
+
+void rcci_connect_done(struct rcc_ep *ep)
+{
+	ep->attr.initial_recv = NULL;
+	ep->attr.num_initial_recv = 0;
+}
+
+void rcci_ep_count_users(struct rcc_ep *ep) { ep_attach(ep); }
+
+void rcci_explain_connect_failure(const struct rcc_ep *ep, int rc, int timeout_ms)
+{
+	explain_connect_failure(rc, ep->peer, ep->peer_pdata_len, timeout_ms);
+}
+
 int rcc_connect_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
 		   int timeout_ms, struct rcc_ep **out, void *reject_data, size_t *reject_len)
 {
 	struct sockaddr_storage ss;
-	struct rcc_ep_attr ra;
 	socklen_t len;
 	struct rcc_ep *ep;
 	int rc;
@@ -364,20 +401,9 @@ int rcc_connect_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_at
 	if (!ctx || !addr || !out || timeout_ms < -1 || (!reject_data != !reject_len))
 		return rcci_fail(-EINVAL, "rcc_connect: a NULL argument, timeout below -1, or "
 					  "only one of reject_data and reject_len");
-	rc = resolve_attr(ctx, attr, RCC_CONNECT_PRIVATE_DATA_MAX, &ra);
+	rc = rcci_connect_prepare(ctx, addr, attr, &ep, &ss, &len);
 	if (rc)
 		return rc;
-	rc = rcci_addr_resolve(addr, false, &ss, &len);
-	if (rc) {
-		log_info("connect: cannot resolve '%s': %s", addr, rcc_strerror(rc));
-		return rc;
-	}
-	ep = ep_alloc(ctx, &ra);
-	if (!ep)
-		return -ENOMEM;
-	rcci_addr_format((struct sockaddr *)&ss, ep->peer, sizeof(ep->peer));
-	/* a rejecting transport leaves the reject's private data in peer_pdata */
-	ep->peer_pdata_len = 0;
 	rc = ctx->ops->connect(ep, (struct sockaddr *)&ss, len, timeout_ms);
 	if (rc) {
 		log_debug("connect to %s failed: %s", addr, rcc_strerror(rc));
@@ -385,12 +411,11 @@ int rcc_connect_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_at
 			memcpy(reject_data, ep->peer_pdata, ep->peer_pdata_len);
 			*reject_len = ep->peer_pdata_len;
 		}
-		explain_connect_failure(rc, ep->peer, ep->peer_pdata_len, timeout_ms);
+		rcci_explain_connect_failure(ep, rc, timeout_ms);
 		free(ep);
 		return rc;
 	}
-	ep->attr.initial_recv = NULL;
-	ep->attr.num_initial_recv = 0;
+	rcci_connect_done(ep);
 	ep_attach(ep);
 	*out = ep;
 	return 0;
@@ -400,6 +425,8 @@ int rcc_ep_disconnect(struct rcc_ep *ep)
 {
 	if (!ep)
 		return -EINVAL;
+	if (!rcci_connect_wait(ep))
+		return 0; /* a started connect that failed: nothing was ever up */
 	return ep->ctx->ops->ep_disconnect(ep);
 }
 
@@ -408,11 +435,14 @@ int rcc_ep_close(struct rcc_ep *ep)
 	if (!ep)
 		return -EINVAL;
 	struct rcc_ctx *ctx = ep->ctx;
-	int rc = ctx->ops->ep_disconnect(ep);
-	if (rc)
-		log_debug("close: disconnect reported %s", rcc_strerror(rc));
-	ctx->ops->ep_destroy(ep);
+	if (rcci_connect_wait(ep)) {
+		int rc = ctx->ops->ep_disconnect(ep);
+		if (rc)
+			log_debug("close: disconnect reported %s", rcc_strerror(rc));
+		ctx->ops->ep_destroy(ep);
+	}
 	rcci_events_forget(ep); /* after the transport let go: nothing queues it again */
+	rcci_connector_free(ep);
 	atomic_fetch_sub(&ep->send_cq->users, 1);
 	atomic_fetch_sub(&ep->recv_cq->users, 1);
 	atomic_fetch_sub(&ctx->children, 1);
@@ -422,8 +452,11 @@ int rcc_ep_close(struct rcc_ep *ep)
 
 enum rcc_ep_state rcc_ep_state(const struct rcc_ep *ep)
 {
-	return ep ? (enum rcc_ep_state)atomic_load_explicit(&ep->state, memory_order_acquire) :
-		    RCC_EP_DISCONNECTED;
+	if (!ep)
+		return RCC_EP_DISCONNECTED;
+	if (atomic_load_explicit(&ep->connecting, memory_order_acquire))
+		return RCC_EP_CONNECTING;
+	return (enum rcc_ep_state)atomic_load_explicit(&ep->state, memory_order_acquire);
 }
 
 void *rcc_ep_context(const struct rcc_ep *ep)

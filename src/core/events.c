@@ -113,6 +113,14 @@ static int enable_locked(struct rcci_event_queue *q)
 	return 0;
 }
 
+int rcci_events_enable(struct rcc_ctx *ctx)
+{
+	pthread_mutex_lock(&ctx->events.lock);
+	int rc = enable_locked(&ctx->events);
+	pthread_mutex_unlock(&ctx->events.lock);
+	return rc;
+}
+
 int rcc_ctx_event_fd(struct rcc_ctx *ctx)
 {
 	if (!ctx)
@@ -134,10 +142,15 @@ static int take_locked(struct rcci_event_queue *q, struct rcc_event *ev)
 		return -EAGAIN;
 	unlink_locked(q, ep);
 	enum rcc_ep_state st = rcc_ep_state(ep);
+	int status = rcci_connect_status(ep);
 	*ev = (struct rcc_event){
-		.type = st == RCC_EP_ERROR ? RCC_EVENT_ERROR : RCC_EVENT_DISCONNECTED,
+		.type = st == RCC_EP_CONNECTED ? RCC_EVENT_ESTABLISHED :
+			status                 ? RCC_EVENT_CONNECT_FAILED :
+			st == RCC_EP_ERROR     ? RCC_EVENT_ERROR :
+						 RCC_EVENT_DISCONNECTED,
 		.ep = ep,
 		.context = rcc_ep_context(ep),
+		.status = status,
 	};
 	return 0;
 }

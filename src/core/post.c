@@ -55,8 +55,12 @@ static int check_send_wr(const struct rcc_ep *ep, const struct rcc_send_wr *wr)
 
 static inline int check_connected(const struct rcc_ep *ep)
 {
-	if (__builtin_expect(
-		    atomic_load_explicit(&ep->state, memory_order_acquire) != RCC_EP_CONNECTED, 0))
+	/* a started connect keeps the transport's state "connected" while it
+	 * sets the endpoint up; the application may not post until it ended */
+	if (__builtin_expect(atomic_load_explicit(&ep->state, memory_order_acquire) !=
+					     RCC_EP_CONNECTED ||
+				     atomic_load_explicit(&ep->connecting, memory_order_acquire),
+			     0))
 		return -ENOTCONN;
 	return 0;
 }

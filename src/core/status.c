@@ -122,6 +122,8 @@ const char *rcc_ep_state_str(enum rcc_ep_state s)
 		return "error";
 	case RCC_EP_DISCONNECTED:
 		return "disconnected";
+	case RCC_EP_CONNECTING:
+		return "connecting";
 	}
 	return "unknown";
 }

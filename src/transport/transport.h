@@ -80,6 +80,11 @@ struct rcc_ep {
 	/* in ctx->events, under its lock */
 	struct rcc_ep *event_next;
 	bool event_queued;
+	/* rcc_connect_start(): the attempt runs on a thread of its own; while
+	 * `connecting` the application sees RCC_EP_CONNECTING and cannot post.
+	 * NULL for an endpoint made by rcc_connect() or an accept. */
+	struct rcci_connector *connector;
+	atomic_bool connecting;
 };
 
 /* A transport calls this right after it moved ep->state (out of
@@ -89,6 +94,24 @@ struct rcc_ep {
 void rcci_ep_state_changed(struct rcc_ep *ep);
 /* Drop ep's queued event: rcc_ep_close() before it frees ep. */
 void rcci_events_forget(struct rcc_ep *ep);
+int rcci_events_enable(struct rcc_ctx *ctx);
+
+/* rcc_connect_ex() in pieces, shared with rcc_connect_start(): checks,
+ * address and a new endpoint; the transport's connect; then what success
+ * or failure leave behind. */
+int rcci_connect_prepare(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
+			 struct rcc_ep **ep, struct sockaddr_storage *ss, socklen_t *len);
+void rcci_connect_done(struct rcc_ep *ep);
+void rcci_ep_count_users(struct rcc_ep *ep);
+void rcci_explain_connect_failure(const struct rcc_ep *ep, int rc, int timeout_ms);
+
+/* A started connect (core/connect_start.c). rcci_connect_wait: wait until
+ * the attempt ended (at once for other endpoints); true when the transport
+ * holds the endpoint (it connected, or it never was a started connect).
+ * rcci_connect_status: 0, or how a started connect failed. */
+bool rcci_connect_wait(struct rcc_ep *ep);
+int rcci_connect_status(const struct rcc_ep *ep);
+void rcci_connector_free(struct rcc_ep *ep);
 void rcci_events_init(struct rcci_event_queue *q);
 void rcci_events_fini(struct rcci_event_queue *q);
 

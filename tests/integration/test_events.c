@@ -133,6 +133,200 @@ static void off_until_asked(void)
 	pair_close(&p);
 }
 
+/* Accept one request on lst within the test timeout (a thread's job). */
+struct acceptor {
+	struct rcc_listener *lst;
+	struct rcc_cq *cq;
+	bool reject;
+	struct rcc_ep *ep;
+	int rc;
+};
+
+static void *accept_one(void *arg)
+{
+	struct acceptor *a = arg;
+	struct rcc_conn_req *req;
+	static const char why[] = "full";
+
+	a->rc = rcc_get_request(a->lst, TEST_TIMEOUT_MS, &req);
+	if (a->rc)
+		return NULL;
+	if (a->reject) {
+		a->rc = rcc_reject_req(req, why, sizeof(why));
+		return NULL;
+	}
+	struct rcc_ep_attr attr = { .send_cq = a->cq };
+	a->rc = rcc_accept_req(req, &attr, &a->ep);
+	return NULL;
+}
+
+/* A started connect returns at once, cannot post while connecting, and ends
+ * with ESTABLISHED; the endpoint then carries data, received byte for byte
+ * into the initial receive the start copied. */
+static void started_connect_establishes(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_listener *lst;
+	struct tbuf r = { 0 }, s = { 0 };
+	struct rcc_event ev;
+	struct rcc_wc wc;
+	char addr[128];
+	pthread_t th;
+	int tag;
+
+	CHECK_OK(test_ctx_open(&ctx));
+	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	CHECK_OK(tbuf_alloc(&r, ctx, 256, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&s, ctx, 256, RCC_ACCESS_LOCAL_WRITE));
+	fill_pattern(s.p, 256, 5);
+
+	struct rcc_ep *ep = NULL;
+	{
+		/* the receive list lives only in this block: the start copies it */
+		struct rcc_sge sg = tbuf_sge(&r, 0, 256);
+		struct rcc_recv_wr rw = { .wr_id = 77, .sg_list = &sg, .num_sge = 1 };
+		struct rcc_ep_attr a = {
+			.send_cq = cq, .initial_recv = &rw, .num_initial_recv = 1, .context = &tag
+		};
+		CHECK_OK(rcc_connect_start(ctx, addr, &a, TEST_TIMEOUT_MS, &ep));
+		/* gone as far as the start is concerned (explicit_bzero: a memset
+		 * of a dead variable would be optimised away) */
+		explicit_bzero(&rw, sizeof(rw));
+		explicit_bzero(&sg, sizeof(sg));
+	}
+	CHECK(ep != NULL);
+	/* nobody accepted yet: still connecting, and posts are refused */
+	CHECK_EQ(rcc_ep_state(ep), RCC_EP_CONNECTING);
+	CHECK_EQ(strcmp(rcc_ep_state_str(RCC_EP_CONNECTING), "connecting"), 0);
+	struct rcc_sge ssg = tbuf_sge(&s, 0, 256);
+	CHECK_EQ(rcc_post_send(ep, &ssg, 1, 1, RCC_SEND_SIGNALED), -ENOTCONN);
+	CHECK_EQ(rcc_ctx_get_event(ctx, &ev, 0), -ETIMEDOUT);
+
+	struct acceptor acc = { .lst = lst, .cq = cq };
+	CHECK(pthread_create(&th, NULL, accept_one, &acc) == 0);
+	CHECK_OK(rcc_ctx_get_event(ctx, &ev, TEST_TIMEOUT_MS));
+	pthread_join(th, NULL);
+	CHECK_OK(acc.rc);
+	CHECK(ev.ep == ep);
+	CHECK_EQ(ev.type, RCC_EVENT_ESTABLISHED);
+	CHECK_EQ(ev.status, 0);
+	CHECK(ev.context == &tag);
+	CHECK_EQ(rcc_ep_state(ep), RCC_EP_CONNECTED);
+
+	/* the server's message lands in the receive posted by the start */
+	CHECK_OK(rcc_post_send(acc.ep, &ssg, 1, 2, RCC_SEND_SIGNALED));
+	for (int got = 0; got < 2;) {
+		CHECK_OK(wait_one(cq, &wc, TEST_TIMEOUT_MS));
+		CHECK_WC(wc, RCC_WC_SUCCESS);
+		if (wc.opcode == RCC_WC_RECV) {
+			CHECK_EQ(wc.wr_id, 77);
+			CHECK(wc.ep == ep);
+			CHECK_EQ(wc.byte_len, 256);
+		}
+		got++;
+	}
+	CHECK_EQ(check_pattern(r.p, 256, 5), -1);
+	rcc_ep_close(acc.ep);
+	rcc_ep_close(ep);
+	/* both closed: whatever they queued went with them */
+	CHECK_EQ(rcc_ctx_get_event(ctx, &ev, 0), -ETIMEDOUT);
+	tbuf_free(&r);
+	tbuf_free(&s);
+	rcc_listener_close(lst);
+	rcc_cq_destroy(cq);
+	rcc_ctx_close(ctx);
+}
+
+/* A started connect that fails says how: refused, rejected (with the
+ * server's words), or timed out; closing the endpoint is all that is left. */
+static void started_connect_fails(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_listener *lst;
+	struct rcc_event ev;
+	struct rcc_ep *ep;
+	char addr[128];
+	pthread_t th;
+
+	CHECK_OK(test_ctx_open(&ctx));
+	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	struct rcc_ep_attr a = { .send_cq = cq };
+
+	/* rejected */
+	struct acceptor acc = { .lst = lst, .cq = cq, .reject = true };
+	CHECK(pthread_create(&th, NULL, accept_one, &acc) == 0);
+	CHECK_OK(rcc_connect_start(ctx, addr, &a, TEST_TIMEOUT_MS, &ep));
+	CHECK_OK(rcc_ctx_get_event(ctx, &ev, TEST_TIMEOUT_MS));
+	pthread_join(th, NULL);
+	CHECK_OK(acc.rc);
+	CHECK(ev.ep == ep);
+	CHECK_EQ(ev.type, RCC_EVENT_CONNECT_FAILED);
+	CHECK_EQ(ev.status, -ECONNABORTED);
+	CHECK_EQ(rcc_ep_state(ep), RCC_EP_DISCONNECTED);
+	size_t len;
+	const char *why = rcc_ep_private_data(ep, &len);
+	CHECK(why && len == 5 && !memcmp(why, "full", 5));
+	CHECK_OK(rcc_ep_disconnect(ep)); /* nothing to do, and harmless */
+	CHECK_OK(rcc_ep_close(ep));
+
+	/* refused: nothing listens there any more */
+	rcc_listener_close(lst);
+	CHECK_OK(rcc_connect_start(ctx, addr, &a, TEST_TIMEOUT_MS, &ep));
+	CHECK_OK(rcc_ctx_get_event(ctx, &ev, TEST_TIMEOUT_MS));
+	CHECK(ev.ep == ep);
+	CHECK_EQ(ev.type, RCC_EVENT_CONNECT_FAILED);
+	if (test_transport() == RCC_TRANSPORT_TCP)
+		CHECK_EQ(ev.status, -ECONNREFUSED);
+	else /* rdma_cm may call it a reject, an unreachable port or no answer */
+		CHECK(ev.status == -ECONNREFUSED || ev.status == -EHOSTUNREACH ||
+		      ev.status == -ETIMEDOUT);
+	CHECK_OK(rcc_ep_close(ep));
+
+	/* bad arguments are refused before anything starts */
+	CHECK_EQ(rcc_connect_start(ctx, addr, &a, -1, &ep), -EINVAL);
+	CHECK_EQ(rcc_connect_start(ctx, "127.0.0.1:99999", &a, 1000, &ep), -EINVAL);
+	CHECK_EQ(rcc_ctx_get_event(ctx, &ev, 0), -ETIMEDOUT);
+	rcc_cq_destroy(cq);
+	rcc_ctx_close(ctx);
+}
+
+/* Closing an endpoint while it still connects waits for the attempt, and
+ * leaves no event behind. */
+static void close_while_connecting(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_listener *lst;
+	struct rcc_event ev;
+	struct rcc_ep *ep;
+	char addr[128];
+
+	CHECK_OK(test_ctx_open(&ctx));
+	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	struct rcc_ep_attr a = { .send_cq = cq };
+	/* nobody accepts: the attempt ends by its timeout */
+	CHECK_OK(rcc_connect_start(ctx, addr, &a, 300, &ep));
+	CHECK_EQ(rcc_cq_destroy(cq), -EBUSY); /* the connecting endpoint uses it */
+	uint64_t t0 = now_ms();
+	CHECK_OK(rcc_ep_close(ep));
+	CHECK(now_ms() - t0 < TEST_TIMEOUT_MS);
+	CHECK_EQ(rcc_ctx_get_event(ctx, &ev, 0), -ETIMEDOUT);
+	rcc_listener_close(lst);
+	CHECK_OK(rcc_cq_destroy(cq));
+	CHECK_OK(rcc_ctx_close(ctx));
+}
+
 #define CLIENTS 8
 
 struct clients {
@@ -228,4 +422,6 @@ static void one_loop_server(void)
 }
 
 TEST_MAIN(TEST(disconnect_is_an_event), TEST(failed_request_is_an_error_event),
-	  TEST(closed_endpoint_is_never_named), TEST(off_until_asked), TEST(one_loop_server))
+	  TEST(closed_endpoint_is_never_named), TEST(off_until_asked), TEST(one_loop_server),
+	  TEST(started_connect_establishes), TEST(started_connect_fails),
+	  TEST(close_while_connecting))

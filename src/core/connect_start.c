@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rcc_connect_start(): a connect that returns at once and ends with a
+ * connection event.
+ *
+ * The attempt is the same as rcc_connect()'s, run on a thread of its own:
+ * the transports' connect paths block on sockets and on rdma_cm with
+ * deadlines, and running them elsewhere keeps one code path (and one set of
+ * rules) for both calls. While it runs, the transport sees an endpoint in
+ * RCC_EP_CONNECTED -- as during rcc_connect() -- and the application sees
+ * RCC_EP_CONNECTING and cannot post. Disconnect and close wait for the thread:
+ * at most the attempt's timeout.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "last_error.h"
+#include "log.h"
+#include "thread.h"
+#include "transport/transport.h"
+
+struct rcci_connector {
+	pthread_mutex_t lock; /* joining, by whichever of disconnect/close comes first */
+	pthread_t thread;
+	bool joined;
+	bool up; /* the transport set the endpoint up */
+	int status;
+	int timeout_ms;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	/* the caller's initial receives, copied: the attempt outlives the call */
+	struct rcc_recv_wr *recv;
+	struct rcc_sge *sge;
+};
+
+static void *connect_main(void *arg)
+{
+	struct rcc_ep *ep = arg;
+	struct rcci_connector *c = ep->connector;
+
+	int rc = ep->ctx->ops->connect(ep, (struct sockaddr *)&c->ss, c->len, c->timeout_ms);
+	if (rc) {
+		log_debug("connect to %s failed: %s", ep->peer, rcc_strerror(rc));
+		c->status = rc;
+		atomic_store_explicit(&ep->state, RCC_EP_DISCONNECTED, memory_order_release);
+	} else {
+		rcci_connect_done(ep);
+		c->up = true;
+	}
+	/* published last: whoever sees "not connecting" sees the outcome too */
+	atomic_store_explicit(&ep->connecting, false, memory_order_release);
+	rcci_ep_state_changed(ep);
+	return NULL;
+}
+
+/* Copy the initial receives (and their scatter lists) the attempt posts. */
+static int copy_initial_recv(struct rcci_connector *c, struct rcc_ep_attr *a)
+{
+	int n = a->num_initial_recv, nsge = 0;
+
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		nsge += a->initial_recv[i].num_sge;
+	c->recv = calloc((size_t)n, sizeof(*c->recv));
+	c->sge = calloc(nsge ? (size_t)nsge : 1, sizeof(*c->sge));
+	if (!c->recv || !c->sge)
+		return -ENOMEM;
+	for (int i = 0, k = 0; i < n; i++) {
+		c->recv[i] = a->initial_recv[i];
+		c->recv[i].sg_list = &c->sge[k];
+		memcpy(&c->sge[k], a->initial_recv[i].sg_list,
+		       (size_t)a->initial_recv[i].num_sge * sizeof(*c->sge));
+		k += a->initial_recv[i].num_sge;
+	}
+	a->initial_recv = c->recv;
+	return 0;
+}
+
+static void connector_release(struct rcci_connector *c)
+{
+	free(c->recv);
+	free(c->sge);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+int rcc_connect_start(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
+		      int timeout_ms, struct rcc_ep **out)
+{
+	struct rcci_connector *c;
+	struct rcc_ep *ep;
+	int rc;
+
+	rcci_error_clear();
+	if (!ctx || !addr || !out || timeout_ms < 0)
+		return rcci_fail(-EINVAL, "rcc_connect_start: a NULL argument or a negative "
+					  "timeout (a started connect needs a bound)");
+	rc = rcci_events_enable(ctx); /* the outcome arrives as an event */
+	if (rc)
+		return rc;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	pthread_mutex_init(&c->lock, NULL);
+	c->timeout_ms = timeout_ms;
+	rc = rcci_connect_prepare(ctx, addr, attr, &ep, &c->ss, &c->len);
+	if (rc)
+		goto err_c;
+	rc = copy_initial_recv(c, &ep->attr);
+	if (rc)
+		goto err_ep;
+	ep->connector = c;
+	atomic_store(&ep->connecting, true);
+	/* counted from now: its CQs and context cannot go while it connects */
+	rcci_ep_count_users(ep);
+	rc = rcci_thread_create(&c->thread, connect_main, ep);
+	if (rc) {
+		rcci_fail(rc, "cannot start a thread for the connect: %s", rcc_strerror(rc));
+		goto err_attached;
+	}
+	*out = ep;
+	return 0;
+
+err_attached:
+	atomic_fetch_sub(&ep->send_cq->users, 1);
+	atomic_fetch_sub(&ep->recv_cq->users, 1);
+	atomic_fetch_sub(&ctx->children, 1);
+err_ep:
+	free(ep);
+err_c:
+	connector_release(c);
+	return rc;
+}
+
+bool rcci_connect_wait(struct rcc_ep *ep)
+{
+	struct rcci_connector *c = ep->connector;
+
+	if (!c)
+		return true;
+	pthread_mutex_lock(&c->lock);
+	if (!c->joined) {
+		pthread_join(c->thread, NULL);
+		c->joined = true;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return c->up;
+}
+
+int rcci_connect_status(const struct rcc_ep *ep)
+{
+	const struct rcci_connector *c = ep->connector;
+
+	if (!c || atomic_load_explicit(&ep->connecting, memory_order_acquire))
+		return 0;
+	return c->status;
+}
+
+void rcci_connector_free(struct rcc_ep *ep)
+{
+	if (ep->connector)
+		connector_release(ep->connector);
+	ep->connector = NULL;
+}
