@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Build and run every test: unit, integration (tcp) and tool tests with gcc;
 # a clang build; the ASan+UBSan build; the TSan build of the threaded tests;
-# valgrind; the fuzzers for a short while; the install check; and the verbs
-# suite in a Soft-RoCE VM. Installs what it needs (Debian). Stops at the first
+# valgrind; the fuzzers for a short while; the install check; the verbs
+# suite in a Soft-RoCE VM, and its integration tests again built with
+# ASan+UBSan. Installs what it needs (Debian). Stops at the first
 # failure and prints a timed summary.
 #
 # Environment:
@@ -138,15 +139,17 @@ step "install + pkg-config + example" install_check
 
 # --- verbs on Soft-RoCE -------------------------------------------------------------------
 # Its checks join the totals (tests/rxe/run-suites.sh prints "N passed, N failed, N skipped").
-run_vm_suite() {
-	local log=$REPO/build/rxe-suite.log rc=0 line
+run_vm_suite() { # BUILD_DIR [SUITE...]
+	local build=$1 rc=0 line
+	shift
+	local log=$REPO/$build/rxe-suite.log
 	set -o pipefail
-	tests/rxe/run.sh build 2>&1 | tee "$log" || rc=$?
+	tests/rxe/run.sh "$build" "$@" 2>&1 | tee "$log" || rc=$?
 	line=$(tr -d '\r' < "$log" | grep -aE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped \(checks' | tail -n1)
 	if [ -n "$line" ]; then
 		# shellcheck disable=SC2046
 		add_counts $(sed -E 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
-		while IFS= read -r line; do SKIP_NOTES+=("vm ${line#  skipped in }"); done < <(
+		while IFS= read -r line; do SKIP_NOTES+=("vm $build ${line#  skipped in }"); done < <(
 			tr -d '\r' < "$log" | grep -a '^  skipped in ')
 	else
 		echo "the VM suite printed no totals"
@@ -159,7 +162,9 @@ if [ "${RCC_SKIP_RXE:-0}" = 1 ]; then
 	STEP_LOG+=("$(printf '%-44s %5s   %s' "Soft-RoCE VM suite" - "SKIPPED by RCC_SKIP_RXE=1")")
 else
 	[ -x tests/rxe/run.sh ] || die "tests/rxe/run.sh is missing"
-	step "verbs suite in the Soft-RoCE VM" run_vm_suite
+	step "verbs suite in the Soft-RoCE VM" run_vm_suite build
+	# the verbs transport's own code under the sanitizers, on a real verbs path
+	step "verbs integration under ASan+UBSan in the VM" run_vm_suite build-asan 10-integration
 fi
 
 summary
