@@ -10,13 +10,9 @@
 #include <unistd.h>
 
 #include "addr.h"
+#include "rcc/util.h"
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
+static uint64_t now_ms(void) { return rcc_now_ns() / 1000000; }
 
 uint64_t rcci_deadline(int timeout_ms)
 {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "rcc/util.h"
+
 int samples_init(struct samples *s, size_t cap_hint)
 {
 	s->n = 0;
@@ -89,12 +91,7 @@ void samples_summarise(struct samples *s, struct summary *out)
 	*out = r;
 }
 
-uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+uint64_t mono_ns(void) { return rcc_now_ns(); }
 
 const char *fmt_rate(double bps, char *buf, size_t len)
 {

@@ -16,20 +16,12 @@
 #include "core/sock.h"
 #include "tcp.h"
 
-static uint32_t pow2_at_least(uint32_t v)
-{
-	uint32_t p = 16;
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
 int tcp_cq_create(struct rcc_cq *base)
 {
 	struct tcp_cq *cq = tcq(base);
 	int rc;
 
-	cq->cap = pow2_at_least(base->depth);
+	cq->cap = tcp_pow2_at_least(base->depth, 16);
 	cq->ring = calloc(cq->cap, sizeof(*cq->ring));
 	if (!cq->ring)
 		return -ENOMEM;

@@ -22,14 +22,6 @@
 #define ACK_EVERY_MSGS 16u
 #define ACK_EVERY_BYTES (256u * 1024u)
 
-static uint32_t pow2_at_least(uint32_t v)
-{
-	uint32_t p = 1;
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
 static void set_sockopts(struct tcp_ep *ep)
 {
 	int one = 1;
@@ -77,9 +69,9 @@ static void free_queues(struct tcp_ep *ep)
 static int alloc_queues(struct tcp_ep *ep)
 {
 	const struct rcc_ep_attr *a = &ep->base.attr;
-	uint32_t sq_cap = pow2_at_least(a->sq_depth);
-	uint32_t rq_cap = pow2_at_least(a->rq_depth);
-	uint32_t resp_cap = pow2_at_least(a->max_rd_atomic + 2);
+	uint32_t sq_cap = tcp_pow2_at_least(a->sq_depth, 1);
+	uint32_t rq_cap = tcp_pow2_at_least(a->rq_depth, 1);
+	uint32_t resp_cap = tcp_pow2_at_least(a->max_rd_atomic + 2, 1);
 
 	ep->sq = calloc(sq_cap, sizeof(*ep->sq));
 	ep->sq_sge = calloc((size_t)sq_cap * a->max_send_sge, sizeof(*ep->sq_sge));
@@ -128,7 +120,7 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max)
 	atomic_init(&ep->rq_free, 0);
 	atomic_init(&ep->thread_timer, false);
 	ep->peer_timeout_ns = (uint64_t)b->attr.peer_timeout_ms * 1000000ull;
-	ep->last_tx_ns = tcp_now_ns();
+	ep->last_tx_ns = rcc_now_ns();
 	atomic_init(&ep->last_rx_ns, ep->last_tx_ns);
 	atomic_init(&ep->peer_wants_ms, 0);
 	set_sockopts(ep);
@@ -281,13 +273,13 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 
 	uint64_t now = 0;
 	if (got > 0) {
-		now = tcp_now_ns();
+		now = rcc_now_ns();
 		atomic_store_explicit(&ep->last_rx_ns, now, memory_order_relaxed);
 	}
 	/* The thread's visits: declare a silent peer dead, or say we are alive. */
 	bool hb = false;
 	if (!by_user && atomic_load(&ep->base.state) == RCC_EP_CONNECTED) {
-		now = now ? now : tcp_now_ns();
+		now = now ? now : rcc_now_ns();
 		uint64_t heard = atomic_load_explicit(&ep->last_rx_ns, memory_order_relaxed);
 		if (now - heard > ep->peer_timeout_ns) {
 			ep->rx_eof = true;
@@ -307,7 +299,7 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 		goto out;
 
 	pthread_mutex_lock(&ep->tx_lock);
-	if (ep->rnr_wait && tcp_now_ns() >= ep->rnr_until_ns)
+	if (ep->rnr_wait && rcc_now_ns() >= ep->rnr_until_ns)
 		ep->rnr_wait = false;
 	/* When the application drives the endpoint, an ack waits a little for an
 	 * outgoing frame to ride on (the reply of a ping-pong); otherwise it goes now. */

@@ -7,13 +7,6 @@
 #include "core/log.h"
 #include "tcp.h"
 
-uint64_t tcp_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int tcp_ctx_open(struct rcc_ctx *base)
 {
 	struct tcp_ctx *ctx = tctx(base);

@@ -81,7 +81,7 @@ static void *progress_main(void *arg)
 	while (!atomic_load(&ctx->stop)) {
 		bool timed = atomic_load(&ctx->parked) > 0 || atomic_load(&ctx->timers) > 0;
 		uint64_t hb_ns = atomic_load_explicit(&ctx->hb_ns, memory_order_relaxed);
-		uint64_t before = tcp_now_ns();
+		uint64_t before = rcc_now_ns();
 		if (hb_ns && (!next_hb || next_hb > before + hb_ns))
 			next_hb = before + hb_ns; /* first endpoint, or a shorter period */
 		/* Right after moving bytes, look again for a moment before sleeping:
@@ -116,7 +116,7 @@ static void *progress_main(void *arg)
 			ep_progress(ep, false);
 			moved = true;
 		}
-		uint64_t now = tcp_now_ns();
+		uint64_t now = rcc_now_ns();
 		if (moved)
 			spin_until = now + ctx->spin_ns;
 		bool tick = now >= next_tick;

@@ -36,6 +36,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "rcc/util.h"
 #include "core/handshakes.h"
 #include "transport/transport.h"
 #include "wire.h"
@@ -353,8 +354,6 @@ static inline enum rcc_wc_opcode sq_wc_opcode(uint8_t op)
 	}
 }
 
-uint64_t tcp_now_ns(void);
-
 /* How often ep must send something for the peer (and itself) to be content. */
 uint64_t ep_hb_period_ns(const struct tcp_ep *ep);
 /* Make the progress thread visit every endpoint at least every ns. */
@@ -421,5 +420,15 @@ void progress_kick(struct tcp_ep *ep);
 void progress_remove(struct tcp_ctx *ctx, struct tcp_ep *ep);
 void progress_wake(struct tcp_ctx *ctx);
 void progress_timer(struct tcp_ep *ep, bool on);
+
+/* The smallest power of two >= v and >= floor (a power of two): ring sizes,
+ * so that an index wraps with a mask. v is at most 2^31 (depths are bounded). */
+static inline uint32_t tcp_pow2_at_least(uint32_t v, uint32_t floor)
+{
+	uint32_t p = floor;
+	while (p < v)
+		p <<= 1;
+	return p;
+}
 
 #endif

@@ -128,7 +128,7 @@ void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code)
 		return;
 	}
 	ep->rnr_wait = true;
-	ep->rnr_until_ns = tcp_now_ns() + rnr_timer_ns(timer_code);
+	ep->rnr_until_ns = rcc_now_ns() + rnr_timer_ns(timer_code);
 	progress_timer(ep, true);
 }
 
@@ -550,7 +550,7 @@ void tx_flush(struct tcp_ep *ep, bool ack_now)
 			break;
 		size_t done = (size_t)r;
 		if (done > 0) {
-			ep->last_tx_ns = tcp_now_ns();
+			ep->last_tx_ns = rcc_now_ns();
 			ep->hb_due = false;
 			ep->ack_sent = b.ack;
 			atomic_store_explicit(&ep->unacked_bytes, 0, memory_order_relaxed);
