@@ -38,6 +38,7 @@
 
 #include "rcc/util.h"
 #include "core/handshakes.h"
+#include "core/u32map.h"
 #include "transport/transport.h"
 #include "wire.h"
 
@@ -49,11 +50,7 @@ struct tcp_mr {
 
 /* Open addressing, linear probing; key 0 marks a free slot, ~0 a tombstone. */
 struct key_table {
-	uint32_t *keys;
-	struct tcp_mr **vals;
-	uint32_t cap;
-	uint32_t used; /* live + tombstones */
-	uint32_t live;
+	struct rcci_u32map map; /* key -> struct tcp_mr */
 };
 
 int keys_init(struct key_table *t);
@@ -61,7 +58,10 @@ void keys_free(struct key_table *t);
 /* Insert mr under a fresh random key (written to mr lkey/rkey). */
 int keys_insert(struct key_table *t, struct tcp_mr *mr);
 void keys_remove(struct key_table *t, uint32_t key);
-struct tcp_mr *keys_find(const struct key_table *t, uint32_t key);
+static inline struct tcp_mr *keys_find(const struct key_table *t, uint32_t key)
+{
+	return rcci_u32map_find(&t->map, key);
+}
 
 /* ----------------------------------------------------------------- context */
 

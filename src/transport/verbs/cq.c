@@ -26,47 +26,11 @@
 
 /* ---------------------------------------------------------- qp_num table */
 
-static uint32_t slot_hash(uint32_t qpn, uint32_t cap) { return (qpn * 2654435761u) & (cap - 1); }
-
-static struct verbs_ep *slot_find(const struct verbs_cq *cq, uint32_t qpn)
+/* qpn 0 is never an RC QP, and QP numbers have 24 bits: neither reserved key
+ * of the map is ever one. */
+static struct verbs_ep *ep_of_qpn(const struct verbs_cq *cq, uint32_t qpn)
 {
-	uint32_t mask = cq->slot_cap - 1;
-	for (uint32_t i = slot_hash(qpn, cq->slot_cap);; i = (i + 1) & mask) {
-		const struct qp_slot *s = &cq->slots[i];
-		if (s->qpn == qpn && !s->dead)
-			return s->ep;
-		if (s->qpn == 0)
-			return NULL;
-	}
-}
-
-/* Returns whether it took a never-used slot (not a tombstone). */
-static bool slot_put(struct qp_slot *slots, uint32_t cap, uint32_t qpn, struct verbs_ep *ep)
-{
-	uint32_t i = slot_hash(qpn, cap);
-	while (slots[i].qpn != 0 && !slots[i].dead)
-		i = (i + 1) & (cap - 1);
-	bool fresh = slots[i].qpn == 0;
-	slots[i] = (struct qp_slot){ .qpn = qpn, .ep = ep };
-	return fresh;
-}
-
-/* Rebuild the table without its tombstones, at cap slots. Caller holds
- * poll_lock for writing. */
-static int slots_rehash(struct verbs_cq *cq, uint32_t cap)
-{
-	struct qp_slot *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < cq->slot_cap; i++)
-		if (cq->slots[i].qpn && !cq->slots[i].dead)
-			slot_put(n, cap, cq->slots[i].qpn, cq->slots[i].ep);
-	free(cq->slots);
-	cq->slots = n;
-	cq->slot_cap = cap;
-	cq->slot_used = cq->slot_live;
-	return 0;
+	return rcci_u32map_find(&cq->eps, qpn);
 }
 
 int rcci_vcq_attach(struct verbs_cq *cq, struct verbs_ep *ep)
@@ -74,38 +38,16 @@ int rcci_vcq_attach(struct verbs_cq *cq, struct verbs_ep *ep)
 	int rc = 0;
 
 	pthread_rwlock_wrlock(&cq->poll_lock);
-	if (slot_find(cq, ep->qpn) == ep)
-		goto out; /* send CQ == recv CQ */
-	/* Probes end at a never-used slot: keep at least half of them free.
-	 * Tombstones of endpoints that came and went are dropped by a rehash at
-	 * the same size; only live endpoints make the table grow. */
-	if ((cq->slot_used + 1) * 2 > cq->slot_cap) {
-		uint32_t cap = (cq->slot_live + 1) * 4 > cq->slot_cap ? cq->slot_cap * 2 :
-									cq->slot_cap;
-		rc = slots_rehash(cq, cap);
-		if (rc)
-			goto out;
-	}
-	cq->slot_used += slot_put(cq->slots, cq->slot_cap, ep->qpn, ep);
-	cq->slot_live++;
-out:
+	if (ep_of_qpn(cq, ep->qpn) != ep) /* else: send CQ == recv CQ */
+		rc = rcci_u32map_put(&cq->eps, ep->qpn, ep);
 	pthread_rwlock_unlock(&cq->poll_lock);
 	return rc;
 }
 
 void rcci_vcq_detach(struct verbs_cq *cq, struct verbs_ep *ep)
 {
-	uint32_t mask = cq->slot_cap - 1;
-
 	pthread_rwlock_wrlock(&cq->poll_lock);
-	for (uint32_t i = slot_hash(ep->qpn, cq->slot_cap); cq->slots[i].qpn; i = (i + 1) & mask) {
-		if (cq->slots[i].qpn == ep->qpn && !cq->slots[i].dead) {
-			cq->slots[i].dead = true;
-			cq->slots[i].ep = NULL;
-			cq->slot_live--;
-			break;
-		}
-	}
+	rcci_u32map_remove(&cq->eps, ep->qpn);
 	pthread_rwlock_unlock(&cq->poll_lock);
 }
 
@@ -171,7 +113,7 @@ static enum rcc_wc_opcode map_opcode(enum ibv_wc_opcode op)
 /* false: not for the user (a disconnect marker, or a QP no longer known). */
 static bool map_wc(struct verbs_cq *cq, const struct ibv_wc *w, struct rcc_wc *out)
 {
-	struct verbs_ep *ep = slot_find(cq, w->qp_num);
+	struct verbs_ep *ep = ep_of_qpn(cq, w->qp_num);
 
 	if (__builtin_expect(!ep, 0)) {
 		log_debug("verbs: completion for unknown QP %u dropped", w->qp_num);
@@ -406,15 +348,14 @@ int rcci_vcq_create(struct rcc_cq *base)
 			  ctx->dev_attr.max_cqe);
 		return -EINVAL;
 	}
-	cq->slot_cap = 16;
-	cq->slots = calloc(cq->slot_cap, sizeof(*cq->slots));
-	if (!cq->slots)
-		return -ENOMEM;
+	rc = rcci_u32map_init(&cq->eps, 16);
+	if (rc)
+		return rc;
 	if (base->mode != RCC_CQ_POLL) {
 		cq->ch = ibv_create_comp_channel(ctx->verbs);
 		if (!cq->ch) {
 			rc = -errno ? -errno : -ENOMEM;
-			goto err_slots;
+			goto err_map;
 		}
 		rc = rcci_verbs_set_nonblock(cq->ch->fd);
 		if (rc)
@@ -451,8 +392,8 @@ err_cq:
 err_ch:
 	if (cq->ch)
 		ibv_destroy_comp_channel(cq->ch);
-err_slots:
-	free(cq->slots);
+err_map:
+	rcci_u32map_fini(&cq->eps);
 	return rc;
 }
 
@@ -476,5 +417,5 @@ void rcci_vcq_destroy(struct rcc_cq *base)
 	pthread_mutex_destroy(&cq->bl_lock);
 	pthread_rwlock_destroy(&cq->poll_lock);
 	free(cq->bl);
-	free(cq->slots);
+	rcci_u32map_fini(&cq->eps);
 }

@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/u32map.h"
 #include "core/handshakes.h"
 #include "core/sock.h"
 #include "transport/transport.h"
@@ -92,13 +93,6 @@ struct verbs_mr {
 
 /* ---------------------------------------------------------------------- CQ */
 
-/* One qp_num -> endpoint slot; qpn 0 is never an RC QP, so it marks a free slot. */
-struct qp_slot {
-	uint32_t qpn;
-	bool dead; /* removed (tombstone) */
-	struct verbs_ep *ep;
-};
-
 struct verbs_cq {
 	struct rcc_cq base;
 	struct ibv_cq *cq;
@@ -109,10 +103,7 @@ struct verbs_cq {
 	 * is either returned to a poller or parked in the backlog, never lost
 	 * between the two. */
 	pthread_rwlock_t poll_lock;
-	struct qp_slot *slots;
-	uint32_t slot_cap;
-	uint32_t slot_used; /* slots ever taken since the last rehash (live + tombstones) */
-	uint32_t slot_live; /* endpoints attached */
+	struct rcci_u32map eps; /* qp_num -> struct verbs_ep */
 
 	pthread_mutex_t bl_lock;
 	struct rcc_wc *bl;
