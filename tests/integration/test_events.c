@@ -37,6 +37,23 @@ static const struct rcc_event *event_for(const struct rcc_event *ev, int n, cons
 	return found;
 }
 
+/* A context with one CQ and a listener on the test address; its
+ * "host:port" goes to addr. */
+static int open_server(struct rcc_ctx **ctx, struct rcc_cq **cq, struct rcc_listener **lst,
+		       char *addr, size_t len)
+{
+	int rc = test_ctx_open(ctx);
+	if (rc)
+		return rc;
+	snprintf(addr, len, "%s:0", test_addr());
+	rc = rcc_cq_create(*ctx, NULL, cq);
+	if (!rc)
+		rc = rcc_listen(*ctx, addr, 0, lst);
+	if (!rc)
+		snprintf(addr, len, "%s:%d", test_addr(), rcc_listener_port(*lst));
+	return rc;
+}
+
 /* A disconnect gives each side one DISCONNECTED event carrying its context;
  * the descriptor is readable exactly while events wait. */
 static void disconnect_is_an_event(void)
@@ -175,11 +192,7 @@ static void started_connect_establishes(void)
 	pthread_t th;
 	int tag;
 
-	CHECK_OK(test_ctx_open(&ctx));
-	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
-	snprintf(addr, sizeof(addr), "%s:0", test_addr());
-	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
-	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	CHECK_OK(open_server(&ctx, &cq, &lst, addr, sizeof(addr)));
 	CHECK_OK(tbuf_alloc(&r, ctx, 256, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&s, ctx, 256, RCC_ACCESS_LOCAL_WRITE));
 	fill_pattern(s.p, 256, 5);
@@ -253,11 +266,7 @@ static void started_connect_fails(void)
 	char addr[128];
 	pthread_t th;
 
-	CHECK_OK(test_ctx_open(&ctx));
-	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
-	snprintf(addr, sizeof(addr), "%s:0", test_addr());
-	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
-	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	CHECK_OK(open_server(&ctx, &cq, &lst, addr, sizeof(addr)));
 	struct rcc_ep_attr a = { .send_cq = cq };
 
 	/* rejected */
@@ -309,11 +318,7 @@ static void close_while_connecting(void)
 	struct rcc_ep *ep;
 	char addr[128];
 
-	CHECK_OK(test_ctx_open(&ctx));
-	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
-	snprintf(addr, sizeof(addr), "%s:0", test_addr());
-	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
-	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	CHECK_OK(open_server(&ctx, &cq, &lst, addr, sizeof(addr)));
 	struct rcc_ep_attr a = { .send_cq = cq };
 	/* nobody accepts: the attempt ends by its timeout */
 	CHECK_OK(rcc_connect_start(ctx, addr, &a, 300, &ep));
@@ -370,11 +375,7 @@ static void one_loop_server(void)
 	pthread_t th;
 	int accepted = 0, closed = 0;
 
-	CHECK_OK(test_ctx_open(&ctx));
-	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
-	snprintf(addr, sizeof(addr), "%s:0", test_addr());
-	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
-	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	CHECK_OK(open_server(&ctx, &cq, &lst, addr, sizeof(addr)));
 	int efd = epoll_create1(EPOLL_CLOEXEC);
 	CHECK(efd >= 0);
 	struct epoll_event e1 = { .events = EPOLLIN, .data.u32 = 1 };
