@@ -207,7 +207,10 @@ static void flood_does_not_stall_clients(void)
 	SKIP_UNLESS_TCP_LISTENER();
 	memset(raw, -1, sizeof(raw));
 	CHECK_OK(test_ctx_open(&s.ctx));
-	CHECK_OK(listen_with(s.ctx, 0, 0, &s.lst));
+	/* Handshake deadlines far past the clients' connect timeout: a listener
+	 * that waited on one silent peer at a time would keep every client out
+	 * until they gave up, so the verdict needs no clock margin. */
+	CHECK_OK(listen_with(s.ctx, 0, 6 * TEST_TIMEOUT_MS, &s.lst));
 	int port = rcc_listener_port(s.lst);
 	CHECK(open_raw(port, raw, 250, 50) == 0);
 	CHECK(pthread_create(&th, NULL, server_thread, &s) == 0);
@@ -226,10 +229,7 @@ static void flood_does_not_stall_clients(void)
 	CHECK_MSG(ok, "a real client failed its exchange behind the flood");
 	CHECK_MSG(s.rc == 0 && s.served == 8, "server: %d served, %s", s.served,
 		  rcc_strerror(s.rc));
-	/* The old listener read handshakes one at a time with a 5 s deadline
-	 * each: a client behind one silent peer took 5 s. Each one gets in at
-	 * once now; 2 s leaves a wide margin for a loaded 2-core machine. */
-	CHECK_MSG(worst < 2000, "slowest client took %ld ms", worst);
+	printf("slowest client behind the flood: %ld ms\n", worst);
 }
 
 /* Past max_pending, the oldest half-open connection goes and the newest stay. */
