@@ -95,20 +95,28 @@ err_ctx:
 	return rc;
 }
 
+/* Teardown is part of what a case checks: a CQ still in use or a context
+ * with an object left open means something leaked or was never released. */
+#define TEARDOWN(call)                                                           \
+	do {                                                                     \
+		int rc_ = (call);                                                \
+		if (rc_)                                                         \
+			test_fail(__FILE__, __LINE__, "teardown: %s: %s", #call, \
+				  rcc_strerror(rc_));                            \
+	} while (0)
+
 void pair_close(struct pair *p)
 {
 	if (!p->ctx)
 		return;
 	if (p->a)
-		rcc_ep_close(p->a);
+		TEARDOWN(rcc_ep_close(p->a));
 	if (p->b)
-		rcc_ep_close(p->b);
-	rcc_listener_close(p->lst);
-	rcc_cq_destroy(p->cq_b);
-	rcc_cq_destroy(p->cq_a);
-	int rc = rcc_ctx_close(p->ctx);
-	if (rc)
-		fprintf(stderr, "pair_close: rcc_ctx_close: %s\n", rcc_strerror(rc));
+		TEARDOWN(rcc_ep_close(p->b));
+	TEARDOWN(rcc_listener_close(p->lst));
+	TEARDOWN(rcc_cq_destroy(p->cq_b));
+	TEARDOWN(rcc_cq_destroy(p->cq_a));
+	TEARDOWN(rcc_ctx_close(p->ctx));
 	memset(p, 0, sizeof(*p));
 }
 
