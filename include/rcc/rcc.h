@@ -461,13 +461,37 @@ int rcc_listener_fd(const struct rcc_listener *lst);
  * time (different listeners are independent).
  */
 int rcc_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req **req);
+
+/* What the client sent with its connect (at most RCC_CONNECT_PRIVATE_DATA_MAX
+ * bytes, *len set; NULL when none) and its address "ip:port". Both belong to
+ * the request: valid until it is accepted or rejected. Never block. The
+ * bytes are the peer's: check them before trusting them. */
 const void *rcc_conn_req_private_data(const struct rcc_conn_req *req, size_t *len);
 const char *rcc_conn_req_peer(const struct rcc_conn_req *req);
 /* The context of the listener the request came to (for accepting elsewhere). */
 struct rcc_ctx *rcc_conn_req_ctx(const struct rcc_conn_req *req);
 
-/* Accept: creates the endpoint; attr->private_data goes back to the client. */
+/*
+ * Accept: creates the endpoint; attr->private_data goes back to the client.
+ * The request is consumed whatever the result (a refused attr rejects the
+ * client). Blocks until the connection is up: on tcp only to send the
+ * answer; on verbs until the client confirms (rdma_cm's RTU, the manual
+ * bring-up's READY), at most 5 s -- use rcc_accept_start() in a server that
+ * must never wait on a client.
+ */
 int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, struct rcc_ep **ep);
+
+/*
+ * rcc_accept_req() that returns at once (non-blocking accept): *ep is in
+ * RCC_EP_CONNECTING until the client confirmed, then a connection event of
+ * the listener's context says RCC_EVENT_ESTABLISHED, or
+ * RCC_EVENT_CONNECT_FAILED with ev.status (the client went away, or never
+ * confirmed within 5 s). Checks attr before it returns (the request is
+ * rejected and consumed on any failure); posting fails with -ENOTCONN until
+ * established; close waits for the attempt (at most 5 s). Turns the
+ * context's events on. Thread-safe.
+ */
+int rcc_accept_start(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, struct rcc_ep **ep);
 /* Reject with optional private data; the client's rcc_connect() gets
  * -ECONNABORTED, and rcc_connect_ex() the private data too. */
 int rcc_reject_req(struct rcc_conn_req *req, const void *private_data, size_t len);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rcc_connect_start(): a connect that returns at once and ends with a
- * connection event.
+ * rcc_connect_start() and rcc_accept_start(): a connect or an accept that
+ * returns at once and ends with a connection event.
  *
- * The attempt is the same as rcc_connect()'s, run on a thread of its own:
+ * The attempt is the same as rcc_connect()'s or rcc_accept_req()'s, run on a
+ * thread of its own:
  * the transports' connect paths block on sockets and on rdma_cm with
  * deadlines, and running them elsewhere keeps one code path (and one set of
  * rules) for both calls. While it runs, the transport sees an endpoint in
@@ -27,6 +28,7 @@ struct rcci_connector {
 	bool up; /* the transport set the endpoint up */
 	int status;
 	int timeout_ms;
+	struct rcc_conn_req *req; /* accepting this; NULL: connecting to ss */
 	struct sockaddr_storage ss;
 	socklen_t len;
 	/* the caller's initial receives, copied: the attempt outlives the call */
@@ -39,9 +41,15 @@ static void *connect_main(void *arg)
 	struct rcc_ep *ep = arg;
 	struct rcci_connector *c = ep->connector;
 
-	int rc = ep->ctx->ops->connect(ep, (struct sockaddr *)&c->ss, c->len, c->timeout_ms);
+	bool accepting = c->req != NULL;
+	int rc = accepting ? ep->ctx->ops->accept(c->req, ep) :
+			     ep->ctx->ops->connect(ep, (struct sockaddr *)&c->ss, c->len,
+						   c->timeout_ms);
+	free(c->req); /* consumed either way, as by rcc_accept_req() */
+	c->req = NULL;
 	if (rc) {
-		log_debug("connect to %s failed: %s", ep->peer, rcc_strerror(rc));
+		log_debug("%s %s failed: %s", accepting ? "accept from" : "connect to", ep->peer,
+			  rcc_strerror(rc));
 		c->status = rc;
 		atomic_store_explicit(&ep->state, RCC_EP_DISCONNECTED, memory_order_release);
 	} else {
@@ -86,6 +94,37 @@ static void connector_release(struct rcci_connector *c)
 	free(c);
 }
 
+/* Hand ep to a thread of its own; on failure ep is freed (and an accept's
+ * request rejected and freed). */
+static int launch(struct rcci_connector *c, struct rcc_ep *ep)
+{
+	int rc = copy_initial_recv(c, &ep->attr);
+	if (rc)
+		goto err_ep;
+	ep->connector = c;
+	atomic_store(&ep->connecting, true);
+	/* counted from now: its CQs and context cannot go while it comes up */
+	rcci_ep_count_users(ep);
+	rc = rcci_thread_create(&c->thread, connect_main, ep);
+	if (rc) {
+		rcci_fail(rc, "cannot start a thread to bring the connection up: %s",
+			  rcc_strerror(rc));
+		atomic_fetch_sub(&ep->send_cq->users, 1);
+		atomic_fetch_sub(&ep->recv_cq->users, 1);
+		atomic_fetch_sub(&ep->ctx->children, 1);
+		goto err_ep;
+	}
+	return 0;
+
+err_ep:
+	if (c->req) {
+		ep->ctx->ops->reject(c->req, NULL, 0);
+		free(c->req);
+	}
+	free(ep);
+	return rc;
+}
+
 int rcc_connect_start(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
 		      int timeout_ms, struct rcc_ep **out)
 {
@@ -108,27 +147,48 @@ int rcc_connect_start(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep
 	rc = rcci_connect_prepare(ctx, addr, attr, &ep, &c->ss, &c->len);
 	if (rc)
 		goto err_c;
-	rc = copy_initial_recv(c, &ep->attr);
+	rc = launch(c, ep);
 	if (rc)
-		goto err_ep;
-	ep->connector = c;
-	atomic_store(&ep->connecting, true);
-	/* counted from now: its CQs and context cannot go while it connects */
-	rcci_ep_count_users(ep);
-	rc = rcci_thread_create(&c->thread, connect_main, ep);
+		goto err_c;
+	*out = ep;
+	return 0;
+
+err_c:
+	connector_release(c);
+	return rc;
+}
+
+int rcc_accept_start(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, struct rcc_ep **out)
+{
+	struct rcci_connector *c;
+	struct rcc_ep *ep;
+	int rc;
+
+	rcci_error_clear();
+	if (!req)
+		return -EINVAL;
+	rc = rcci_events_enable(req->lst->ctx);
+	c = rc ? NULL : calloc(1, sizeof(*c));
+	if (!c) {
+		/* the request is consumed either way */
+		rc = rc ? rc : -ENOMEM;
+		req->lst->ctx->ops->reject(req, NULL, 0);
+		free(req);
+		return rc;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	rc = rcci_accept_prepare(req, attr, out != NULL, &ep);
+	if (rc)
+		goto err_c;
+	c->req = req;
+	rc = launch(c, ep);
 	if (rc) {
-		rcci_fail(rc, "cannot start a thread for the connect: %s", rcc_strerror(rc));
-		goto err_attached;
+		c->req = NULL; /* launch rejected and freed it */
+		goto err_c;
 	}
 	*out = ep;
 	return 0;
 
-err_attached:
-	atomic_fetch_sub(&ep->send_cq->users, 1);
-	atomic_fetch_sub(&ep->recv_cq->users, 1);
-	atomic_fetch_sub(&ctx->children, 1);
-err_ep:
-	free(ep);
 err_c:
 	connector_release(c);
 	return rc;

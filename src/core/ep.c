@@ -240,44 +240,56 @@ struct rcc_ctx *rcc_conn_req_ctx(const struct rcc_conn_req *req)
 	return req ? req->lst->ctx : NULL;
 }
 
+int rcci_accept_prepare(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, bool want_ep,
+			struct rcc_ep **out)
+{
+	struct rcc_ctx *ctx = req->lst->ctx;
+	struct rcc_ep_attr ra;
+	struct rcc_ep *ep;
+	int rc;
+
+	rc = want_ep ? resolve_attr(ctx, attr, RCC_ACCEPT_PRIVATE_DATA_MAX, &ra) : -EINVAL;
+	if (rc) {
+		/* The request is consumed either way, so turn the peer away. */
+		ctx->ops->reject(req, NULL, 0);
+		free(req);
+		return rc;
+	}
+	ep = ep_alloc(ctx, &ra);
+	if (!ep) {
+		ctx->ops->reject(req, NULL, 0);
+		free(req);
+		return -ENOMEM;
+	}
+	memcpy(ep->peer, req->peer, sizeof(ep->peer));
+	*out = ep;
+	return 0;
+}
+
 int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, struct rcc_ep **out)
 {
-	struct rcc_ep_attr ra;
 	struct rcc_ep *ep = NULL;
-	struct rcc_ctx *ctx;
 	int rc;
 
 	rcci_error_clear();
 	if (!req)
 		return -EINVAL;
-	ctx = req->lst->ctx;
-	rc = out ? resolve_attr(ctx, attr, RCC_ACCEPT_PRIVATE_DATA_MAX, &ra) : -EINVAL;
-	if (rc) {
-		/* The request is consumed either way, so turn the peer away. */
-		ctx->ops->reject(req, NULL, 0);
-		goto out_free_req;
-	}
-	ep = ep_alloc(ctx, &ra);
-	if (!ep) {
-		ctx->ops->reject(req, NULL, 0);
-		rc = -ENOMEM;
-		goto out_free_req;
-	}
-	memcpy(ep->peer, req->peer, sizeof(ep->peer));
-	rc = ctx->ops->accept(req, ep);
+	rc = rcci_accept_prepare(req, attr, out != NULL, &ep);
+	if (rc)
+		return rc;
+	rc = req->lst->ctx->ops->accept(req, ep);
 	if (rc) {
 		log_info("accept from %s failed: %s", req->peer, rcc_strerror(rc));
 		rcci_fail(rc, "accepting %s failed: %s", req->peer, rcc_strerror(rc));
 		free(ep);
-		goto out_free_req;
+		free(req);
+		return rc;
 	}
-	ep->attr.initial_recv = NULL;
-	ep->attr.num_initial_recv = 0;
+	rcci_connect_done(ep);
 	ep_attach(ep);
 	*out = ep;
-out_free_req:
 	free(req);
-	return rc;
+	return 0;
 }
 
 int rcc_reject_req(struct rcc_conn_req *req, const void *private_data, size_t len)

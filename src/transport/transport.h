@@ -102,6 +102,10 @@ int rcci_events_enable(struct rcc_ctx *ctx);
 int rcci_connect_prepare(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
 			 struct rcc_ep **ep, struct sockaddr_storage *ss, socklen_t *len);
 void rcci_connect_done(struct rcc_ep *ep);
+/* rcc_accept_req() before the transport: checks and a new endpoint; on
+ * failure the request is rejected and freed. */
+int rcci_accept_prepare(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, bool want_ep,
+			struct rcc_ep **ep);
 void rcci_ep_count_users(struct rcc_ep *ep);
 void rcci_explain_connect_failure(const struct rcc_ep *ep, int rc, int timeout_ms);
 

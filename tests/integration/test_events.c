@@ -332,6 +332,91 @@ static void close_while_connecting(void)
 	CHECK_OK(rcc_ctx_close(ctx));
 }
 
+struct connector {
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	const char *addr;
+	struct rcc_ep *ep;
+	int rc;
+};
+
+static void *connect_one(void *arg)
+{
+	struct connector *c = arg;
+	struct rcc_ep_attr a = { .send_cq = c->cq };
+	c->rc = rcc_connect(c->ctx, c->addr, &a, TEST_TIMEOUT_MS, &c->ep);
+	return NULL;
+}
+
+/* A started accept ends with ESTABLISHED and carries data; one whose
+ * attributes are refused turns the client away at once. */
+static void started_accept(void)
+{
+	struct rcc_ctx *ctx, *cctx;
+	struct rcc_cq *cq, *ccq;
+	struct rcc_listener *lst;
+	struct rcc_conn_req *req;
+	struct rcc_event ev;
+	struct tbuf r = { 0 }, s = { 0 };
+	struct rcc_wc wc;
+	char addr[128];
+	pthread_t th;
+	int tag;
+
+	CHECK_OK(open_server(&ctx, &cq, &lst, addr, sizeof(addr)));
+	/* the client has a context of its own: its events stay out of ours */
+	CHECK_OK(test_ctx_open(&cctx));
+	CHECK_OK(rcc_cq_create(cctx, NULL, &ccq));
+	CHECK_OK(tbuf_alloc(&r, ctx, 128, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&s, cctx, 128, RCC_ACCESS_LOCAL_WRITE));
+	fill_pattern(s.p, 128, 8);
+
+	struct connector c = { .ctx = cctx, .cq = ccq, .addr = addr };
+	CHECK(pthread_create(&th, NULL, connect_one, &c) == 0);
+	CHECK_OK(rcc_get_request(lst, TEST_TIMEOUT_MS, &req));
+	struct rcc_sge sg = tbuf_sge(&r, 0, 128);
+	struct rcc_recv_wr rw = { .wr_id = 9, .sg_list = &sg, .num_sge = 1 };
+	struct rcc_ep_attr a = {
+		.send_cq = cq, .initial_recv = &rw, .num_initial_recv = 1, .context = &tag
+	};
+	struct rcc_ep *ep;
+	CHECK_OK(rcc_accept_start(req, &a, &ep));
+	CHECK_OK(rcc_ctx_get_event(ctx, &ev, TEST_TIMEOUT_MS));
+	pthread_join(th, NULL);
+	CHECK_OK(c.rc);
+	CHECK(ev.ep == ep && ev.context == &tag);
+	CHECK_EQ(ev.type, RCC_EVENT_ESTABLISHED);
+	CHECK_EQ(rcc_ep_state(ep), RCC_EP_CONNECTED);
+	struct rcc_sge ssg = tbuf_sge(&s, 0, 128);
+	CHECK_OK(rcc_post_send(c.ep, &ssg, 1, 1, RCC_SEND_SIGNALED));
+	CHECK_OK(wait_one(ccq, &wc, TEST_TIMEOUT_MS));
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+	CHECK_OK(wait_one(cq, &wc, TEST_TIMEOUT_MS));
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+	CHECK_EQ(wc.wr_id, 9);
+	CHECK_EQ(check_pattern(r.p, 128, 8), -1);
+	CHECK_OK(rcc_ep_close(c.ep));
+	CHECK_OK(rcc_ep_close(ep));
+
+	/* refused attributes: -EINVAL here, a reject there, no event */
+	c.ep = NULL;
+	CHECK(pthread_create(&th, NULL, connect_one, &c) == 0);
+	CHECK_OK(rcc_get_request(lst, TEST_TIMEOUT_MS, &req));
+	a.num_initial_recv = -1;
+	CHECK_EQ(rcc_accept_start(req, &a, &ep), -EINVAL);
+	pthread_join(th, NULL);
+	CHECK_EQ(c.rc, -ECONNABORTED);
+	CHECK_EQ(rcc_ctx_get_event(ctx, &ev, 0), -ETIMEDOUT);
+
+	tbuf_free(&r);
+	tbuf_free(&s);
+	CHECK_OK(rcc_cq_destroy(ccq));
+	CHECK_OK(rcc_ctx_close(cctx));
+	CHECK_OK(rcc_listener_close(lst));
+	CHECK_OK(rcc_cq_destroy(cq));
+	CHECK_OK(rcc_ctx_close(ctx));
+}
+
 #define CLIENTS 8
 
 struct clients {
@@ -425,4 +510,4 @@ static void one_loop_server(void)
 TEST_MAIN(TEST(disconnect_is_an_event), TEST(failed_request_is_an_error_event),
 	  TEST(closed_endpoint_is_never_named), TEST(off_until_asked), TEST(one_loop_server),
 	  TEST(started_connect_establishes), TEST(started_connect_fails),
-	  TEST(close_while_connecting))
+	  TEST(close_while_connecting), TEST(started_accept))
