@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Completion queues: argument checks, then straight to the transport. */
+/*
+ * Completion queues: argument checks, then straight to the transport; the
+ * waiting of rcc_cq_wait() is here, once for every transport, over the
+ * transport's poll and descriptor.
+ */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 
 #include "last_error.h"
 #include "log.h"
+#include "sock.h"
 #include "transport/transport.h"
 
 #define CQ_DEFAULT_DEPTH 1024u
@@ -66,7 +72,21 @@ int rcc_cq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms)
 {
 	if (!cq || !wc || max <= 0 || timeout_ms < -1)
 		return -EINVAL;
-	return cq->ctx->ops->cq_wait(cq, wc, max, timeout_ms);
+	const struct rcc_transport_ops *ops = cq->ctx->ops;
+	uint64_t deadline = rcci_deadline(timeout_ms);
+
+	for (;;) {
+		int n = ops->cq_poll(cq, wc, max);
+		if (n)
+			return n;
+		if (rcci_ms_left(deadline) == 0)
+			return -ETIMEDOUT;
+		if (cq->mode == RCC_CQ_POLL)
+			continue; /* spin */
+		int rc = rcci_wait_fd(ops->cq_fd(cq), POLLIN, deadline);
+		if (rc && rc != -ETIMEDOUT)
+			return rc; /* a timeout gets one more poll above */
+	}
 }
 
 int rcc_cq_fd(struct rcc_cq *cq)

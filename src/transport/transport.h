@@ -149,7 +149,8 @@ struct rcc_transport_ops {
 	void (*cq_destroy)(struct rcc_cq *cq);
 	/* Hot path: the core passes cq, wc and max through unchecked (max > 0). */
 	int (*cq_poll)(struct rcc_cq *cq, struct rcc_wc *wc, int max);
-	int (*cq_wait)(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms);
+	/* The descriptor rcc_cq_wait() sleeps on (POLLIN) in every mode but
+	 * RCC_CQ_POLL; rcc_cq_wait() itself is the core's (src/core/cq.c). */
 	int (*cq_fd)(struct rcc_cq *cq);
 
 	int (*listen)(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,

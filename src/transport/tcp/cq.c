@@ -5,7 +5,6 @@
  * POLL-mode CQ also moves the bytes of the endpoints that use it.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -13,7 +12,6 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "core/sock.h"
 #include "tcp.h"
 
 int tcp_cq_create(struct rcc_cq *base)
@@ -258,26 +256,6 @@ int tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 			      memory_order_relaxed);
 	drive(cq);
 	return cq_pop(cq, wc, max);
-}
-
-int tcp_cq_wait(struct rcc_cq *base, struct rcc_wc *wc, int max, int timeout_ms)
-{
-	struct tcp_cq *cq = tcq(base);
-	uint64_t deadline = rcci_deadline(timeout_ms);
-	int n;
-
-	for (;;) {
-		n = base->mode == RCC_CQ_POLL ? tcp_cq_poll(base, wc, max) : cq_pop(cq, wc, max);
-		if (n)
-			return n;
-		if (rcci_ms_left(deadline) == 0)
-			return -ETIMEDOUT;
-		if (base->mode == RCC_CQ_POLL)
-			continue; /* spin */
-		int rc = rcci_wait_fd(cq->efd, POLLIN, deadline);
-		if (rc && rc != -ETIMEDOUT)
-			return rc; /* a timeout gets one more look above */
-	}
 }
 
 int tcp_cq_fd(struct rcc_cq *base) { return tcq(base)->efd; }

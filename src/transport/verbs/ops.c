@@ -159,7 +159,6 @@ const struct rcc_transport_ops rcci_verbs_ops = {
 	.cq_create = rcci_vcq_create,
 	.cq_destroy = rcci_vcq_destroy,
 	.cq_poll = rcci_vcq_poll,
-	.cq_wait = rcci_vcq_wait,
 	.cq_fd = rcci_vcq_fd,
 	.listen = verbs_listen,
 	.listener_close = verbs_listener_close,
