@@ -297,6 +297,11 @@ static int rearm_and_poll(struct verbs_cq *cq, struct rcc_wc *wc, int max)
 	return rearmed ? poll_once(cq, wc, max) : 0;
 }
 
+int rcci_vcq_spin_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
+{
+	return poll_once(vcq(base), wc, max);
+}
+
 int rcci_vcq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 {
 	struct verbs_cq *cq = vcq(base);

@@ -159,6 +159,7 @@ const struct rcc_transport_ops rcci_verbs_ops = {
 	.cq_create = rcci_vcq_create,
 	.cq_destroy = rcci_vcq_destroy,
 	.cq_poll = rcci_vcq_poll,
+	.cq_spin_poll = rcci_vcq_spin_poll,
 	.cq_fd = rcci_vcq_fd,
 	.listen = verbs_listen,
 	.listener_close = verbs_listener_close,
