@@ -364,9 +364,9 @@ int rcc_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
  *  - RCC_CQ_HYBRID: polls as RCC_CQ_POLL does (with the same yields) for up
  *    to spin_us or until the timeout, whichever is first, then waits as
  *    RCC_CQ_WAIT does for the rest of the timeout. The spin phase makes no
- *    system call on verbs except the yields; on tcp the context's progress
- *    thread moves the bytes in both phases, and the spin saves the waiting
- *    thread's wake-up.
+ *    system call on verbs except the yields; on tcp it reads the sockets of
+ *    the CQ's endpoints itself, as RCC_CQ_POLL does (the context's progress
+ *    thread keeps serving them too, and alone once the waiter sleeps).
  * The timeout is honoured in every phase (to the millisecond, or a yield's
  * time slice on an overloaded host).
  *

@@ -2,7 +2,8 @@
 /*
  * Completion queues: a ring of exactly the requested depth under a mutex. In WAIT/FD mode an
  * eventfd is readable exactly while the ring holds completions. Polling a
- * POLL-mode CQ also moves the bytes of the endpoints that use it.
+ * POLL-mode or HYBRID-mode CQ also moves the bytes of the endpoints that use
+ * it (HYBRID: rcc_cq_wait()'s spin phase reads its sockets itself).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -175,7 +176,7 @@ int cq_attach(struct tcp_cq *cq, struct tcp_ep *ep)
 		cq->eps_cap = cap;
 	}
 	/* Several endpoints: one epoll_wait tells poll which ones have input. */
-	if (cq->base.mode == RCC_CQ_POLL && cq->neps >= 1) {
+	if ((cq->base.mode == RCC_CQ_POLL || cq->base.mode == RCC_CQ_HYBRID) && cq->neps >= 1) {
 		if (cq->pepfd < 0) {
 			cq->pepfd = epoll_create1(EPOLL_CLOEXEC);
 			if (cq->pepfd < 0) {
@@ -248,12 +249,16 @@ int tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 	struct tcp_cq *cq = tcq(base);
 	int n = cq_pop(cq, wc, max);
 
-	if (n || base->mode != RCC_CQ_POLL)
+	if (n || base->mode == RCC_CQ_WAIT || base->mode == RCC_CQ_FD)
 		return n;
-	/* the progress thread only asks "has it changed": no read-modify-write */
-	atomic_store_explicit(&cq->polls,
-			      atomic_load_explicit(&cq->polls, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	/* Only a POLL-mode poller asks the progress thread to leave its
+	 * endpoints alone: a HYBRID one goes to sleep soon and then relies on
+	 * it. The progress thread only asks "has it changed": no
+	 * read-modify-write. */
+	if (base->mode == RCC_CQ_POLL)
+		atomic_store_explicit(&cq->polls,
+				      atomic_load_explicit(&cq->polls, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	drive(cq);
 	return cq_pop(cq, wc, max);
 }
