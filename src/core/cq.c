@@ -107,11 +107,11 @@ int rcc_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max)
 static int spin(struct rcc_cq *cq, struct rcc_wc *wc, int max, uint64_t until_ns)
 {
 	const struct rcc_transport_ops *ops = cq->ctx->ops;
-	int (*poll)(struct rcc_cq *, struct rcc_wc *, int) = ops->cq_spin_poll ? ops->cq_spin_poll :
-										 ops->cq_poll;
+	int (*poll_fn)(struct rcc_cq *, struct rcc_wc *,
+		       int) = ops->cq_spin_poll ? ops->cq_spin_poll : ops->cq_poll;
 
 	for (unsigned empty = 1;; empty++) {
-		int n = poll(cq, wc, max);
+		int n = poll_fn(cq, wc, max);
 		if (n)
 			return n;
 		if (rcc_now_ns() >= until_ns)
