@@ -235,22 +235,46 @@ struct rcc_sge rcc_mr_sge(const struct rcc_mr *mr, const void *addr, uint32_t le
 /* ------------------------------------------------------------------------ */
 
 /*
- * RCC_CQ_POLL: busy polling with rcc_cq_poll(); rcc_cq_wait() spins until its
- *              timeout; no file descriptor.
- * RCC_CQ_WAIT: a completion channel: rcc_cq_wait() sleeps until a completion
- *              arrives or the timeout expires.
- * RCC_CQ_FD:   as RCC_CQ_WAIT, and rcc_cq_fd() returns a descriptor for
- *              epoll/poll over many CQs.
+ * RCC_CQ_POLL:   busy polling with rcc_cq_poll(); rcc_cq_wait() spins until
+ *                its timeout (yielding the CPU now and then, see
+ *                rcc_cq_wait()); no file descriptor.
+ * RCC_CQ_WAIT:   a completion channel: rcc_cq_wait() sleeps until a
+ *                completion arrives or the timeout expires.
+ * RCC_CQ_FD:     as RCC_CQ_WAIT, and rcc_cq_fd() returns a descriptor for
+ *                epoll/poll over many CQs.
+ * RCC_CQ_HYBRID: spin, then sleep: rcc_cq_wait() polls for up to spin_us
+ *                microseconds (struct rcc_cq_attr) and then sleeps as in
+ *                RCC_CQ_WAIT. A completion that comes soon costs no wake-up
+ *                (no system call at all on verbs); a waiter with nothing to
+ *                do gives its core back after spin_us. The mode a server
+ *                wants by default. No descriptor (rcc_cq_fd() is -EINVAL).
  */
 enum rcc_cq_mode {
 	RCC_CQ_POLL = 0,
 	RCC_CQ_WAIT,
 	RCC_CQ_FD,
+	RCC_CQ_HYBRID,
 };
+
+/* What a zero spin_us of an RCC_CQ_HYBRID CQ stands for (unless the
+ * environment variable RCC_CQ_SPIN_US gives another value), and the largest
+ * spin_us accepted. */
+#define RCC_CQ_SPIN_US_DEFAULT 50
+#define RCC_CQ_SPIN_US_MAX 10000000
 
 struct rcc_cq_attr {
 	uint32_t depth; /* completions the CQ must hold; 0: 1024 */
 	enum rcc_cq_mode mode;
+	/*
+	 * RCC_CQ_HYBRID only (ignored, and never read, in the other modes, so
+	 * a program built before this field existed is not affected):
+	 * microseconds rcc_cq_wait() polls before it sleeps, at most
+	 * RCC_CQ_SPIN_US_MAX (else -EINVAL). 0: RCC_CQ_SPIN_US from the
+	 * environment if set (decimal microseconds, at most
+	 * RCC_CQ_SPIN_US_MAX; 0 there means "sleep at once"), otherwise
+	 * RCC_CQ_SPIN_US_DEFAULT. Read once, at rcc_cq_create().
+	 */
+	uint32_t spin_us;
 };
 
 /* Same values as enum ibv_wc_status. */
@@ -310,9 +334,10 @@ struct rcc_wc {
  * 1024; a device may round it up) in attr->mode. attr may be NULL (depth
  * 1024, RCC_CQ_POLL). One CQ may serve many endpoints, as send CQ, receive
  * CQ or both (rule 1 below says how deep it must be). Returns 0 and sets
- * *cq, -EINVAL for a bad mode or a depth past the largest a CQ
- * may have, -ENOMEM, or the device's error. Does not
- * block. Release with rcc_cq_destroy() after every endpoint using it.
+ * *cq, -EINVAL for a bad mode, a depth past the largest a CQ may have or
+ * (RCC_CQ_HYBRID) a spin_us above RCC_CQ_SPIN_US_MAX, -ENOMEM, or the
+ * device's error. Does not block. Release with rcc_cq_destroy() after every
+ * endpoint using it.
  */
 int rcc_cq_create(struct rcc_ctx *ctx, const struct rcc_cq_attr *attr, struct rcc_cq **cq);
 
@@ -324,7 +349,31 @@ int rcc_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
 
 /*
  * Take up to max completions, waiting at most timeout_ms (-1: no limit) for
- * the first. Returns how many (>0) or -ETIMEDOUT.
+ * the first. Returns how many (>0) or -ETIMEDOUT; -EINVAL for a NULL cq or
+ * wc, max <= 0 or timeout_ms < -1. timeout 0 polls once (the CQ's mode
+ * decides how) and returns at once.
+ *
+ * How it waits depends on the CQ's mode:
+ *  - RCC_CQ_POLL: polls without sleeping until the timeout. After every 64
+ *    empty polls it calls sched_yield(), so that more polling threads than
+ *    cores share them instead of each burning its time slice while the
+ *    threads that would complete its work wait for a core.
+ *  - RCC_CQ_WAIT, RCC_CQ_FD: polls, then sleeps in the kernel until the CQ
+ *    has a completion (on verbs after arming the CQ and polling once more,
+ *    so a completion that came before the arm is not missed).
+ *  - RCC_CQ_HYBRID: polls as RCC_CQ_POLL does (with the same yields) for up
+ *    to spin_us or until the timeout, whichever is first, then waits as
+ *    RCC_CQ_WAIT does for the rest of the timeout. The spin phase makes no
+ *    system call on verbs except the yields; on tcp it reads the sockets of
+ *    the CQ's endpoints itself, as RCC_CQ_POLL does (the context's progress
+ *    thread keeps serving them too, and alone once the waiter sleeps).
+ * The timeout is honoured in every phase (to the millisecond, or a yield's
+ * time slice on an overloaded host).
+ *
+ * Thread-safe: any number of threads may wait on one CQ, in every mode; each
+ * completion is returned to exactly one of them. A thread that sleeps is
+ * woken when the CQ has completions, which another thread may take first:
+ * the sleeper then goes back to sleep for what is left of its timeout.
  */
 int rcc_cq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms);
 

@@ -1,14 +1,42 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Completion queues: argument checks, then straight to the transport. */
+/*
+ * Completion queues: argument checks, then straight to the transport; the
+ * waiting of rcc_cq_wait() is here, once for every transport, over the
+ * transport's poll and descriptor.
+ */
 #include <errno.h>
+#include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "last_error.h"
 #include "log.h"
+#include "rcc/util.h"
+#include "sock.h"
 #include "transport/transport.h"
 
 #define CQ_DEFAULT_DEPTH 1024u
 #define CQ_MAX_DEPTH (1u << 22)
+/* Empty polls of a spinning waiter between two sched_yield()s (rcc.h). */
+#define SPIN_POLLS_PER_YIELD 64u
+
+/* spin_us of a HYBRID CQ: the caller's, else RCC_CQ_SPIN_US, else the default. */
+static uint32_t hybrid_spin_us(uint32_t asked)
+{
+	const char *env = getenv("RCC_CQ_SPIN_US");
+	char *end;
+
+	if (asked || !env || !*env)
+		return asked ? asked : RCC_CQ_SPIN_US_DEFAULT;
+	errno = 0;
+	unsigned long v = strtoul(env, &end, 10);
+	if (errno || *end || *env == '-' || v > RCC_CQ_SPIN_US_MAX) {
+		log_warn("RCC_CQ_SPIN_US=%s is not 0..%d microseconds: using %d", env,
+			 RCC_CQ_SPIN_US_MAX, RCC_CQ_SPIN_US_DEFAULT);
+		return RCC_CQ_SPIN_US_DEFAULT;
+	}
+	return (uint32_t)v;
+}
 
 int rcc_cq_create(struct rcc_ctx *ctx, const struct rcc_cq_attr *attr, struct rcc_cq **out)
 {
@@ -21,7 +49,11 @@ int rcc_cq_create(struct rcc_ctx *ctx, const struct rcc_cq_attr *attr, struct rc
 		return -EINVAL;
 	if (!attr)
 		attr = &defaults;
-	if (attr->mode < RCC_CQ_POLL || attr->mode > RCC_CQ_FD || attr->depth > CQ_MAX_DEPTH)
+	if (attr->mode < RCC_CQ_POLL || attr->mode > RCC_CQ_HYBRID || attr->depth > CQ_MAX_DEPTH)
+		return -EINVAL;
+	/* spin_us is read in HYBRID mode only: a caller built before the field
+	 * existed passes a shorter struct, and cannot ask for HYBRID. */
+	if (attr->mode == RCC_CQ_HYBRID && attr->spin_us > RCC_CQ_SPIN_US_MAX)
 		return -EINVAL;
 	cq = calloc(1, ctx->ops->cq_size);
 	if (!cq)
@@ -29,6 +61,8 @@ int rcc_cq_create(struct rcc_ctx *ctx, const struct rcc_cq_attr *attr, struct rc
 	cq->ctx = ctx;
 	cq->mode = attr->mode;
 	cq->depth = attr->depth ? attr->depth : CQ_DEFAULT_DEPTH;
+	if (attr->mode == RCC_CQ_HYBRID)
+		cq->spin_ns = hybrid_spin_us(attr->spin_us) * 1000ull;
 	atomic_init(&cq->users, 0);
 	rc = ctx->ops->cq_create(cq);
 	if (rc) {
@@ -62,11 +96,63 @@ int rcc_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max)
 	return cq->ctx->ops->cq_poll(cq, wc, max);
 }
 
+/*
+ * Poll until a completion comes or the monotonic clock reaches until_ns
+ * (checked after every empty poll, so a zero budget still polls once).
+ * Every SPIN_POLLS_PER_YIELD empty polls the thread yields: with more
+ * spinners than cores, the thread whose work would complete ours (a peer in
+ * this process, tcp's progress thread) gets the core instead of waiting for
+ * our time slice to end. Returns completions (> 0) or 0.
+ */
+static int spin(struct rcc_cq *cq, struct rcc_wc *wc, int max, uint64_t until_ns)
+{
+	const struct rcc_transport_ops *ops = cq->ctx->ops;
+	int (*poll_fn)(struct rcc_cq *, struct rcc_wc *,
+		       int) = ops->cq_spin_poll ? ops->cq_spin_poll : ops->cq_poll;
+
+	for (unsigned empty = 1;; empty++) {
+		int n = poll_fn(cq, wc, max);
+		if (n)
+			return n;
+		if (rcc_now_ns() >= until_ns)
+			return 0;
+		if (empty % SPIN_POLLS_PER_YIELD == 0)
+			sched_yield();
+	}
+}
+
 int rcc_cq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms)
 {
 	if (!cq || !wc || max <= 0 || timeout_ms < -1)
 		return -EINVAL;
-	return cq->ctx->ops->cq_wait(cq, wc, max, timeout_ms);
+	const struct rcc_transport_ops *ops = cq->ctx->ops;
+	uint64_t deadline = rcci_deadline(timeout_ms);
+	int n;
+
+	if (cq->mode == RCC_CQ_POLL || cq->mode == RCC_CQ_HYBRID) {
+		uint64_t now = rcc_now_ns();
+		uint64_t until = timeout_ms < 0 ? UINT64_MAX :
+						  now + (uint64_t)timeout_ms * 1000000u;
+		if (cq->mode == RCC_CQ_HYBRID && now + cq->spin_ns < until)
+			until = now + cq->spin_ns;
+		n = spin(cq, wc, max, until);
+		if (n)
+			return n;
+		if (cq->mode == RCC_CQ_POLL)
+			return -ETIMEDOUT;
+	}
+	/* Sleep phase (WAIT, FD, and HYBRID once its spin is over): the
+	 * transport's poll re-arms what must be armed before it reports empty. */
+	for (;;) {
+		n = ops->cq_poll(cq, wc, max);
+		if (n)
+			return n;
+		if (rcci_ms_left(deadline) == 0)
+			return -ETIMEDOUT;
+		int rc = rcci_wait_fd(ops->cq_fd(cq), POLLIN, deadline);
+		if (rc && rc != -ETIMEDOUT)
+			return rc; /* a timeout gets one more poll above */
+	}
 }
 
 int rcc_cq_fd(struct rcc_cq *cq)

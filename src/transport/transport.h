@@ -57,6 +57,7 @@ struct rcc_cq {
 	struct rcc_ctx *ctx;
 	enum rcc_cq_mode mode;
 	uint32_t depth;
+	uint64_t spin_ns; /* RCC_CQ_HYBRID: rcc_cq_wait()'s spin budget */
 	atomic_int users; /* endpoints using this CQ as send or recv CQ */
 };
 
@@ -153,7 +154,12 @@ struct rcc_transport_ops {
 	void (*cq_destroy)(struct rcc_cq *cq);
 	/* Hot path: the core passes cq, wc and max through unchecked (max > 0). */
 	int (*cq_poll)(struct rcc_cq *cq, struct rcc_wc *wc, int max);
-	int (*cq_wait)(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms);
+	/* The poll of rcc_cq_wait()'s spin phase: as cq_poll, without the
+	 * system calls that only sleeping needs (re-arming a channel). NULL:
+	 * cq_poll is already that. */
+	int (*cq_spin_poll)(struct rcc_cq *cq, struct rcc_wc *wc, int max);
+	/* The descriptor rcc_cq_wait() sleeps on (POLLIN) in every mode but
+	 * RCC_CQ_POLL; rcc_cq_wait() itself is the core's (src/core/cq.c). */
 	int (*cq_fd)(struct rcc_cq *cq);
 
 	int (*listen)(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,

@@ -42,7 +42,7 @@ int pair_open(struct pair *p, const struct pair_opts *o)
 	if (!o)
 		o = &defaults;
 	memset(p, 0, sizeof(*p));
-	ca = (struct rcc_cq_attr){ .depth = o->cq_depth, .mode = o->mode };
+	ca = (struct rcc_cq_attr){ .depth = o->cq_depth, .mode = o->mode, .spin_us = o->spin_us };
 	rc = test_ctx_open(&p->ctx);
 	if (rc)
 		return rc;

@@ -17,6 +17,7 @@ struct pair_opts {
 	uint32_t cq_depth;
 	struct rcc_ep_attr attr_a; /* CQ fields are filled in */
 	struct rcc_ep_attr attr_b;
+	uint32_t spin_us; /* RCC_CQ_HYBRID: both CQs' spin budget */
 };
 
 /* 0 or a negative errno (after printing why). */

@@ -2,10 +2,10 @@
 /*
  * Completion queues: a ring of exactly the requested depth under a mutex. In WAIT/FD mode an
  * eventfd is readable exactly while the ring holds completions. Polling a
- * POLL-mode CQ also moves the bytes of the endpoints that use it.
+ * POLL-mode or HYBRID-mode CQ also moves the bytes of the endpoints that use
+ * it (HYBRID: rcc_cq_wait()'s spin phase reads its sockets itself).
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "core/sock.h"
 #include "tcp.h"
 
 int tcp_cq_create(struct rcc_cq *base)
@@ -177,7 +176,7 @@ int cq_attach(struct tcp_cq *cq, struct tcp_ep *ep)
 		cq->eps_cap = cap;
 	}
 	/* Several endpoints: one epoll_wait tells poll which ones have input. */
-	if (cq->base.mode == RCC_CQ_POLL && cq->neps >= 1) {
+	if ((cq->base.mode == RCC_CQ_POLL || cq->base.mode == RCC_CQ_HYBRID) && cq->neps >= 1) {
 		if (cq->pepfd < 0) {
 			cq->pepfd = epoll_create1(EPOLL_CLOEXEC);
 			if (cq->pepfd < 0) {
@@ -250,34 +249,18 @@ int tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 	struct tcp_cq *cq = tcq(base);
 	int n = cq_pop(cq, wc, max);
 
-	if (n || base->mode != RCC_CQ_POLL)
+	if (n || base->mode == RCC_CQ_WAIT || base->mode == RCC_CQ_FD)
 		return n;
-	/* the progress thread only asks "has it changed": no read-modify-write */
-	atomic_store_explicit(&cq->polls,
-			      atomic_load_explicit(&cq->polls, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	/* Only a POLL-mode poller asks the progress thread to leave its
+	 * endpoints alone: a HYBRID one goes to sleep soon and then relies on
+	 * it. The progress thread only asks "has it changed": no
+	 * read-modify-write. */
+	if (base->mode == RCC_CQ_POLL)
+		atomic_store_explicit(&cq->polls,
+				      atomic_load_explicit(&cq->polls, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	drive(cq);
 	return cq_pop(cq, wc, max);
-}
-
-int tcp_cq_wait(struct rcc_cq *base, struct rcc_wc *wc, int max, int timeout_ms)
-{
-	struct tcp_cq *cq = tcq(base);
-	uint64_t deadline = rcci_deadline(timeout_ms);
-	int n;
-
-	for (;;) {
-		n = base->mode == RCC_CQ_POLL ? tcp_cq_poll(base, wc, max) : cq_pop(cq, wc, max);
-		if (n)
-			return n;
-		if (rcci_ms_left(deadline) == 0)
-			return -ETIMEDOUT;
-		if (base->mode == RCC_CQ_POLL)
-			continue; /* spin */
-		int rc = rcci_wait_fd(cq->efd, POLLIN, deadline);
-		if (rc && rc != -ETIMEDOUT)
-			return rc; /* a timeout gets one more look above */
-	}
 }
 
 int tcp_cq_fd(struct rcc_cq *base) { return tcq(base)->efd; }

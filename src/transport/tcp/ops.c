@@ -82,7 +82,6 @@ const struct rcc_transport_ops rcci_tcp_ops = {
 	.cq_create = tcp_cq_create,
 	.cq_destroy = tcp_cq_destroy,
 	.cq_poll = tcp_cq_poll,
-	.cq_wait = tcp_cq_wait,
 	.cq_fd = tcp_cq_fd,
 	.listen = tcp_listen,
 	.listener_close = tcp_listener_close,

@@ -144,7 +144,6 @@ void cq_detach(struct tcp_cq *cq, struct tcp_ep *ep);
 int tcp_cq_create(struct rcc_cq *cq);
 void tcp_cq_destroy(struct rcc_cq *cq);
 int tcp_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
-int tcp_cq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms);
 int tcp_cq_fd(struct rcc_cq *cq);
 
 /* ---------------------------------------------------------------- endpoint */

@@ -11,7 +11,6 @@
  * event of its own.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -298,6 +297,11 @@ static int rearm_and_poll(struct verbs_cq *cq, struct rcc_wc *wc, int max)
 	return rearmed ? poll_once(cq, wc, max) : 0;
 }
 
+int rcci_vcq_spin_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
+{
+	return poll_once(vcq(base), wc, max);
+}
+
 int rcci_vcq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 {
 	struct verbs_cq *cq = vcq(base);
@@ -306,25 +310,6 @@ int rcci_vcq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 	if (n == 0 && cq->ch)
 		n = rearm_and_poll(cq, wc, max);
 	return n;
-}
-
-int rcci_vcq_wait(struct rcc_cq *base, struct rcc_wc *wc, int max, int timeout_ms)
-{
-	struct verbs_cq *cq = vcq(base);
-	uint64_t deadline = rcci_deadline(timeout_ms);
-
-	for (;;) {
-		int n = rcci_vcq_poll(base, wc, max);
-		if (n)
-			return n;
-		if (rcci_ms_left(deadline) == 0)
-			return -ETIMEDOUT;
-		if (!cq->ch)
-			continue; /* RCC_CQ_POLL: spin */
-		int rc = rcci_wait_fd(cq->ch->fd, POLLIN, deadline);
-		if (rc && rc != -ETIMEDOUT)
-			return rc; /* a timeout gets one more poll above */
-	}
 }
 
 int rcci_vcq_fd(struct rcc_cq *base)

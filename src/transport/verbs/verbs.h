@@ -122,7 +122,8 @@ static inline struct verbs_cq *vcq(struct rcc_cq *c) { return (struct verbs_cq *
 int rcci_vcq_create(struct rcc_cq *cq);
 void rcci_vcq_destroy(struct rcc_cq *cq);
 int rcci_vcq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
-int rcci_vcq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms);
+/* A device poll without the channel's re-arm: rcc_cq_wait()'s spin phase. */
+int rcci_vcq_spin_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
 int rcci_vcq_fd(struct rcc_cq *cq);
 int rcci_vcq_attach(struct verbs_cq *cq, struct verbs_ep *ep);
 void rcci_vcq_detach(struct verbs_cq *cq, struct verbs_ep *ep);
