@@ -60,8 +60,10 @@ struct rcc_server_ops {
 struct rcc_server_attr {
 	const char *addr; /* listen address, e.g. ":7471" */
 	enum rcc_thread_mode thread_mode;
-	int num_threads;            /* RCC_THREAD_SHARED_CQ only; 0: 1 */
-	enum rcc_cq_mode cq_mode;   /* POLL: agents spin; WAIT/FD: agents sleep */
+	int num_threads; /* RCC_THREAD_SHARED_CQ only; 0: 1 */
+	/* POLL: agents spin; WAIT/FD: agents sleep; HYBRID: agents spin for
+	 * RCC_CQ_SPIN_US (default RCC_CQ_SPIN_US_DEFAULT) microseconds, then sleep */
+	enum rcc_cq_mode cq_mode;
 	uint32_t cq_depth;          /* 0: enough for the endpoints it serves */
 	struct rcc_ep_attr ep_attr; /* template; its CQ fields are ignored */
 	int max_connections;        /* 0: 1024; further requests are rejected */

@@ -21,7 +21,7 @@
 #define SPIN_POLLS_PER_YIELD 64u
 
 /* spin_us of a HYBRID CQ: the caller's, else RCC_CQ_SPIN_US, else the default. */
-static uint32_t hybrid_spin_us(uint32_t asked)
+uint32_t rcci_cq_spin_us(uint32_t asked)
 {
 	const char *env = getenv("RCC_CQ_SPIN_US");
 	char *end;
@@ -62,7 +62,7 @@ int rcc_cq_create(struct rcc_ctx *ctx, const struct rcc_cq_attr *attr, struct rc
 	cq->mode = attr->mode;
 	cq->depth = attr->depth ? attr->depth : CQ_DEFAULT_DEPTH;
 	if (attr->mode == RCC_CQ_HYBRID)
-		cq->spin_ns = hybrid_spin_us(attr->spin_us) * 1000ull;
+		cq->spin_ns = rcci_cq_spin_us(attr->spin_us) * 1000ull;
 	atomic_init(&cq->users, 0);
 	rc = ctx->ops->cq_create(cq);
 	if (rc) {

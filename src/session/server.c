@@ -20,6 +20,8 @@
 #include "core/last_error.h"
 #include "core/log.h"
 #include "core/thread.h"
+#include "transport/transport.h"
+#include "rcc/util.h"
 #include "rcc/session.h"
 #include "cq_depth.h"
 
@@ -79,6 +81,7 @@ struct rcc_server {
 	struct agent **shared;
 	int nshared;
 	atomic_uint_fast64_t accepted, rejected, active;
+	uint64_t spin_ns; /* RCC_CQ_HYBRID: how long an agent spins before it sleeps */
 };
 
 static void wake(int fd)
@@ -200,6 +203,19 @@ static int next_completions(struct agent *ag, struct rcc_wc *wc, int max)
 	int n = rcc_cq_poll(ag->cq, wc, max);
 	if (n)
 		return n;
+	if (ag->srv->attr.cq_mode == RCC_CQ_HYBRID) {
+		/* spin a while before sleeping: a reply that comes back within
+		 * the budget costs no wake-up; yield now and then, as rcc_cq_wait
+		 * does, so that spinning agents do not starve the peers they serve */
+		uint64_t until = rcc_now_ns() + ag->srv->spin_ns;
+		for (unsigned i = 1; rcc_now_ns() < until; i++) {
+			n = rcc_cq_poll(ag->cq, wc, max);
+			if (n)
+				return n;
+			if (i % 64 == 0)
+				sched_yield();
+		}
+	}
 	struct epoll_event ev[2];
 	int k = epoll_wait(ag->epfd, ev, 2, STATE_CHECK_MS);
 	for (int i = 0; i < k; i++)
@@ -515,7 +531,7 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		return rcci_fail(-EINVAL, "rcc_server_start: ctx, attr, its addr, ops and "
 					  "ops->on_completion, and srv are required");
 	if (attr->thread_mode < RCC_THREAD_PER_EP || attr->thread_mode > RCC_THREAD_SHARED_CQ ||
-	    attr->cq_mode < RCC_CQ_POLL || attr->cq_mode > RCC_CQ_FD || attr->num_threads < 0 ||
+	    attr->cq_mode < RCC_CQ_POLL || attr->cq_mode > RCC_CQ_HYBRID || attr->num_threads < 0 ||
 	    attr->num_threads > 256 || attr->max_connections < 0)
 		return rcci_fail(-EINVAL, "rcc_server_start: unknown thread or CQ mode, threads "
 					  "not in 0..256, or negative max_connections");
@@ -524,6 +540,7 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		return -ENOMEM;
 	srv->ctx = ctx;
 	srv->attr = *attr;
+	srv->spin_ns = (uint64_t)rcci_cq_spin_us(0) * 1000;
 	srv->ops = *attr->ops;
 	srv->attr.ops = &srv->ops;
 	if (!srv->attr.max_connections)

@@ -97,6 +97,10 @@ void rcci_ep_state_changed(struct rcc_ep *ep);
 void rcci_events_forget(struct rcc_ep *ep);
 int rcci_events_enable(struct rcc_ctx *ctx);
 
+/* The spin budget of an RCC_CQ_HYBRID wait: asked, else RCC_CQ_SPIN_US,
+ * else RCC_CQ_SPIN_US_DEFAULT (core/cq.c; the session server's agents too). */
+uint32_t rcci_cq_spin_us(uint32_t asked);
+
 /* rcc_connect_ex() in pieces, shared with rcc_connect_start(): checks,
  * address and a new endpoint; the transport's connect; then what success
  * or failure leave behind. */

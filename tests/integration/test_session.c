@@ -242,6 +242,8 @@ static void server_per_ep_poll(void) { many_clients(RCC_THREAD_PER_EP, RCC_CQ_PO
 static void server_per_ep_wait(void) { many_clients(RCC_THREAD_PER_EP, RCC_CQ_WAIT, 0); }
 static void server_shared_one_thread(void) { many_clients(RCC_THREAD_SHARED_CQ, RCC_CQ_WAIT, 1); }
 static void server_shared_two_threads(void) { many_clients(RCC_THREAD_SHARED_CQ, RCC_CQ_POLL, 2); }
+static void server_shared_hybrid(void) { many_clients(RCC_THREAD_SHARED_CQ, RCC_CQ_HYBRID, 2); }
+static void server_per_ep_hybrid(void) { many_clients(RCC_THREAD_PER_EP, RCC_CQ_HYBRID, 0); }
 
 /* The application's on_request can refuse; max_connections turns away the rest. */
 static void server_rejects(void)
@@ -435,6 +437,6 @@ static void pool_pieces_in_transfers(void)
 }
 
 TEST_MAIN(TEST(server_per_ep_poll), TEST(server_per_ep_wait), TEST(server_shared_one_thread),
-	  TEST(server_shared_two_threads), TEST(server_rejects),
-	  TEST(server_disconnect_from_outside), TEST(client_retries_until_server_up),
-	  TEST(pool_get_put), TEST(pool_pieces_in_transfers))
+	  TEST(server_shared_two_threads), TEST(server_shared_hybrid), TEST(server_per_ep_hybrid),
+	  TEST(server_rejects), TEST(server_disconnect_from_outside),
+	  TEST(client_retries_until_server_up), TEST(pool_get_put), TEST(pool_pieces_in_transfers))
