@@ -120,9 +120,11 @@ int rcc_bootstrap_rendezvous_port(const struct rcc_bootstrap *bs);
 /*
  * The local IP address (no port) through which this process reaches the
  * rendezvous -- on a multi-homed host, the one the other ranks can most
- * likely reach -- NUL-terminated into buf (64 bytes are enough). Env backend
- * only; on ranks other than 0 it is known after the first collective call.
- * 0, -ENOTSUP (other backends), -EAGAIN (not known yet), -ENOSPC.
+ * likely reach -- NUL-terminated into buf (64 bytes are enough): rank 0's
+ * master address, or on the other ranks the source address the kernel's
+ * routing picks toward it (known at open; no packet is sent). Env backend
+ * only. Never blocks. 0, -ENOTSUP (other backends), -EAGAIN (the master
+ * address did not resolve), -ENOSPC (buf too small).
  */
 int rcc_bootstrap_local_host(const struct rcc_bootstrap *bs, char *buf, size_t len);
 

@@ -286,14 +286,12 @@ static struct conn *conn_new(int fd)
 	return c;
 }
 
-static void peer_name(int fd, bool local, char *buf, size_t len)
+static void peer_name(int fd, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	int r = local ? getsockname(fd, (struct sockaddr *)&ss, &sl) :
-			getpeername(fd, (struct sockaddr *)&ss, &sl);
 
-	if (r)
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl))
 		snprintf(buf, len, "?");
 	else
 		rcci_addr_format((const struct sockaddr *)&ss, buf, len);
@@ -336,7 +334,7 @@ static void accept_new(struct boot_env *e, uint64_t deadline)
 				close(fd);
 			continue;
 		}
-		peer_name(fd, false, c->addr, sizeof(c->addr));
+		peer_name(fd, c->addr, sizeof(c->addr));
 		if (e->npending == MAX_PENDING) {
 			int oldest = 0;
 			for (int i = 1; i < e->npending; i++)
@@ -780,15 +778,6 @@ static int connect_up(struct rcc_bootstrap *bs, struct boot_env *e, uint64_t dea
 		close(fd);
 		return -ENOMEM;
 	}
-	peer_name(fd, true, e->local_host, sizeof(e->local_host));
-	/* keep the host part: "a.b.c.d:port" or "[v6]:port" */
-	char *colon = strrchr(e->local_host, ':');
-	if (colon)
-		*colon = 0;
-	if (e->local_host[0] == '[') {
-		memmove(e->local_host, e->local_host + 1, strlen(e->local_host));
-		e->local_host[strlen(e->local_host) - 1] = 0;
-	}
 	return 0;
 }
 
@@ -974,6 +963,38 @@ static const struct boot_ops env_ops = {
 	.close = env_close,
 };
 
+static void host_of(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	if (ss->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr, buf,
+			  (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)ss)->sin6_addr, buf,
+			  (socklen_t)len);
+}
+
+/*
+ * Ranks > 0: the local address the kernel would use toward rank 0, known
+ * before any packet is sent (a UDP socket's connect() only picks a route):
+ * on a multi-homed host, the interface the other ranks can reach us on.
+ */
+static void route_host(struct boot_env *e)
+{
+	struct sockaddr_storage ss, me;
+	socklen_t sl, ml = sizeof(me);
+	int fd;
+
+	if (rcci_addr_resolve(e->master, false, &ss, &sl))
+		return; /* said again, with the reason, when we connect */
+	fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (!connect(fd, (struct sockaddr *)&ss, sl) &&
+	    !getsockname(fd, (struct sockaddr *)&me, &ml))
+		host_of(&me, e->local_host, sizeof(e->local_host));
+	close(fd);
+}
+
 /* Rank 0 listens on the master address, which must be one of its own. */
 static int env_listen(struct boot_env *e, char *err, size_t errlen)
 {
@@ -993,12 +1014,7 @@ static int env_listen(struct boot_env *e, char *err, size_t errlen)
 			     e->master, rcc_strerror(rc));
 		return rc;
 	}
-	if (ss.ss_family == AF_INET)
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, e->local_host,
-			  sizeof(e->local_host));
-	else
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, e->local_host,
-			  sizeof(e->local_host));
+	host_of(&ss, e->local_host, sizeof(e->local_host));
 	return 0;
 }
 
@@ -1050,6 +1066,8 @@ int boot_env_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 			}
 			if ((rc = env_listen(e, err, errlen)))
 				goto err_ranks;
+		} else {
+			route_host(e);
 		}
 	}
 	bs->ops = &env_ops;
