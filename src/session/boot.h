@@ -29,7 +29,7 @@ struct rcc_bootstrap {
 	void *priv;
 };
 
-/* Record why the current call failed (also logged at error level). */
+/* Record why the current call failed (also logged, at info level). */
 void boot_fail(struct rcc_bootstrap *bs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Append to err (errlen bytes) if there is one: open's explanation. */

@@ -16,7 +16,9 @@ void boot_fail(struct rcc_bootstrap *bs, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(bs->err, sizeof(bs->err), fmt, ap);
 	va_end(ap);
-	log_error("bootstrap: rank %d: %s", bs->rank, bs->err);
+	/* info, not error: the caller gets the sentence (rcc_bootstrap_error) and
+	 * says it in its own words; an error line too would say it twice */
+	log_info("bootstrap: rank %d: %s", bs->rank, bs->err);
 }
 
 void boot_explain(char *err, size_t errlen, const char *fmt, ...)
