@@ -658,7 +658,8 @@ static int root_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const vo
 		boot_fail(bs, "out of memory");
 		goto fail;
 	}
-	memcpy(all, blob, len);
+	if (len) /* a barrier has no blob */
+		memcpy(all, blob, len);
 	l[0] = len;
 	for (size_t k = 1; k < n; k++) {
 		memcpy(all + k * RCC_BOOTSTRAP_BLOB_MAX, e->ranks[k]->blob, e->ranks[k]->bloblen);
@@ -690,7 +691,8 @@ static int root_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const vo
 		e->ranks[k]->contributed = false;
 	}
 	for (size_t k = 0; k < n; k++) {
-		memcpy((uint8_t *)out + k * stride, all + k * RCC_BOOTSTRAP_BLOB_MAX, l[k]);
+		if (l[k]) /* out may be NULL when every blob is empty */
+			memcpy((uint8_t *)out + k * stride, all + k * RCC_BOOTSTRAP_BLOB_MAX, l[k]);
 		lens[k] = l[k];
 	}
 	e->round++;
@@ -896,7 +898,8 @@ static int env_allgather(struct rcc_bootstrap *bs, const void *blob, size_t len,
 			boot_fail(bs, "our blob is longer than the %zu bytes asked for", stride);
 			return -EMSGSIZE;
 		}
-		memcpy(out, blob, len);
+		if (len)
+			memcpy(out, blob, len);
 		lens[0] = len;
 		return 0;
 	}

@@ -113,7 +113,8 @@ static int pmix_allgather(struct rcc_bootstrap *bs, const void *blob, size_t len
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		memcpy((uint8_t *)out + i * stride, all + i * RCC_BOOTSTRAP_BLOB_MAX, l[i]);
+		if (l[i]) /* out may be NULL when every blob is empty */
+			memcpy((uint8_t *)out + i * stride, all + i * RCC_BOOTSTRAP_BLOB_MAX, l[i]);
 		lens[i] = l[i];
 	}
 	p->round++;

@@ -27,7 +27,8 @@ static int static_allgather(struct rcc_bootstrap *bs, const void *blob, size_t l
 		}
 	for (int i = 0; i < bs->size; i++) {
 		lens[i] = strlen(st->nodes[i]);
-		memcpy((char *)out + (size_t)i * stride, st->nodes[i], lens[i]);
+		if (lens[i])
+			memcpy((char *)out + (size_t)i * stride, st->nodes[i], lens[i]);
 	}
 	return 0;
 }
