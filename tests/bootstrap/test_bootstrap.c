@@ -104,15 +104,15 @@ static void *run_rank(void *arg)
 	return NULL;
 }
 
-/* Open n ranks, run them; ranks listed in skip are opened but not run. */
-static int job(int n, const char *secret, int rounds, int timeout_ms, struct rank_run *runs)
+/* Open n ranks (rank k with secrets[k]; secrets may be NULL), run them. */
+static int job(int n, const char *const *secrets, int rounds, int timeout_ms, struct rank_run *runs)
 {
 	pthread_t th[MAXR];
 	int port = 0;
 
 	memset(runs, 0, sizeof(*runs) * (size_t)n);
 	for (int k = 0; k < n; k++) {
-		int rc = open_rank(k, n, port, secret, &runs[k].bs);
+		int rc = open_rank(k, n, port, secrets ? secrets[k] : NULL, &runs[k].bs);
 		if (rc)
 			return rc;
 		if (k == 0)
@@ -159,7 +159,10 @@ static void with_secret(void)
 {
 	static struct rank_run runs[3];
 
-	CHECK_OK(job(3, "0123456789abcdef-job-42", 2, 10000, runs));
+	static const char *const s[] = { "0123456789abcdef-job-42", "0123456789abcdef-job-42",
+					 "0123456789abcdef-job-42" };
+
+	CHECK_OK(job(3, s, 2, 10000, runs));
 	for (int k = 0; k < 3; k++)
 		CHECK_MSG(runs[k].rc == 0, "rank %d: %s", k, runs[k].err);
 	close_all(runs, 3);
@@ -167,42 +170,28 @@ static void with_secret(void)
 
 static void wrong_secret(void)
 {
-	struct rank_run r0 = { .timeout_ms = 1000, .rounds = 1 }, r1 = r0;
-	pthread_t t0, t1;
+	static const char *const s[] = { "the right secret, 1234", "a wrong secret, 12345" };
+	struct rank_run r[2];
 
-	CHECK_OK(open_rank(0, 2, 0, "the right secret, 1234", &r0.bs));
-	CHECK_OK(open_rank(1, 2, rcc_bootstrap_rendezvous_port(r0.bs), "a wrong secret, 12345",
-			   &r1.bs));
-	pthread_create(&t0, NULL, run_rank, &r0);
-	pthread_create(&t1, NULL, run_rank, &r1);
-	pthread_join(t0, NULL);
-	pthread_join(t1, NULL);
-	CHECK_EQ(r1.rc, -EACCES);
-	CHECK_MSG(strstr(r1.err, "wrong job secret"), "rank 1 says: %s", r1.err);
-	CHECK_EQ(r0.rc, -ETIMEDOUT);
-	CHECK_MSG(strstr(r0.err, "never arrived: rank 1") && strstr(r0.err, "wrong job secret"),
-		  "rank 0 says: %s", r0.err);
-	rcc_bootstrap_close(r0.bs);
-	rcc_bootstrap_close(r1.bs);
+	CHECK_OK(job(2, s, 1, 1000, r));
+	CHECK_EQ(r[1].rc, -EACCES);
+	CHECK_MSG(strstr(r[1].err, "wrong job secret"), "rank 1 says: %s", r[1].err);
+	CHECK_EQ(r[0].rc, -ETIMEDOUT);
+	CHECK_MSG(strstr(r[0].err, "never arrived: rank 1") && strstr(r[0].err, "wrong job secret"),
+		  "rank 0 says: %s", r[0].err);
+	close_all(r, 2);
 }
 
 static void secret_on_one_side(void)
 {
-	struct rank_run r0 = { .timeout_ms = 1000, .rounds = 1 }, r1 = r0;
-	pthread_t t0, t1;
+	static const char *const s[] = { NULL, "only rank 1 has it!" };
+	struct rank_run r[2];
 
-	CHECK_OK(open_rank(0, 2, 0, NULL, &r0.bs));
-	CHECK_OK(open_rank(1, 2, rcc_bootstrap_rendezvous_port(r0.bs), "only rank 1 has it!",
-			   &r1.bs));
-	pthread_create(&t0, NULL, run_rank, &r0);
-	pthread_create(&t1, NULL, run_rank, &r1);
-	pthread_join(t0, NULL);
-	pthread_join(t1, NULL);
-	CHECK_EQ(r1.rc, -EACCES);
-	CHECK_MSG(strstr(r1.err, "does not authenticate"), "rank 1 says: %s", r1.err);
-	CHECK_EQ(r0.rc, -ETIMEDOUT);
-	rcc_bootstrap_close(r0.bs);
-	rcc_bootstrap_close(r1.bs);
+	CHECK_OK(job(2, s, 1, 1000, r));
+	CHECK_EQ(r[1].rc, -EACCES);
+	CHECK_MSG(strstr(r[1].err, "does not authenticate"), "rank 1 says: %s", r[1].err);
+	CHECK_EQ(r[0].rc, -ETIMEDOUT);
+	close_all(r, 2);
 }
 
 /* Rank 2 of 3 never comes: rank 0 names it, and rank 1 hears it from rank 0. */
