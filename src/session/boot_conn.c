@@ -127,3 +127,15 @@ const char *boot_why(int rc)
 		return rcc_strerror(rc);
 	}
 }
+
+void boot_conn_key(const struct boot_env *e, struct conn *c, const uint8_t *nonce_s,
+		   const uint8_t *nonce_c)
+{
+	static const char label[] = "rcc bootstrap key";
+	struct rcci_iov parts[] = { { label, sizeof(label) },
+				    { nonce_s, BOOT_NONCE_LEN },
+				    { nonce_c, BOOT_NONCE_LEN } };
+
+	rcci_hmac_sha256(e->secret, e->secret_len, parts, 3, c->key);
+	c->keyed = true;
+}

@@ -82,6 +82,10 @@ long boot_frame_open(struct conn *c, char dir, uint32_t size, const struct boot_
 /* HMAC of the secret over label, both nonces, rank and size. */
 void boot_proof(const struct boot_env *e, const char *label, const uint8_t *nonce_s,
 		const struct boot_hello *h, uint8_t out[RCCI_SHA256_LEN]);
+/* The connection's session key, from the secret and both nonces; its frames
+ * carry tags from now on. */
+void boot_conn_key(const struct boot_env *e, struct conn *c, const uint8_t *nonce_s,
+		   const uint8_t *nonce_c);
 /* "a.b.c.d:port" of the peer, or "?". */
 void boot_peer_name(int fd, char *buf, size_t len);
 /* What a negative errno from a peer's connection means, in words. */

@@ -134,11 +134,7 @@ static int join(struct rcc_bootstrap *bs, struct boot_env *e, uint64_t deadline)
 				  e->master);
 			return -EACCES;
 		}
-		struct rcci_iov parts[] = { { "rcc bootstrap key", 18 },
-					    { ch.nonce, BOOT_NONCE_LEN },
-					    { h.nonce, BOOT_NONCE_LEN } };
-		rcci_hmac_sha256(e->secret, e->secret_len, parts, 3, e->up->key);
-		e->up->keyed = true;
+		boot_conn_key(e, e->up, ch.nonce, h.nonce);
 	}
 	free(f);
 	return 0;

@@ -162,17 +162,14 @@ static int identify(struct rcc_bootstrap *bs, struct boot_env *e, int i)
 	uint8_t p[BOOT_WELCOME_LEN] = { 0 };
 	if (e->secret_len) {
 		boot_proof(e, "rcc bootstrap rank 0", c->nonce_s, &h, p);
-		struct rcci_iov parts[] = { { "rcc bootstrap key", 18 },
-					    { c->nonce_s, BOOT_NONCE_LEN },
-					    { h.nonce, BOOT_NONCE_LEN } };
-		rcci_hmac_sha256(e->secret, e->secret_len, parts, 3, c->key);
 	}
 	if (boot_frame_send(c, 's', BOOT_WELCOME, p, sizeof(p), rcci_deadline(0))) {
 		note(e, "%s: dropped: it does not take our welcome", c->addr);
 		pending_drop(e, i);
 		return 1;
 	}
-	c->keyed = e->secret_len != 0;
+	if (e->secret_len) /* tags from the first frame after the welcome */
+		boot_conn_key(e, c, c->nonce_s, h.nonce);
 	c->rank = (int)h.rank;
 	e->ranks[h.rank] = c;
 	e->pending[i] = e->pending[--e->npending];
