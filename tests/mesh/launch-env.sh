@@ -82,7 +82,8 @@ reset
 SECRET=RCC_JOB_SECRET=correct-horse-battery-staple
 rank0 3 RCC_LOG=warn "$SECRET" --
 exec {silent}<>"/dev/tcp/127.0.0.1/$PORT" # connects and says nothing
-printf 'GET / HTTP/1.0\r\n\r\n' >"/dev/tcp/127.0.0.1/$PORT"
+# rank 0 drops it after the first 8 bytes, so a later write may meet a reset
+printf 'GET / HTTP/1.0\r\n\r\n' 2>/dev/null >"/dev/tcp/127.0.0.1/$PORT" || true
 rank 1 3 "$SECRET" --
 rank 2 3 "$SECRET" --
 for k in 0 1 2; do
@@ -121,7 +122,7 @@ note "ok: a rank that never arrives is named by every rank"
 reset
 rank0 2 -- --connect-timeout 2s
 exec {silent}<>"/dev/tcp/127.0.0.1/$PORT"
-printf '\x52\x42\x01\x02\xff\xff\xff\xff' >"/dev/tcp/127.0.0.1/$PORT" # a hello of 4 GiB
+printf '\x52\x42\x01\x02\xff\xff\xff\xff' 2>/dev/null >"/dev/tcp/127.0.0.1/$PORT" || true # a hello of 4 GiB
 expect 0 4 20 "rank 0 with only intruders"
 exec {silent}>&-
 has 0 "never arrived: rank 1 \(turned away; 127\.0\.0\.1:[0-9]+: dropped before identifying itself: it sent a malformed frame; 127\.0\.0\.1:[0-9]+: dropped: it connected but did not identify itself in time\)" \
