@@ -140,8 +140,11 @@ int rcc_bootstrap_local_host(const struct rcc_bootstrap *bs, char *buf, size_t l
  * ranks that never arrived or never contributed), -ECONNRESET (a rank left,
  * named), -EPROTO (a malformed frame), -EACCES (authentication failed),
  * -EMSGSIZE (a blob longer than stride or than the maximum), -ECANCELED
- * (rank 0 gave up; its reason is in the error text). After a failure the
- * handle only accepts rcc_bootstrap_error() and rcc_bootstrap_close().
+ * (rank 0 gave up; its reason is in the error text), -EINVAL (bad
+ * arguments). After a failure other than -EINVAL or our own blob being over
+ * the maximum, the job's collectives are broken: the handle then answers
+ * -ECANCELED to every collective and keeps the first failure's sentence;
+ * close it. Thread-safety: one thread at a time per handle.
  */
 int rcc_bootstrap_allgather(struct rcc_bootstrap *bs, const void *blob, size_t len, void *out,
 			    size_t stride, size_t *lens, int timeout_ms);

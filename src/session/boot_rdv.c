@@ -36,7 +36,8 @@ static void pending_drop(struct boot_env *e, int i)
 
 static void accept_new(struct boot_env *e, uint64_t deadline)
 {
-	for (;;) {
+	/* a bounded batch: a flood of connections must not keep us from the others */
+	for (int n = 0; n < MAX_PENDING; n++) {
 		int fd = accept4(e->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return; /* EAGAIN, or a connection that vanished: nothing to do */

@@ -151,7 +151,7 @@ int rcc_bootstrap_allgather(struct rcc_bootstrap *bs, const void *blob, size_t l
 	}
 	rc = bs->ops->allgather(bs, blob, len, out, stride, lens,
 				timeout_ms ? timeout_ms : RCC_BOOTSTRAP_DEFAULT_TIMEOUT_MS);
-	if (rc && rc != -EMSGSIZE)
+	if (rc) /* even a stride too small: that round is over for the others */
 		bs->broken = true;
 	return rc;
 }
