@@ -7,16 +7,13 @@
  * static one: same hello checks (the list hash covers the gathered list),
  * same report, same faults.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <ifaddrs.h>
-#include <net/if.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "launch.h"
 #include "mesh.h"
 #include "opts.h"
 #include "rcc/util.h"
@@ -60,37 +57,6 @@ void launch_open(struct mesh_opts *o)
 	}
 }
 
-static bool wildcard(const char *host)
-{
-	return !*host || !strcmp(host, "0.0.0.0") || !strcmp(host, "::") || !strcmp(host, "[::]");
-}
-
-/* An address of ours the others can reach: the one the rendezvous sees, or
- * the first IPv4 address of an interface that is up and not loopback (PMIx
- * has no connection of ours to look at), or loopback for a one-host job. */
-static void my_host(const struct mesh *m, char *buf, size_t len)
-{
-	struct ifaddrs *ifs, *i;
-
-	if (m->o->bind && !wildcard(m->o->bind)) {
-		snprintf(buf, len, "%s", m->o->bind);
-		return;
-	}
-	if (rcc_bootstrap_local_host(m->o->boot, buf, len) == 0)
-		return;
-	snprintf(buf, len, "127.0.0.1");
-	if (getifaddrs(&ifs))
-		return;
-	for (i = ifs; i; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
-		    !(i->ifa_flags & IFF_LOOPBACK)) {
-			inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, buf,
-				  (socklen_t)len);
-			break;
-		}
-	freeifaddrs(ifs);
-}
-
 void launch_listen_addr(const struct mesh *m, char *buf, size_t len)
 {
 	join_host_port(buf, len, m->o->bind ? m->o->bind : "0.0.0.0", 0);
@@ -108,7 +74,7 @@ int launch_exchange(struct mesh *m)
 		complain(m, "cannot tell which port we listen on: %s", rcc_strerror(port));
 		return MESH_EXIT_FAIL;
 	}
-	my_host(m, host, sizeof(host));
+	launch_host(o->boot, o->bind, host, sizeof(host));
 	join_host_port(mine, sizeof(mine), host, port);
 	int rdv = rcc_bootstrap_rendezvous_port(o->boot);
 	if (rdv > 0) { /* for scripts that gave rank 0 port 0 */
