@@ -95,9 +95,10 @@ struct rcc_bootstrap;
  * be one of its own addresses) and MASTER_PORT; the other ranks only read the
  * environment: nobody connects before the first collective call, so start
  * order does not matter. Does not block (PMIx: PMIx_Init's own bound).
- * Returns 0 and sets *bs, or a negative errno: -ENOENT (no rank in the
- * environment, or no master address for a job of more than one rank),
- * -EINVAL (malformed variable, a rank out of range, a secret too short),
+ * Returns 0 and sets *bs, or a negative errno: -ENOENT (no launcher: no rank
+ * in the environment, no PMIx), -EDESTADDRREQ (a rank, but no master address
+ * for a job of more than one rank), -EINVAL (a malformed or missing variable,
+ * a rank out of range, a secret too short),
  * -ENOTSUP (a backend that is not built in), -EADDRINUSE, -ENOMEM. On
  * failure a sentence naming the cause is written to err (errlen bytes,
  * RCC_BOOTSTRAP_ERROR_MAX is enough; err may be NULL). Thread-safe.

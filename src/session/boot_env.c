@@ -63,8 +63,10 @@ static int env_rank_size(int *rank, int *size, char *err, size_t errlen)
 		if (rc)
 			return rc;
 		rc = env_int(fam[i][1], 1, RCC_BOOTSTRAP_MAX_RANKS, &s, err, errlen);
-		if (rc == -ENOENT)
+		if (rc == -ENOENT) {
 			boot_explain(err, errlen, "%s is set but %s is not", fam[i][0], fam[i][1]);
+			rc = -EINVAL;
+		}
 		if (rc)
 			return rc;
 		if (r >= s) {
@@ -300,7 +302,7 @@ int boot_env_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 				"(or RCC_MASTER_ADDR and RCC_MASTER_PORT) to rank 0's address "
 				"and a port, the same on every rank",
 				rank, size);
-			rc = -ENOENT;
+			rc = -EDESTADDRREQ; /* a launcher, but not enough of one */
 			goto err;
 		}
 		if ((rc = env_int(pname, rank == 0 ? 0 : 1, 65535, &port, err, errlen)))

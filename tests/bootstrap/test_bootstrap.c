@@ -330,12 +330,12 @@ static void environment(void)
 	clear_env();
 	setenv("OMPI_COMM_WORLD_RANK", "2", 1);
 	setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
-	CHECK_EQ(rcc_bootstrap_open(NULL, &bs, err, sizeof(err)), -ENOENT);
+	CHECK_EQ(rcc_bootstrap_open(NULL, &bs, err, sizeof(err)), -EDESTADDRREQ);
 	CHECK(strstr(err, "MASTER_ADDR"));
 	/* RCC_RANK wins over RANK, with its own size */
 	setenv("RANK", "9", 1);
 	setenv("RCC_RANK", "1", 1);
-	CHECK_EQ(rcc_bootstrap_open(NULL, &bs, err, sizeof(err)), -ENOENT);
+	CHECK_EQ(rcc_bootstrap_open(NULL, &bs, err, sizeof(err)), -EINVAL);
 	CHECK(strstr(err, "RCC_RANK is set but RCC_WORLD_SIZE is not"));
 	setenv("RCC_WORLD_SIZE", "1", 1);
 	CHECK_EQ(rcc_bootstrap_open(NULL, &bs, err, sizeof(err)), -EINVAL);
