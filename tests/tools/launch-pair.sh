@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# rcc-pingpong as a launched pair (docs/launch.md): no HOST, rank 0 serves on
-# a free port, rank 1 learns its address through the bootstrap and measures.
+# A client/server tool (rcc-pingpong, rcc-perf) as a launched pair
+# (docs/launch.md): no HOST, rank 0 serves on a free port, rank 1 learns its
+# address through the bootstrap and measures.
 #   - two processes with RANK/WORLD_SIZE/MASTER_* (rank 0's rendezvous on a
 #     free port, read from its progress line)
 #   - a "pair" of 3: a usage error (2)
 #   - mpirun -np 2 through PMIx; skipped when mpirun is not installed or rcc
 #     has no PMIx (tests/mesh/launch-mpirun.sh covers the env bootstrap there)
-#   launch.sh RCC_PINGPONG HAVE_PMIX(ON|OFF)
+#   launch-pair.sh TOOL HAVE_PMIX(ON|OFF) DONE_REGEX [TOOL ARGS...]
+# DONE_REGEX: what rank 1 prints when it measured and verified.
 set -euo pipefail
 PP=$1
 HAVE_PMIX=${2:-OFF}
+DONE=$3
+shift 3
+ARGS=("$@")
+NAME=$(basename "$PP")
 . "$(dirname "$0")/../common/checks.sh"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/rcc-pp-launch.XXXXXX")
 PIDS=()
@@ -36,20 +42,20 @@ wait_pid() {
 }
 
 say "env bootstrap: a pair from two shell commands"
-RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=0 "$PP" -T tcp >"$TMP/r0.log" 2>&1 &
+RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=0 "$PP" "${ARGS[@]}" >"$TMP/r0.log" 2>&1 &
 PIDS+=($!)
 r0=$!
 if wait_until 20 has_port; then
 	port=$(sed -n 's/.*rendezvous listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$TMP/r0.log")
 	rc=0
-	RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 60 "$PP" -T tcp -n 500 \
+	RANK=1 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 60 "$PP" "${ARGS[@]}" \
 		>"$TMP/r1.log" 2>&1 || rc=$?
 	check "rank 1 measured (exit $rc)" [ $rc = 0 ]
-	check "rank 1 verified every pong" grep -q "500 round trips of 16 bytes with 127.0.0.1:[0-9]* over tcp.*all pongs verified" "$TMP/r1.log"
+	check "rank 1 measured and verified" grep -qE "$DONE" "$TMP/r1.log"
 	rc=0
 	wait_pid "$r0" 20 || rc=$?
 	check "rank 0 served one client and ended (exit $rc)" [ $rc = 0 ]
-	check "rank 0 said where it serves" grep -q "rank 0: serving rank 1 at 127.0.0.1:" "$TMP/r0.log"
+	check "rank 0 said where it serves" grep -q "$NAME: rank 0: serving rank 1 at 127.0.0.1:" "$TMP/r0.log"
 else
 	fail "rank 0 did not open its rendezvous"
 fi
@@ -57,21 +63,22 @@ cat "$TMP"/r*.log
 
 say "a launched 'pair' of 3 is a usage error"
 rc=0
-RCC_RANK=1 RCC_WORLD_SIZE=3 RCC_MASTER_ADDR=127.0.0.1 RCC_MASTER_PORT=1 timeout 10 "$PP" -T tcp \
-	>"$TMP/u.log" 2>&1 || rc=$?
+RCC_RANK=1 RCC_WORLD_SIZE=3 RCC_MASTER_ADDR=127.0.0.1 RCC_MASTER_PORT=1 timeout 10 "$PP" \
+	"${ARGS[@]}" >"$TMP/u.log" 2>&1 || rc=$?
 check "exit 2 ($rc)" [ $rc = 2 ]
 check "says why" grep -q "runs as 2 ranks" "$TMP/u.log"
 
 if command -v mpirun >/dev/null && [ "$HAVE_PMIX" = ON ]; then
-	say "mpirun -np 2 rcc-pingpong"
+	say "mpirun -np 2 $NAME"
 	MPIRUN=(mpirun --oversubscribe -np 2 --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
 	[ "$(id -u)" != 0 ] || MPIRUN+=(--allow-run-as-root)
 	export LSAN_OPTIONS="suppressions=$(cd "$(dirname "$0")/../mesh" && pwd)/lsan-pmix.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 	MPIRUN+=(-x LSAN_OPTIONS)
 	rc=0
-	timeout -k 5 120 "${MPIRUN[@]}" "$PP" -T tcp -n 500 -b 127.0.0.1 >"$TMP/mpi.log" 2>&1 || rc=$?
+	timeout -k 5 120 "${MPIRUN[@]}" "$PP" "${ARGS[@]}" --bind 127.0.0.1 >"$TMP/mpi.log" 2>&1 ||
+		rc=$?
 	check "mpirun exited 0 ($rc)" [ $rc = 0 ]
-	check "rank 1 verified every pong" grep -q "500 round trips of 16 bytes with 127.0.0.1:[0-9]* over tcp.*all pongs verified" "$TMP/mpi.log"
+	check "rank 1 measured and verified" grep -qE "$DONE" "$TMP/mpi.log"
 	cat "$TMP/mpi.log"
 else
 	say "mpirun (Debian: openmpi-bin) or PMIx is missing: the mpirun case is skipped"
