@@ -284,6 +284,71 @@ static void intruders(void)
 	close_all(runs, 3);
 }
 
+/*
+ * Someone else holds the rendezvous port and plays rank 0: it asks for the
+ * secret, then welcomes rank 1 without knowing it. Rank 1 must refuse, and
+ * must not have sent its contribution.
+ */
+struct impostor {
+	int lfd;
+	ssize_t after_hello; /* bytes rank 1 sent after its hello */
+};
+
+static void *impostor_main(void *arg)
+{
+	struct impostor *im = arg;
+	uint8_t ch[8 + 33] = { 0x52, 0x42, 1, 1, 0, 0, 0, 33 };
+	uint8_t welcome[8 + 32] = { 0x52, 0x42, 1, 3, 0, 0, 0, 32 };
+	uint8_t in[512];
+	int fd = accept(im->lfd, NULL, NULL);
+
+	im->after_hello = -1;
+	if (fd < 0)
+		return NULL;
+	struct timeval tv = { .tv_sec = 5 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	ch[8 + 32] = 1; /* the secret is required */
+	size_t got = 0;
+	if (write(fd, ch, sizeof(ch)) == (ssize_t)sizeof(ch)) {
+		while (got < 8 + 72) { /* the hello */
+			ssize_t r = read(fd, in + got, 8 + 72 - got);
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+	}
+	if (got == 8 + 72 && write(fd, welcome, sizeof(welcome)) == (ssize_t)sizeof(welcome)) {
+		ssize_t r;
+		im->after_hello = 0;
+		while ((r = read(fd, in, sizeof(in))) > 0) /* until rank 1 closes */
+			im->after_hello += r;
+	}
+	close(fd);
+	return NULL;
+}
+
+static void impostor_rank0(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(sa);
+	struct impostor im = { .lfd = socket(AF_INET, SOCK_STREAM, 0) };
+	struct rank_run r1 = { .timeout_ms = 3000, .rounds = 1 };
+	pthread_t t;
+
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	CHECK(im.lfd >= 0 && !bind(im.lfd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	      !listen(im.lfd, 4) && !getsockname(im.lfd, (struct sockaddr *)&sa, &sl));
+	CHECK_OK(open_rank(1, 2, ntohs(sa.sin_port), "the job's own secret, 42", &r1.bs));
+	pthread_create(&t, NULL, impostor_main, &im);
+	run_rank(&r1);
+	rcc_bootstrap_close(r1.bs); /* lets the impostor's read end */
+	pthread_join(t, NULL);
+	close(im.lfd);
+	CHECK_EQ(r1.rc, -EACCES);
+	CHECK_MSG(strstr(r1.err, "does not know the job secret"), "rank 1 says: %s", r1.err);
+	CHECK_EQ(im.after_hello, 0); /* our address never went to it */
+}
+
 /* A rank that leaves after joining is named by rank 0 at once, not at the timeout. */
 static void rank_leaves(void)
 {
@@ -383,5 +448,5 @@ static void static_list(void)
 }
 
 TEST_MAIN(TEST(eight_ranks), TEST(with_secret), TEST(wrong_secret), TEST(secret_on_one_side),
-	  TEST(never_arrives), TEST(intruders), TEST(rank_leaves), TEST(environment),
-	  TEST(static_list))
+	  TEST(never_arrives), TEST(intruders), TEST(impostor_rank0), TEST(rank_leaves),
+	  TEST(environment), TEST(static_list))
