@@ -101,7 +101,10 @@ struct rcc_bootstrap;
  * a rank out of range, a secret too short),
  * -ENOTSUP (a backend that is not built in), -EADDRINUSE, -ENOMEM. On
  * failure a sentence naming the cause is written to err (errlen bytes,
- * RCC_BOOTSTRAP_ERROR_MAX is enough; err may be NULL). Thread-safe.
+ * RCC_BOOTSTRAP_ERROR_MAX is enough; err may be NULL). May be called from
+ * any thread, but the environment must not change meanwhile (setenv), and a
+ * process holds at most one PMIx bootstrap at a time (PMIx_Init/Finalize are
+ * process-wide). The handle is the caller's until rcc_bootstrap_close().
  */
 int rcc_bootstrap_open(const struct rcc_bootstrap_attr *attr, struct rcc_bootstrap **bs, char *err,
 		       size_t errlen);
