@@ -51,7 +51,9 @@
  * Collective calls (all-gather, barrier) must be made by every rank, in the
  * same order. A handle is used by one thread at a time; distinct handles are
  * independent. The library never prints: what went wrong is returned as a
- * negative errno and explained in a sentence (rcc_bootstrap_error()).
+ * negative errno and explained in a sentence (rcc_bootstrap_error(), open's
+ * err buffer); these are set-up calls, so rcc_last_error() has the same
+ * sentence on the calling thread.
  */
 #ifndef RCC_BOOTSTRAP_H
 #define RCC_BOOTSTRAP_H

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "boot.h"
+#include "core/last_error.h"
 #include "core/log.h"
 
 void boot_fail(struct rcc_bootstrap *bs, const char *fmt, ...)
@@ -69,17 +70,21 @@ int rcc_bootstrap_open(const struct rcc_bootstrap_attr *attr, struct rcc_bootstr
 	struct rcc_bootstrap *bs;
 	int rc;
 
+	char why[RCC_BOOTSTRAP_ERROR_MAX] = "";
+
+	rcci_error_clear(); /* a set-up call: rcc_last_error() tells this one's failure */
 	if (!out)
-		return -EINVAL;
-	if (err && errlen)
-		*err = 0;
+		return rcci_fail(-EINVAL, "rcc_bootstrap_open: no place for the handle");
+	if (!err || !errlen) /* the sentence goes to rcc_last_error() all the same */
+		err = why, errlen = sizeof(why);
+	*err = 0;
 	rc = choose(attr, &b, err, errlen);
 	if (rc)
-		return rc;
+		return rcci_fail(rc, "%s", err);
 	bs = calloc(1, sizeof(*bs));
 	if (!bs) {
 		boot_explain(err, errlen, "out of memory");
-		return -ENOMEM;
+		return rcci_fail(-ENOMEM, "%s", err);
 	}
 	switch (b) {
 	case RCC_BOOTSTRAP_STATIC:
@@ -97,7 +102,7 @@ int rcc_bootstrap_open(const struct rcc_bootstrap_attr *attr, struct rcc_bootstr
 	}
 	if (rc) {
 		free(bs);
-		return rc;
+		return rcci_fail(rc, "%s", err);
 	}
 	log_info("bootstrap: %s backend, rank %d of %d", bs->ops->name, bs->rank, bs->size);
 	*out = bs;
@@ -129,8 +134,8 @@ int rcc_bootstrap_local_host(const struct rcc_bootstrap *bs, char *buf, size_t l
 
 static int usable(struct rcc_bootstrap *bs)
 {
-	if (bs->broken)
-		return -ECANCELED; /* the error text of the failure stays */
+	if (bs->broken) /* the error text of the failure stays */
+		return rcci_fail(-ECANCELED, "%s", bs->err);
 	bs->err[0] = 0;
 	return 0;
 }
@@ -140,19 +145,22 @@ int rcc_bootstrap_allgather(struct rcc_bootstrap *bs, const void *blob, size_t l
 {
 	int rc;
 
+	rcci_error_clear(); /* a set-up call: rcc_last_error() tells this one's failure */
 	if (!bs || (len && !blob) || !lens || (stride && !out) || timeout_ms < 0)
-		return -EINVAL;
+		return rcci_fail(-EINVAL, "rcc_bootstrap_allgather: a NULL or negative argument");
 	if ((rc = usable(bs)))
 		return rc;
 	if (len > RCC_BOOTSTRAP_BLOB_MAX) {
 		boot_fail(bs, "a blob of %zu bytes is more than the %d the bootstrap carries", len,
 			  RCC_BOOTSTRAP_BLOB_MAX);
-		return -EMSGSIZE;
+		return rcci_fail(-EMSGSIZE, "%s", bs->err);
 	}
 	rc = bs->ops->allgather(bs, blob, len, out, stride, lens,
 				timeout_ms ? timeout_ms : RCC_BOOTSTRAP_DEFAULT_TIMEOUT_MS);
-	if (rc) /* even a stride too small: that round is over for the others */
+	if (rc) { /* even a stride too small: that round is over for the others */
 		bs->broken = true;
+		rcci_fail(rc, "%s", bs->err);
+	}
 	return rc;
 }
 
@@ -160,17 +168,20 @@ int rcc_bootstrap_barrier(struct rcc_bootstrap *bs, int timeout_ms)
 {
 	int rc;
 
+	rcci_error_clear();
 	if (!bs || timeout_ms < 0)
-		return -EINVAL;
-	if (!bs->ops->barrier) {
-		boot_fail(bs, "the %s bootstrap has no barrier", bs->ops->name);
-		return -ENOTSUP;
-	}
+		return rcci_fail(-EINVAL, "rcc_bootstrap_barrier: a NULL or negative argument");
 	if ((rc = usable(bs)))
 		return rc;
+	if (!bs->ops->barrier) {
+		boot_fail(bs, "the %s bootstrap has no barrier", bs->ops->name);
+		return rcci_fail(-ENOTSUP, "%s", bs->err);
+	}
 	rc = bs->ops->barrier(bs, timeout_ms ? timeout_ms : RCC_BOOTSTRAP_DEFAULT_TIMEOUT_MS);
-	if (rc)
+	if (rc) {
 		bs->broken = true;
+		rcci_fail(rc, "%s", bs->err);
+	}
 	return rc;
 }
 

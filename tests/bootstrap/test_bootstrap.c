@@ -216,6 +216,7 @@ static void never_arrives(void)
 	/* after a failure the handle refuses collectives, keeping the reason */
 	CHECK_EQ(rcc_bootstrap_barrier(r1.bs, 100), -ECANCELED);
 	CHECK(strstr(rcc_bootstrap_error(r1.bs), "never arrived"));
+	CHECK(strstr(rcc_last_error(), "never arrived")); /* a set-up call's words */
 	rcc_bootstrap_close(absent);
 	rcc_bootstrap_close(r0.bs);
 	rcc_bootstrap_close(r1.bs);
@@ -381,6 +382,9 @@ static void environment(void)
 	clear_env();
 	CHECK_EQ(rcc_bootstrap_open(NULL, &bs, err, sizeof(err)), -ENOENT);
 	CHECK(strstr(err, "no rank in the environment"));
+	CHECK(!strcmp(rcc_last_error(), err));
+	CHECK_EQ(rcc_bootstrap_open(NULL, &bs, NULL, 0), -ENOENT); /* no buffer: still said */
+	CHECK(strstr(rcc_last_error(), "no rank in the environment"));
 	/* torchrun's names; a job of one needs no rendezvous */
 	setenv("RANK", "0", 1);
 	setenv("WORLD_SIZE", "1", 1);
