@@ -6,7 +6,9 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # Debian packages each part needs.
 PKGS_BUILD="gcc g++ make cmake ninja-build pkg-config libibverbs-dev librdmacm-dev libssl-dev"
-PKGS_TEST="clang clang-format libclang-rt-dev valgrind iproute2 procps util-linux gnuplot-nox"
+# openmpi-bin: mpirun for the launcher tests; libpmix-dev: the PMIx bootstrap
+PKGS_TEST="clang clang-format libclang-rt-dev valgrind iproute2 procps util-linux gnuplot-nox \
+openmpi-bin libpmix-dev"
 PKGS_VM="qemu-system-x86 busybox-static rdma-core ibverbs-providers libibverbs1 librdmacm1 \
 ibverbs-utils rdmacm-utils perftest cpio kmod gzip xz-utils"
 
@@ -35,7 +37,7 @@ need_packages() {
 # run, so a build tree's CMake cache never carries one script's choice into the
 # other (demo.sh turns the tests off in build/, test.sh needs them on there).
 RCC_OPTION_DEFAULTS=(-DRCC_BUILD_TESTS=ON -DRCC_BUILD_TOOLS=ON -DRCC_BUILD_EXAMPLES=ON
-	-DRCC_FUZZ=OFF -DRCC_SANITIZE= -DRCC_WITH_VERBS=AUTO)
+	-DRCC_FUZZ=OFF -DRCC_SANITIZE= -DRCC_WITH_VERBS=AUTO -DRCC_WITH_PMIX=AUTO)
 
 # What each README command configures in build/ (check-setup-order.sh runs both,
 # in both orders, against these).

@@ -82,7 +82,7 @@ run_valgrind() {
 	local t failed=0
 	for t in build/tests/unit/test_* build/tests/integration/test_ops \
 		build/tests/integration/test_errors build/tests/integration/test_conn \
-		build/tests/integration/test_session; do
+		build/tests/integration/test_session build/tests/bootstrap/test_bootstrap; do
 		[ -x "$t" ] || continue
 		printf '  %s\n' "$t"
 		# --fair-sched: valgrind runs one thread at a time, and its default lock
@@ -98,7 +98,7 @@ step "valgrind memcheck" run_valgrind
 # --- fuzzing ----------------------------------------------------------------------------
 run_fuzzers() {
 	local t corpus
-	for t in wire stream escape; do
+	for t in wire stream escape boot; do
 		corpus=$(mktemp -d)
 		cp tests/fuzz/corpus/$t/* "$corpus"/
 		printf '  fuzz_%s for %ss\n' "$t" "$FUZZ_SECONDS"
@@ -110,7 +110,7 @@ run_fuzzers() {
 }
 if [ "$FUZZ_SECONDS" != 0 ]; then
 	step "fuzz build (build-fuzz/, clang)" eval 'CC=clang configure build-fuzz -DRCC_FUZZ=ON \
-		-DRCC_BUILD_TOOLS=OFF -DRCC_BUILD_EXAMPLES=OFF && NINJA_FLAGS="fuzz_wire fuzz_stream fuzz_escape" build build-fuzz'
+		-DRCC_BUILD_TOOLS=OFF -DRCC_BUILD_EXAMPLES=OFF && NINJA_FLAGS="fuzz_wire fuzz_stream fuzz_escape fuzz_boot" build build-fuzz'
 	step "fuzzers (${FUZZ_SECONDS}s each)" run_fuzzers
 fi
 

@@ -41,7 +41,28 @@ wires = {
     "hs_accept": hs(2, b"x" * 192),
     "hs_reject": hs(3, b"no", 0),
 }
-for name, items in (("stream", streams), ("wire", wires)):
+# The env bootstrap's rendezvous frames (src/session/boot_wire.h).
+CHALLENGE, HELLO, WELCOME, CONTRIB, RESULT, ABORT = range(1, 7)
+
+
+def boot(typ, payload):
+    return struct.pack(">HBBI", 0x5242, 1, typ, len(payload)) + payload
+
+
+def result(rnd, blobs):
+    return struct.pack(">II", rnd, len(blobs)) + b"".join(
+        struct.pack(">H", len(b)) + b for b in blobs)
+
+
+boots = {
+    "challenge": boot(CHALLENGE, b"n" * 32 + b"\1"),
+    "hello": boot(HELLO, struct.pack(">II", 1, 4) + b"c" * 32 + b"p" * 32),
+    "welcome_contrib": boot(WELCOME, b"w" * 32) + boot(CONTRIB, struct.pack(">I", 0) + b"127.0.0.1:7101"),
+    "result": boot(RESULT, result(0, [b"10.0.0.1:1", b"", b"10.0.0.3:3", b"x" * 40])),
+    "abort": boot(ABORT, b"rank 3 never arrived"),
+    "garbage": b"GET / HTTP/1.0\r\n\r\n",
+}
+for name, items in (("stream", streams), ("wire", wires), ("boot", boots)):
     d = os.path.join(HERE, "corpus", name)
     os.makedirs(d, exist_ok=True)
     for key, blob in items.items():

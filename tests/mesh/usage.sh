@@ -8,7 +8,10 @@ set -euo pipefail
 MESH_BIN=$1
 . "$(dirname "$0")/lib.sh"
 
-"$MESH_BIN" --help | grep -q "^Exit status:" || fail "--help lacks the exit status"
+# into a file first: grep -q stops reading at its match, and the rest of the
+# help (line-buffered) would then die of SIGPIPE, failing the pipeline
+"$MESH_BIN" --help >"$MESH_TMP/help" || fail "--help failed"
+grep -q "^Exit status:" "$MESH_TMP/help" || fail "--help lacks the exit status"
 bad() {
 	local rc=0
 	timeout 10 "$MESH_BIN" "$@" >"$MESH_TMP/out" 2>&1 || rc=$?

@@ -78,6 +78,8 @@ static int check_hello(struct mesh *m, struct rcc_conn_req *req, struct mesh_hel
 		complain(m, "turned away %s: not an rcc-mesh node", from);
 		return -EPROTO;
 	}
+	if (!launch_wait_nodes(m))
+		return -ECONNREFUSED; /* our exchange failed: we are on our way out */
 	if (h->nodes != m->n || h->list_hash != m->list_hash || h->src >= m->n ||
 	    h->src == m->rank || h->dst != m->rank) {
 		complain(m,

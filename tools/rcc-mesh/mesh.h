@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "histogram.h"
+#include "rcc/bootstrap.h"
 #include "rcc/rcc.h"
 #include "rcc/session.h"
 #include "stats.h"
@@ -93,6 +94,10 @@ struct mesh_opts {
 	bool quiet;
 	bool brief; /* collector: aggregate only, no per-pair rows */
 	enum inject_kind inject;
+	/* under a launcher (no --nodes, no --rank): nodes are filled in by
+	 * launch_exchange() once every rank listens */
+	enum rcc_bootstrap_backend bootstrap; /* --bootstrap; AUTO by default */
+	struct rcc_bootstrap *boot;
 };
 
 enum phase {
@@ -159,6 +164,13 @@ struct mesh {
 	uint32_t recv_piece, nrecv; /* incoming receives: size and count per connection */
 	uint32_t list_hash;
 	uint8_t accept_pd[ACCEPT_LEN];
+	/* under a launcher, the node list (and list_hash) exist once the
+	 * exchange is over; under lock, with cond broadcast when it ends */
+	enum {
+		NODES_KNOWN = 0,
+		NODES_PENDING,
+		NODES_FAILED
+	} nodes_state;
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -197,6 +209,19 @@ void mesh_opts_free(struct mesh_opts *o);
 int node_parse(const char *s, struct node *nd, char *err, size_t errlen);
 int nodes_from_list(const char *list, struct node **nodes, int *n, char *err, size_t errlen);
 int nodes_from_file(const char *path, struct node **nodes, int *n, char *err, size_t errlen);
+
+/* launch.c: rank, size and the node list from the bootstrap */
+/* Open the bootstrap and size the node list; exits with a usage error (2)
+ * when there is no launcher either, 1 when the bootstrap cannot start. */
+void launch_open(struct mesh_opts *o);
+/* Where the server listens: --bind (or every address), ephemeral port. */
+void launch_listen_addr(const struct mesh *m, char *buf, size_t len);
+/* Publish our address, gather everyone's into the node list: an exit status. */
+int launch_exchange(struct mesh *m);
+/* The listener's side: a peer may connect (its exchange ended first) before
+ * ours is over; wait for it, bounded by --connect-timeout. True once the node
+ * list is there, false if the exchange failed or took too long. */
+bool launch_wait_nodes(struct mesh *m);
 
 /* setup.c */
 int mesh_open(struct mesh *m, const struct mesh_opts *o);

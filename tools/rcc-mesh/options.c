@@ -12,16 +12,29 @@ static void help(const struct cli *c)
 {
 	printf("Usage: rcc-mesh --nodes HOST:PORT,HOST:PORT,... --rank K [OPTION]...\n"
 	       "  or:  rcc-mesh --hostfile FILE --rank K [OPTION]...\n"
+	       "  or:  LAUNCHER rcc-mesh [OPTION]...   (mpirun, srun, torchrun-style)\n"
 	       "A full mesh of N nodes over rcc, every byte verified.\n"
 	       "\n"
-	       "Start one rcc-mesh per node, each with the same node list and its own rank\n"
-	       "(its position in the list, from 0). Every node listens on its own entry,\n"
-	       "connects to every other node (retrying while peers come up, so the start\n"
-	       "order does not matter) and waits until its mesh is complete: N-1\n"
-	       "connections out and N-1 in. A barrier follows, then all nodes send to all\n"
-	       "others at once, each on its outgoing connections: RDMA WRITE with immediate\n"
-	       "into the peer's slots and SEND into its receives, both windows -q deep and\n"
-	       "credit-controlled, for -D seconds or --bytes per pair.\n"
+	       "Three ways to start a job (docs/launch.md):\n"
+	       "  by hand      one rcc-mesh per node, each with the same node list and its\n"
+	       "               own rank (its position in the list, from 0); every node\n"
+	       "               listens on its own entry\n"
+	       "  mpirun/srun  with no --nodes and no --rank: rank and size come from the\n"
+	       "               launcher (PMIx), e.g. 'mpirun -np 4 rcc-mesh -D 5s' or\n"
+	       "               'srun --mpi=pmix -n 4 rcc-mesh'\n"
+	       "  environment  RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT (or RCC_RANK, ...)\n"
+	       "               as torchrun and Kubernetes operators set them; rank 0 serves\n"
+	       "               a rendezvous on MASTER_ADDR:MASTER_PORT\n"
+	       "Under a launcher every rank listens on a free port (of --bind ADDR, or of\n"
+	       "every address) and the ranks exchange their addresses through it.\n"
+	       "\n"
+	       "Every node connects to every other node (retrying while peers come up,\n"
+	       "so the start order does not matter) and waits until its mesh is\n"
+	       "complete: N-1 connections out and N-1 in. A barrier follows, then all\n"
+	       "nodes send to all others at once, each on its outgoing connections: RDMA\n"
+	       "WRITE with immediate into the peer's slots and SEND into its receives,\n"
+	       "both windows -q deep and credit-controlled, for -D seconds or --bytes per\n"
+	       "pair.\n"
 	       "\n"
 	       "Every payload is a pattern computed from sender rank, receiver rank, stream\n"
 	       "and sequence number; receivers check every byte and report any mismatch,\n"
@@ -48,7 +61,10 @@ static void help(const struct cli *c)
 	       "  -f, --hostfile FILE      one HOST:PORT per line; '#' comments, blank lines\n"
 	       "  -r, --rank K             this node's position in the list (required)\n"
 	       "  -b, --bind ADDR          listen on ADDR:PORT instead of our own entry\n"
-	       "                           (e.g. 0.0.0.0)\n"
+	       "                           (e.g. 0.0.0.0); under a launcher, listen on\n"
+	       "                           ADDR and publish it\n"
+	       "      --bootstrap NAME     under a launcher: auto (PMIx when present, else\n"
+	       "                           the environment), pmix or env\n"
 	       "\n"
 	       "Traffic:\n"
 	       "  -D, --duration TIME      traffic phase length (2s)\n"
@@ -85,15 +101,24 @@ static void help(const struct cli *c)
 	       "\n"
 	       "Environment:\n"
 	       "  RCC_LOG=error|warn|info|debug|trace   the library's log level\n"
+	       "  RCC_RANK, RCC_WORLD_SIZE    rank and size (else RANK/WORLD_SIZE,\n"
+	       "                              OMPI_COMM_WORLD_*, PMI_*, SLURM_PROCID/NTASKS)\n"
+	       "  RCC_MASTER_ADDR, RCC_MASTER_PORT   rank 0's rendezvous (else MASTER_ADDR,\n"
+	       "                              MASTER_PORT); rank 0 may take port 0 and\n"
+	       "                              prints the port it got\n"
+	       "  RCC_JOB_SECRET, RCC_JOB_SECRET_FILE   a secret of 16 bytes or more that\n"
+	       "                              every rank must prove to the rendezvous\n"
+	       "  RCC_BOOTSTRAP=pmix|env      force a bootstrap\n"
 	       "\n"
 	       "Exit status:\n"
 	       "  0  the mesh completed and every message of every pair was verified\n"
-	       "  1  failure: transport, listen or connect error, setup timeout, interrupted\n"
+	       "  1  failure: transport, listen or connect error, setup timeout, interrupted,\n"
+	       "     or the rendezvous refused our job secret\n"
 	       "  2  usage error\n"
 	       "  3  data error: a message was corrupt, lost or duplicated (the collector\n"
 	       "     also reports data errors other ranks found)\n"
-	       "  4  a peer failed: it died, refused us, or stopped responding (named on\n"
-	       "     standard error)\n"
+	       "  4  a peer failed: it died, refused us, or stopped responding, or (under a\n"
+	       "     launcher) never joined the address exchange (named on standard error)\n"
 	       "Data errors take precedence over peer failures, which take precedence over\n"
 	       "other failures.\n"
 	       "\n"
@@ -101,7 +126,10 @@ static void help(const struct cli *c)
 	       "  for k in 0 1 2 3; do\n"
 	       "      rcc-mesh -N 127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103,127.0.0.1:7104 \\\n"
 	       "               -r $k -T tcp -D 2s -s 4K > mesh.$k.log &\n"
-	       "  done; wait\n");
+	       "  done; wait\n"
+	       "  mpirun -np 4 rcc-mesh -T tcp -D 2s\n"
+	       "  srun --mpi=pmix -n 4 rcc-mesh -D 2s\n"
+	       "  RANK=$k WORLD_SIZE=4 MASTER_ADDR=10.0.0.1 MASTER_PORT=29500 rcc-mesh\n");
 }
 
 enum {
@@ -110,6 +138,7 @@ enum {
 	OPT_COLLECTOR,
 	OPT_BRIEF,
 	OPT_INJECT,
+	OPT_BOOTSTRAP,
 };
 
 static const char *prog = "rcc-mesh";
@@ -166,6 +195,7 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 		{ "collector", required_argument, NULL, OPT_COLLECTOR },
 		{ "brief", no_argument, NULL, OPT_BRIEF },
 		{ "inject", required_argument, NULL, OPT_INJECT },
+		{ "bootstrap", required_argument, NULL, OPT_BOOTSTRAP },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli c = {
@@ -265,6 +295,16 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 			else
 				usage_error(prog, "fault to inject must be corrupt, skip or dup");
 			break;
+		case OPT_BOOTSTRAP:
+			if (!strcmp(optarg, "auto"))
+				o->bootstrap = RCC_BOOTSTRAP_AUTO;
+			else if (!strcmp(optarg, "pmix"))
+				o->bootstrap = RCC_BOOTSTRAP_PMIX;
+			else if (!strcmp(optarg, "env"))
+				o->bootstrap = RCC_BOOTSTRAP_ENV;
+			else
+				usage_error(prog, "--bootstrap must be auto, pmix or env");
+			break;
 		}
 	}
 	cli_finish(&c);
@@ -276,6 +316,10 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 		usage_error(prog, "--timeout must be 100ms or more");
 	if (optind < argc)
 		usage_error(prog, "unexpected argument '%s'", argv[optind]);
+	if (o->bootstrap != RCC_BOOTSTRAP_AUTO && (o->nodes || o->rank >= 0))
+		usage_error(prog, "--bootstrap is for runs without --nodes and --rank");
+	if (!o->nodes && o->rank < 0)
+		launch_open(o); /* under a launcher: rank, size and nodes from it */
 	if (!o->nodes)
 		usage_error(prog, "no nodes: give --nodes or --hostfile");
 	if (o->nnodes < 2)
@@ -294,6 +338,8 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 
 void mesh_opts_free(struct mesh_opts *o)
 {
+	rcc_bootstrap_close(o->boot);
+	o->boot = NULL;
 	free(o->nodes);
 	o->nodes = NULL;
 }

@@ -161,6 +161,12 @@ static int setup(struct mesh *m, uint64_t t0)
 
 	if ((rc = mesh_listen(m)))
 		return MESH_EXIT_FAIL;
+	if (m->o->boot) {
+		/* the exchange has its own bound; the connections get a full one after it */
+		if ((rc = launch_exchange(m)))
+			return rc;
+		deadline = mono_ns() + (uint64_t)m->o->connect_timeout_ms * 1000000ull;
+	}
 	/* Until here a signal simply ends us; from now on the waits catch it. */
 	rc = mesh_connect_all(m, deadline);
 	sigemptyset(&set);

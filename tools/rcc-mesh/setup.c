@@ -77,6 +77,7 @@ int mesh_open(struct mesh *m, const struct mesh_opts *o)
 	for (int i = 0; i < m->n; i++)
 		addrs[i] = o->nodes[i].addr;
 	m->list_hash = list_hash(addrs, m->n);
+	m->nodes_state = o->boot ? NODES_PENDING : NODES_KNOWN;
 	accept_encode((uint16_t)m->rank, (uint16_t)m->n, m->accept_pd);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -139,7 +140,9 @@ int mesh_listen(struct mesh *m)
 	char addr[300];
 	int rc;
 
-	if (m->o->bind)
+	if (m->o->boot)
+		launch_listen_addr(m, addr, sizeof(addr));
+	else if (m->o->bind)
 		join_host_port(addr, sizeof(addr), m->o->bind, me->port);
 	else
 		snprintf(addr, sizeof(addr), "%s", me->addr);
@@ -163,6 +166,9 @@ int mesh_listen(struct mesh *m)
 		complain(m, "cannot listen on %s: %s", addr, rcc_strerror(rc));
 		return rc;
 	}
+	if (m->o->boot) /* the port the system chose */
+		join_host_port(addr, sizeof(addr), m->o->bind ? m->o->bind : "0.0.0.0",
+			       rcc_server_port(m->srv));
 	say(m, "listening on %s (transport %s, %s threads, cq %s)", addr,
 	    rcc_transport_name(rcc_ctx_transport(m->ctx)), thread_mode_name(m->o->thread_mode),
 	    cq_mode_name(m->o->cq_mode));

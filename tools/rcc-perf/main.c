@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "launch.h"
 #include "perf.h"
 
 volatile sig_atomic_t perf_stop;
@@ -25,5 +26,13 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_stop;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	return cfg.host ? perf_client(&cfg) : perf_server(&cfg);
+	int status;
+	if (cfg.boot && cfg.host &&
+	    launch_pair_find(cfg.prog, cfg.boot, cfg.host_buf, sizeof(cfg.host_buf), &cfg.port,
+			     cfg.timeout_ms))
+		status = 1;
+	else
+		status = cfg.host ? perf_client(&cfg) : perf_server(&cfg);
+	rcc_bootstrap_close(cfg.boot);
+	return status;
 }

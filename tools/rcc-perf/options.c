@@ -5,17 +5,22 @@
 #include <string.h>
 
 #include "cmdline.h"
+#include "launch.h"
 #include "opts.h"
 #include "perf.h"
 
 static void help(const struct cli *c)
 {
 	printf("Usage: rcc-perf [OPTION]... [HOST[:PORT]]\n"
+	       "  or:  LAUNCHER rcc-perf [OPTION]...   (e.g. mpirun -np 2)\n"
 	       "Latency and bandwidth of SEND, WRITE, WRITE_IMM, READ and atomics over rcc.\n"
 	       "\n"
 	       "Without HOST, rcc-perf is the server: it serves one client (--persistent:\n"
 	       "one after another) and exits. With HOST, it is the client and runs the\n"
-	       "tests against the server on HOST.\n"
+	       "tests against the server on HOST. Under a launcher (mpirun, srun, or\n"
+	       "RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT; docs/launch.md), 2 ranks without\n"
+	       "HOST: rank 0 serves on a free port, rank 1 gets its address through the\n"
+	       "launcher and runs the tests, so any two nodes are measured by one command.\n"
 	       "\n"
 	       "Measured as perftest does (ib_*_lat: half round trip for send/write, full\n"
 	       "round trip for read/atomics; ib_*_bw: peak and average bandwidth and message\n"
@@ -174,6 +179,31 @@ static void defaults(struct perf_config *cfg)
 	cfg->p.outs = 16;
 	cfg->p.inline_size = PERF_INLINE_AUTO;
 	cfg->p.cq_mode = RCC_CQ_POLL;
+}
+
+/*
+ * Without HOST under a launcher ('mpirun -np 2 rcc-perf ...'): one command
+ * line for both ranks. Rank 0 serves this one client on a free port, and
+ * gives up if it has not come within --timeout; the client's options (tests,
+ * --json, --csv, --plot) are rank 1's. Rank 1's HOST comes from the
+ * bootstrap (main). Started by nothing, a run without HOST is the server.
+ */
+static void launch(struct perf_config *cfg)
+{
+	launch_pair_open(cfg->prog, &cfg->boot);
+	if (!cfg->boot)
+		return;
+	if (rcc_bootstrap_rank(cfg->boot) == 0) {
+		cfg->port = 0;
+		cfg->persistent = false;
+		cfg->json_path = cfg->csv_path = cfg->plot_dir = NULL;
+		if (!cfg->accept_timeout_s)
+			cfg->accept_timeout_s = cfg->timeout_ms < 1000 ? 1 : cfg->timeout_ms / 1000;
+	} else {
+		cfg->host = cfg->host_buf; /* filled in by launch_pair_find() */
+		cfg->bind = NULL;          /* the server's */
+		cfg->accept_timeout_s = 0;
+	}
 }
 
 void perf_parse(int argc, char **argv, struct perf_config *cfg)
@@ -339,6 +369,8 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 	}
 	if (optind < argc)
 		usage_error(prog, "unexpected argument '%s'", argv[optind]);
+	if (!cfg->host)
+		launch(cfg);
 	/* JSON on stdout: the tables move to stderr, so stdout parses as one object */
 	cfg->text = cfg->json_path && !strcmp(cfg->json_path, "-") ? stderr : stdout;
 	if (kinds)
@@ -357,7 +389,7 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 		usage_error(prog, "--json, --csv and --plot belong to the client");
 	if (cfg->host && (cfg->persistent || cfg->bind || cfg->accept_timeout_s))
 		usage_error(prog, "--persistent, --bind and --accept-timeout belong to the server");
-	if (cfg->host && !cfg->port)
+	if (cfg->host && !cfg->port && !cfg->boot)
 		usage_error(prog, "the client needs the server's port (-p)");
 	if (cfg->host) {
 		const char *why = plan_check(&cfg->p);

@@ -104,6 +104,8 @@ struct perf_config {
 	const char *csv_path;
 	const char *plot_dir;
 	FILE *text; /* banners, tables, progress: stdout, or stderr when JSON takes stdout */
+	/* under a launcher (docs/launch.md): rank 0 serves, rank 1 measures */
+	struct rcc_bootstrap *boot;
 };
 
 /* options.c: parse or exit(2) with a message. */

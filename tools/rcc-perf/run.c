@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "launch.h"
 #include "opts.h"
 #include "sess.h"
 
@@ -197,6 +198,12 @@ int perf_server(const struct perf_config *cfg)
 			" rcc-perf server on port %d (%s transport), waiting for a client\n",
 			rcc_listener_port(lst), rcc_transport_name(rcc_ctx_transport(ctx)));
 		fflush(cfg->text);
+	}
+	if (cfg->boot && launch_pair_publish(cfg->prog, cfg->boot, cfg->bind,
+					     rcc_listener_port(lst), cfg->timeout_ms, cfg->quiet)) {
+		rcc_listener_close(lst);
+		rcc_ctx_close(ctx);
+		return 1;
 	}
 	do {
 		struct sess s = { .cfg = cfg, .server = true, .ctx = ctx, .epfd = -1 };

@@ -8,10 +8,16 @@
 int main(int argc, char **argv)
 {
 	struct pp_opts o;
+	int status;
 
 	/* A server's progress lines (clients come and go) must reach a log file or a
 	 * pipe as they happen, not when the server exits. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	pp_parse(argc, argv, &o);
-	return o.server ? pp_server(&o) : pp_client(&o);
+	if (o.boot && !o.server && pp_launch_find_server(&o))
+		status = 1;
+	else
+		status = o.server ? pp_server(&o) : pp_client(&o);
+	rcc_bootstrap_close(o.boot);
+	return status;
 }

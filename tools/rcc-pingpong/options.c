@@ -11,7 +11,11 @@
 static void help(const struct cli *c)
 {
 	printf("Usage: rcc-pingpong [OPTION]... [HOST[:PORT]]\n"
+	       "  or:  LAUNCHER rcc-pingpong [OPTION]...   (e.g. mpirun -np 2)\n"
 	       "A SEND/RECV ping-pong over rcc: a server without HOST, a client with it.\n"
+	       "Under a launcher (mpirun, srun, or RANK/WORLD_SIZE/MASTER_ADDR/MASTER_PORT;\n"
+	       "docs/launch.md), 2 ranks without HOST: rank 0 serves on a free port, rank\n"
+	       "1 gets its address through the launcher and measures.\n"
 	       "\n"
 	       "The server hands each client to an agent and echoes its pings. The client\n"
 	       "times each round trip, checks every pong byte for byte, and prints min,\n"
@@ -148,12 +152,14 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 	if (optind < argc - 1)
 		usage_error(prog, "one HOST at most, not '%s' too", argv[optind + 1]);
 	o->server = optind == argc;
+	if (o->server)
+		pp_launch_open(o); /* rank 1 of a launched pair becomes the client */
 	/* HOST may carry its port (host:port, [v6]:port): it wins over -p */
-	if (!o->server)
+	if (!o->server && !o->boot)
 		cli_peer(&c, "HOST", argv[optind], o->host_buf, sizeof(o->host_buf), &o->port);
 	if (o->server && o->json)
 		usage_error(prog, "--json belongs to the client: the server prints no figures");
-	if (!o->server && !o->port)
+	if (!o->server && !o->port && !o->boot)
 		usage_error(prog, "the client needs the server's port, not 0");
 	o->host = o->server ? NULL : o->host_buf;
 	if (o->warmup < 0)

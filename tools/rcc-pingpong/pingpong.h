@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rcc/bootstrap.h"
 #include "rcc/rcc.h"
 #include "rcc/session.h"
 
@@ -26,10 +27,19 @@ struct pp_opts {
 	bool once;
 	bool json;
 	bool quiet;
-	int timeout_ms; /* bound on every wait of the client */
+	int timeout_ms;             /* bound on every wait of the client */
+	struct rcc_bootstrap *boot; /* under a launcher (launch.c); else NULL */
 };
 
 int pp_parse(int argc, char **argv, struct pp_opts *o);
+
+/* launch.c: two ranks under a launcher, rank 0 the server, rank 1 the client */
+/* Without HOST: open the bootstrap if a launcher started us (exits on errors). */
+void pp_launch_open(struct pp_opts *o);
+/* Rank 0, listening on port: give rank 1 our address. 0 or -1 (said why). */
+int pp_launch_publish(const struct pp_opts *o, int port);
+/* Rank 1: learn the server's address into o->host/o->port. 0 or -1 (said why). */
+int pp_launch_find_server(struct pp_opts *o);
 int pp_server(const struct pp_opts *o);
 int pp_client(const struct pp_opts *o);
 

@@ -140,11 +140,15 @@ static const struct rcc_server_ops pp_ops = {
 	.on_disconnect = on_disconnect,
 };
 
-/* Sleep until SIGINT/SIGTERM, or (--once) until the first client has left. */
-static void wait_for_end(struct pp_server *srv)
+/* Sleep until SIGINT/SIGTERM, or (--once) until the first client has left.
+ * first_ms: how long a first client may take to arrive (-1: for ever);
+ * -ETIMEDOUT when none did. */
+static int wait_for_end(struct pp_server *srv, struct rcc_server *s, int first_ms)
 {
-	sigset_t set;
+	struct rcc_server_stats st;
 	struct pollfd p[2];
+	sigset_t set;
+	int r, rc = 0;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -153,10 +157,22 @@ static void wait_for_end(struct pp_server *srv)
 	p[0].events = POLLIN;
 	p[1].fd = srv->donefd;
 	p[1].events = POLLIN;
-	while (poll(p, 2, -1) < 0 && errno == EINTR)
-		;
+	for (;;) {
+		r = poll(p, 2, first_ms);
+		if (r > 0 || (r < 0 && errno != EINTR))
+			break;
+		if (r == 0) {
+			rcc_server_stats(s, &st);
+			if (!st.accepted) {
+				rc = -ETIMEDOUT;
+				break;
+			}
+			first_ms = -1; /* it came: wait for it to leave */
+		}
+	}
 	if (p[0].fd >= 0)
 		close(p[0].fd);
+	return rc;
 }
 
 int pp_server(const struct pp_opts *o)
@@ -205,7 +221,16 @@ int pp_server(const struct pp_opts *o)
 	       rcc_server_port(s), rcc_transport_name(rcc_ctx_transport(srv.ctx)),
 	       thread_mode_name(o->thread_mode), cq_mode_name(o->cq_mode));
 	fflush(stdout);
-	wait_for_end(&srv);
+	if (o->boot && pp_launch_publish(o, rcc_server_port(s))) {
+		rcc_server_stop(s);
+		goto out_fd;
+	}
+	if (wait_for_end(&srv, s, o->boot ? o->timeout_ms : -1)) {
+		fprintf(stderr, "rcc-pingpong: rank 0: rank 1 did not connect within %d ms\n",
+			o->timeout_ms);
+		rcc_server_stop(s);
+		goto out_fd;
+	}
 	rcc_server_stats(s, &st);
 	rcc_server_stop(s);
 	if (!o->quiet)

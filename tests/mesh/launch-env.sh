@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# rcc-mesh under the environment rendezvous (docs/launch.md), on loopback:
+# rank 0 takes a free port for the rendezvous (RCC_MASTER_PORT=0) and says
+# which; the others are started by a plain shell loop with RANK/WORLD_SIZE/
+# MASTER_ADDR/MASTER_PORT, as a torchrun-style launcher would. Then the
+# hostile cases, each ending in a clear error within its bound:
+#   - 8 ranks run a verified mesh (56 pairs)
+#   - with a job secret, garbage and a silent connection on the rendezvous
+#     port: turned away, the mesh still completes
+#   - a wrong job secret: refused, named by both sides
+#   - a rank that never arrives: rank 0 names it, the others hear it from rank 0
+#   - only garbage and a silent connection arrive: both named in rank 0's error
+#   launch-env.sh RCC_MESH
+set -euo pipefail
+MESH_BIN=$1
+. "$(dirname "$0")/lib.sh"
+
+# whatever launcher runs this test must not leak its ranks into ours
+unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT RCC_RANK RCC_WORLD_SIZE RCC_MASTER_ADDR \
+	RCC_MASTER_PORT OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID \
+	SLURM_NTASKS PMIX_RANK PMIX_NAMESPACE RCC_JOB_SECRET RCC_JOB_SECRET_FILE RCC_BOOTSTRAP
+
+ARGS=(-T tcp -D 1 -s 1K -q 4 -t shared --threads 1)
+
+# rank0 N [env...] -- [rcc-mesh args...]: start rank 0 on a free rendezvous
+# port and set PORT to it, from its progress line.
+rank0() {
+	local n=$1 envs=()
+	shift
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	start_rank 0 "$MESH_TMP/rank.0.log" env RCC_RANK=0 RCC_WORLD_SIZE="$n" \
+		RCC_MASTER_ADDR=127.0.0.1 RCC_MASTER_PORT=0 "${envs[@]}" "$MESH_BIN" "${ARGS[@]}" "$@"
+	wait_line "$MESH_TMP/rank.0.log" "rendezvous listening on 127.0.0.1:[0-9]+$" 20 ||
+		{ show_logs; fail "rank 0 did not open its rendezvous"; }
+	PORT=$(sed -n 's/.*rendezvous listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$MESH_TMP/rank.0.log")
+}
+
+# rank K N [env...] -- [rcc-mesh args...]: torchrun's names this time
+rank() {
+	local k=$1 n=$2 envs=()
+	shift 2
+	while [ "$1" != -- ]; do envs+=("$1"); shift; done
+	shift
+	start_rank "$k" "$MESH_TMP/rank.$k.log" env RANK="$k" WORLD_SIZE="$n" MASTER_ADDR=127.0.0.1 \
+		MASTER_PORT="$PORT" "${envs[@]}" "$MESH_BIN" "${ARGS[@]}" "$@"
+}
+
+expect() { # expect K WANT SECONDS WHAT: rank K's exit status, bounded
+	local rc=0
+	wait_exit "${MESH_PIDS[$1]}" "$3" || rc=$?
+	[ "$rc" = "$2" ] || { show_logs; fail "$4: rank $1 exited $rc, expected $2"; }
+}
+
+has() { # has K REGEX WHAT
+	grep -qE "$2" "$MESH_TMP/rank.$1.log" || { show_logs; fail "$3"; }
+}
+
+reset() {
+	rm -f "$MESH_TMP"/rank.*.log
+	MESH_PIDS=()
+}
+
+# --- 8 ranks -----------------------------------------------------------------
+rank0 8 --
+for k in 1 2 3 4 5 6 7; do
+	rank $k 8 --
+done
+for k in 0 1 2 3 4 5 6 7; do
+	expect $k 0 60 "8-rank mesh"
+done
+has 0 "addresses exchanged \(env bootstrap, 8 ranks\)" "rank 0 did not exchange addresses"
+has 0 "56/56 pairs verified" "the collector did not verify 56 pairs"
+for k in 1 2 3 4 5 6 7; do
+	has $k "all verified" "rank $k not verified"
+done
+note "ok: 8 ranks through the env rendezvous, 56 pairs verified"
+
+# --- a secret, and intruders that are turned away ------------------------------
+reset
+SECRET=RCC_JOB_SECRET=correct-horse-battery-staple
+rank0 3 RCC_LOG=warn "$SECRET" --
+exec {silent}<>"/dev/tcp/127.0.0.1/$PORT" # connects and says nothing
+# rank 0 drops it after the first 8 bytes, so a later write may meet a reset
+printf 'GET / HTTP/1.0\r\n\r\n' 2>/dev/null >"/dev/tcp/127.0.0.1/$PORT" || true
+rank 1 3 "$SECRET" --
+rank 2 3 "$SECRET" --
+for k in 0 1 2; do
+	expect $k 0 60 "mesh with a secret and intruders"
+done
+exec {silent}>&-
+has 0 "6/6 pairs verified" "the collector did not verify 6 pairs"
+has 0 "rendezvous: 127\.0\.0\.1:[0-9]+: dropped before identifying itself: it sent a malformed frame" \
+	"rank 0 did not say it dropped the garbage"
+note "ok: with a job secret; garbage and a silent connection did not stop the job"
+
+# --- a wrong secret --------------------------------------------------------------
+reset
+rank0 2 "$SECRET" -- --connect-timeout 3s
+rank 1 2 RCC_JOB_SECRET=not-the-right-secret-at-all --
+expect 1 1 20 "a rank with a wrong secret"
+has 1 "address exchange \(env bootstrap\) failed: rank 0 gave up: authentication failed \(wrong job secret\)" \
+	"the rank with a wrong secret did not say so"
+expect 0 4 20 "rank 0 facing a wrong secret"
+has 0 "never arrived: rank 1 \(turned away; 127\.0\.0\.1:[0-9]+: dropped: it claimed rank 1 with a wrong job secret\)" \
+	"rank 0 did not name the rank with a wrong secret"
+note "ok: a wrong job secret is refused and named"
+
+# --- a rank that never arrives ------------------------------------------------------
+reset
+rank0 3 -- --connect-timeout 2s
+rank 1 3 -- --connect-timeout 2s
+expect 0 4 20 "rank 0 waiting for a rank that never comes"
+has 0 "rendezvous timed out after 2\.0 s: never arrived: rank 2$" "rank 0 did not name rank 2"
+expect 1 4 20 "rank 1 waiting for a rank that never comes"
+has 1 "rank 0 gave up: rendezvous timed out after 2\.0 s: never arrived: rank 2$" \
+	"rank 1 did not hear from rank 0 that rank 2 never arrived"
+note "ok: a rank that never arrives is named by every rank"
+
+# --- only garbage and silence arrive ------------------------------------------------
+reset
+rank0 2 -- --connect-timeout 2s
+exec {silent}<>"/dev/tcp/127.0.0.1/$PORT"
+printf '\x52\x42\x01\x02\xff\xff\xff\xff' 2>/dev/null >"/dev/tcp/127.0.0.1/$PORT" || true # a hello of 4 GiB
+expect 0 4 20 "rank 0 with only intruders"
+exec {silent}>&-
+has 0 "never arrived: rank 1 \(turned away; 127\.0\.0\.1:[0-9]+: dropped before identifying itself: it sent a malformed frame; 127\.0\.0\.1:[0-9]+: dropped: it connected but did not identify itself in time\)" \
+	"rank 0 did not name both intruders"
+note "ok: garbage and a silent connection are named, nothing hangs"
