@@ -537,7 +537,9 @@ int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, str
  * RCC_EVENT_CONNECT_FAILED with ev.status (the client went away, or never
  * confirmed within 5 s). Checks attr before it returns (the request is
  * rejected and consumed on any failure); posting fails with -ENOTCONN until
- * established; close waits for the attempt (at most 5 s). Turns the
+ * established, while the initial receives may complete before that (a
+ * client sends as soon as it is connected): answer such early messages once
+ * the event is taken; close waits for the attempt (at most 5 s). Turns the
  * context's events on. Thread-safe.
  */
 int rcc_accept_start(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, struct rcc_ep **ep);
@@ -580,8 +582,10 @@ int rcc_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr 
  * (-EINVAL, -ENOENT: name resolution may block as getaddrinfo() does);
  * timeout_ms bounds the attempt and must be >= 0. attr is copied, its
  * initial receives included (their buffers must stay registered). Posting
- * fails with -ENOTCONN until the endpoint is established; read its private
- * data only after the event. rcc_ep_disconnect() and rcc_ep_close() of a
+ * fails with -ENOTCONN until the endpoint is established (rcc_ep_state()
+ * says RCC_EP_CONNECTED, at the latest when the event is taken); the initial
+ * receives may complete before that, so a reply to an early message waits
+ * for the event. Read its private data only after the event. rcc_ep_disconnect() and rcc_ep_close() of a
  * connecting endpoint wait for the attempt to end (at most timeout_ms).
  * Thread-safe. One attempt holds a thread of its own while it runs.
  */
