@@ -43,7 +43,7 @@ struct server {
 	struct rcc_cq *cq;
 	struct rcc_pool *pool;
 	struct conn conns[CLIENTS];
-	int accepted, established, echoed, left;
+	int accepted, echoed, left;
 };
 
 /* wr_id: which connection, which piece, and whether a send or a receive. */
@@ -140,7 +140,6 @@ static void on_events(struct server *s)
 	while (rcc_ctx_get_event(s->ctx, &ev, 0) == 0) {
 		struct conn *c = ev.context;
 		if (ev.type == RCC_EVENT_ESTABLISHED) {
-			s->established++;
 			for (int i = 0; i < PIECES; i++)
 				if (c->early_len[i]) {
 					echo(s, c, i, c->early_len[i]);
@@ -264,9 +263,10 @@ int main(int argc, char **argv)
 			failed++;
 		}
 	}
-	printf("epoll server: %d clients accepted, %d established, %d messages echoed, "
-	       "%d left\n",
-	       s.accepted, s.established, s.echoed, s.left);
+	/* (not how many ESTABLISHED events came: a client that finished and left
+	 * before the loop took its event shows only as one that left) */
+	printf("epoll server: %d clients accepted, %d messages echoed, %d left\n", s.accepted,
+	       s.echoed, s.left);
 	printf("clients: %d of %d verified every echo byte for byte\n", CLIENTS - failed, CLIENTS);
 	close(efd);
 	rc = rcc_pool_destroy(s.pool); /* -EBUSY if a piece was never given back */

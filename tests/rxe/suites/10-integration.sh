@@ -34,7 +34,9 @@ for ex in "$RCC_BUILD"/examples/example_*; do
 	name=$(basename "$ex")
 	out=$RXE_LOGDIR/$name.log
 	t0=$(now)
-	run_bounded "$T_SHORT" bash examples/run-example.sh "$ex" \
+	# LD_LIBRARY_PATH: they link librcc.so, and their run path names the
+	# build folder by its host path, which the VM may not show there
+	LD_LIBRARY_PATH=$PWD/$RCC_BUILD/src run_bounded "$T_SHORT" bash examples/run-example.sh "$ex" \
 		"examples/expected/${name#example_}.out" "$RXE_IP" >"$out" 2>&1
 	st=$?
 	check "$name" "$st" "output as expected/${name#example_}.out in $(since "$t0") s"
