@@ -7,7 +7,7 @@
 # Nothing from the build tree is used: only PREFIX and the example's source.
 # Used by check.sh (cmake --install) and tests/package/deb.sh (the .debs).
 set -euo pipefail
-prefix=$1 src=$2
+prefix=$1 src=$(cd "$2" && pwd)
 example=$src/examples/send_recv.c
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
