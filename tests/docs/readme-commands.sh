@@ -35,8 +35,9 @@ sed -i "s|/opt/rcc|$work/opt/rcc|g" "$script"
 # a copy of the sources as git sees them (tracked and new files, not build trees)
 mkdir "$work/src"
 if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	# (a file deleted but not yet committed is listed and skipped)
 	git -C "$src" ls-files -z --cached --others --exclude-standard |
-		(cd "$src" && xargs -0 cp --parents -t "$work/src" 2>/dev/null || true)
+		tar -C "$src" --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$work/src"
 else
 	(cd "$src" && tar --exclude='./build*' -cf - .) | tar -xf - -C "$work/src"
 fi
