@@ -4,11 +4,12 @@
 # install and link" and "Packages" still work. Takes every ```bash block of
 # those sections, in order, and runs them as one script in a scratch copy of
 # the sources. Two changes, both printed: /opt/rcc becomes a scratch folder
-# (a test does not write outside its scratch space), and the build tree is
-# configured first with the tests, tools and examples off, so that the
-# README's own cmake and ninja lines build the library alone, in well under a
-# minute on two cores (the full build is what the rest of the test command
-# checks). Fails if a section is missing or shows no command.
+# (a test does not write outside its scratch space), and each `cmake -S`
+# line gets the tests, tools and examples turned off first (the README's own
+# options come after and win), so that the README's cmake and ninja lines
+# build the library alone, in well under a minute on two cores (the full
+# build is what the rest of the test command checks). Fails if a section is
+# missing or shows no command.
 set -euo pipefail
 src=$(cd "$1" && pwd)
 readme=$src/README.md
@@ -30,7 +31,8 @@ for title in "Build, install and link" "Packages"; do
 	[ -n "$cmds" ] || { echo "FAIL: README.md has no bash commands under '## $title'"; exit 1; }
 	printf '%s\n' "$cmds" >>"$script"
 done
-sed -i "s|/opt/rcc|$work/opt/rcc|g" "$script"
+sed -i -e "s|/opt/rcc|$work/opt/rcc|g" \
+	-e 's/^cmake -S /cmake -DRCC_BUILD_TESTS=OFF -DRCC_BUILD_TOOLS=OFF -DRCC_BUILD_EXAMPLES=OFF -S /' "$script"
 
 # a copy of the sources as git sees them (tracked and new files, not build trees)
 mkdir "$work/src"
@@ -43,10 +45,8 @@ else
 fi
 [ -f "$work/src/CMakeLists.txt" ] || { echo "FAIL: could not copy the sources"; exit 1; }
 
-echo "running the README's commands (/opt/rcc -> $work/opt/rcc; library only):"
+echo "running the README's commands (/opt/rcc moved to $work/opt/rcc; library only):"
 sed 's/^/  | /' "$script"
-cmake -S "$work/src" -B "$work/src/build" -G Ninja -DRCC_BUILD_TESTS=OFF -DRCC_BUILD_TOOLS=OFF \
-	-DRCC_BUILD_EXAMPLES=OFF >/dev/null
 out=$(cd "$work/src" && env -u PKG_CONFIG_PATH -u LD_LIBRARY_PATH bash -euo pipefail "$script" 2>&1) || {
 	printf '%s\n' "$out" | tail -n 40
 	echo "FAIL: a README command failed"
@@ -57,4 +57,11 @@ grep -qxF "$(cat "$src/examples/expected/send_recv.out")" <<<"$out" ||
 	{ printf '%s\n' "$out" | tail -n 20; echo "FAIL: the README's example did not print what it should"; exit 1; }
 ls "$work/src/packages/"librcc0_*.deb "$work/src/packages/"librcc-dev_*.deb >/dev/null ||
 	{ echo "FAIL: the README's cpack command made no packages"; exit 1; }
+# where the README says the library goes
+if command -v dpkg-architecture >/dev/null; then
+	multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+	list=$(dpkg-deb -c "$work/src/packages/"librcc0_*.deb)
+	grep -q " \./usr/lib/$multiarch/librcc\.so\.0 " <<<"$list" ||
+		{ printf '%s\n' "$list"; echo "FAIL: librcc0 is not in /usr/lib/$multiarch"; exit 1; }
+fi
 echo "ok: the README's build, install, link and package commands work"
