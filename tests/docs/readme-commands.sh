@@ -36,7 +36,8 @@ sed -i -e "s|/opt/rcc|$work/opt/rcc|g" \
 
 # a copy of the sources as git sees them (tracked and new files, not build trees)
 mkdir "$work/src"
-if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+# (only from the top of a checkout: a copy inside another, ignored, lists nothing)
+if [ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" = "$src" ]; then
 	# (a file deleted but not yet committed is listed and skipped)
 	git -C "$src" ls-files -z --cached --others --exclude-standard |
 		tar -C "$src" --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$work/src"
