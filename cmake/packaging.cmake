@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Debian packages, one per install component (see the install() rules):
-#   librcc0     lib    the shared library (named after its soname, as Debian does)
+#   librcc0     lib    the shared library (named after its soname, as Debian does;
+#                      shlibs file and ldconfig trigger)
 #   librcc-dev  dev    headers, librcc.a, the librcc.so link, rcc.pc, the CMake
 #                      package, rcc(3) and rcc(7)
 #   rcc-tools   tools  the five programs and their man pages
@@ -57,9 +58,11 @@ statically.")
 
 # Run-time dependencies from the binaries themselves when dpkg-shlibdeps is
 # there (libc6, libibverbs1, librdmacm1, libssl3, ... at the versions built
-# against); otherwise the list by hand, without versions.
+# against; CPackDeb finds the binaries with file(1)); otherwise the list by
+# hand, without versions.
 find_program(RCC_DPKG_SHLIBDEPS dpkg-shlibdeps)
-if(RCC_DPKG_SHLIBDEPS)
+find_program(RCC_FILE_PROGRAM file)
+if(RCC_DPKG_SHLIBDEPS AND RCC_FILE_PROGRAM)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 else()
   set(CPACK_DEBIAN_LIB_PACKAGE_DEPENDS "libc6")
@@ -69,9 +72,15 @@ else()
     string(APPEND CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS ", libibverbs1, librdmacm1")
   endif()
 endif()
-# librcc0 gets a shlibs file and the ldconfig trigger.
-set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON) # only librcc0 has a library with a soname
-set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+# librcc0's control files: shlibs, so that packages built against it depend
+# on librcc0 of at least this version (dpkg-shlibdeps reads it), and the
+# ldconfig trigger, so the library is found once installed. Written here
+# rather than by CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS, which needs file(1).
+set(RCC_DEB_CONTROL ${PROJECT_BINARY_DIR}/deb-control)
+file(WRITE ${RCC_DEB_CONTROL}/shlibs
+  "librcc ${PROJECT_VERSION_MAJOR} ${CPACK_DEBIAN_LIB_PACKAGE_NAME} (>= ${RCC_DEB_VERSION})\n")
+file(WRITE ${RCC_DEB_CONTROL}/triggers "activate-noawait ldconfig\n")
+set(CPACK_DEBIAN_LIB_PACKAGE_CONTROL_EXTRA ${RCC_DEB_CONTROL}/shlibs ${RCC_DEB_CONTROL}/triggers)
 
 # Debian wants each package's licence in /usr/share/doc/PACKAGE/copyright;
 # EXCLUDE_FROM_ALL keeps it out of a plain `cmake --install`.

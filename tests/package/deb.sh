@@ -5,7 +5,7 @@
 #  - dpkg-deb -c: every file in the package it belongs to, none in two;
 #  - dpkg-deb -f: names, versions, sections and dependencies (rdma-core's
 #    libraries for librcc0 and rcc-tools, librcc0 at this exact version for
-#    librcc-dev), librcc0's shlibs and ldconfig call;
+#    librcc-dev), librcc0's shlibs file and ldconfig trigger;
 #  - dpkg -x into a scratch root (no maintainer scripts run and dpkg's
 #    database is not touched, so this is safe as any user): the unpacked
 #    rcc-info runs, and programs build against the unpacked librcc-dev with
@@ -97,9 +97,10 @@ if [[ " ${packages[*]} " == *" rcc-tools "* ]]; then
 fi
 mkdir "$work/ctl"
 dpkg-deb -e "$(deb librcc0)" "$work/ctl"
-grep -qE "^librcc 0 librcc0 \(>= ${version//./\\.}\)$" "$work/ctl/shlibs" 2>/dev/null ||
+grep -qxE "librcc 0 librcc0 \(>= ${version//./\\.}\)" "$work/ctl/shlibs" 2>/dev/null ||
 	bad "librcc0's shlibs file: $(cat "$work/ctl/shlibs" 2>/dev/null || echo missing)"
-grep -qw ldconfig "$work/ctl/postinst" 2>/dev/null || bad "librcc0 does not run ldconfig after installing"
+grep -qxE "activate-noawait ldconfig" "$work/ctl/triggers" 2>/dev/null ||
+	bad "librcc0 does not trigger ldconfig: $(cat "$work/ctl/triggers" 2>/dev/null || echo no triggers file)"
 ((fail)) || echo "ok: names, versions, sections, dependencies, shlibs"
 
 # --- unpacked: the programs run and the -dev package builds programs ---------------
