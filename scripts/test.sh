@@ -114,28 +114,8 @@ if [ "$FUZZ_SECONDS" != 0 ]; then
 	step "fuzzers (${FUZZ_SECONDS}s each)" run_fuzzers
 fi
 
-# --- install: headers, libraries, pkg-config; an example built against them -------------
-# (step runs functions in a context where errexit is off: each command is checked)
-install_check() {
-	local prefix pc
-	prefix=$(mktemp -d) || return 1
-	cmake --install build --prefix "$prefix" >/dev/null || return 1
-	pc=$(dirname "$(find "$prefix" -name rcc.pc | head -n1)")
-	[ -f "$pc/rcc.pc" ] || { echo "rcc.pc was not installed"; return 1; }
-	export PKG_CONFIG_PATH=$pc
-	# the README's recipe: pkg-config flags and an rpath, nothing in the environment
-	cc -std=c11 -Wall -Wextra -Werror -o "$prefix/send_recv" examples/send_recv.c \
-		$(pkg-config --cflags --libs rcc) -Wl,-rpath,"$(pkg-config --variable=libdir rcc)" ||
-		return 1
-	env -u LD_LIBRARY_PATH timeout 30 "$prefix/send_recv" || return 1
-	# the shared library exports the API and nothing else
-	local extra
-	extra=$(nm -D --defined-only "$(pkg-config --variable=libdir rcc)/librcc.so" |
-		awk '$2 == "T" && $3 !~ /^rcc_/ { print $3 }')
-	[ -z "$extra" ] || { echo "librcc.so exports non-API symbols: $extra"; return 1; }
-	rm -rf "$prefix"
-}
-step "install + pkg-config + example" install_check
+# --- install: headers, libraries, pkg-config, CMake package, man pages; programs built against them
+step "install + pkg-config + find_package + example" tests/install/check.sh build
 
 # --- verbs on Soft-RoCE -------------------------------------------------------------------
 # Its checks join the totals (tests/rxe/run-suites.sh prints "N passed, N failed, N skipped").
