@@ -4,7 +4,7 @@
 # a clang build; the ASan+UBSan build; the TSan build of the threaded tests;
 # valgrind; the fuzzers for a short while; the install check; the verbs
 # suite in a Soft-RoCE VM, and its integration tests again built with
-# ASan+UBSan. Installs what it needs (Debian). Stops at the first
+# ASan+UBSan and with TSan. Installs what it needs (Debian). Stops at the first
 # failure and prints a timed summary.
 #
 # Environment:
@@ -145,6 +145,7 @@ else
 	step "verbs suite in the Soft-RoCE VM" run_vm_suite build
 	# the verbs transport's own code under the sanitizers, on a real verbs path
 	step "verbs integration under ASan+UBSan in the VM" run_vm_suite build-asan 10-integration
+	step "verbs integration under TSan in the VM" run_vm_suite build-tsan 10-integration
 fi
 
 summary
