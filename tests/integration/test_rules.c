@@ -393,7 +393,9 @@ static void closed_endpoint_never_named_again(void)
 
 	CHECK_OK(pair_open(&p, NULL));
 	CHECK_OK(tbuf_alloc(&s, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&r, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	/* one slice per receiving endpoint: endpoints progress on different
+	 * threads, so a shared target would be a data race of the test's own */
+	CHECK_OK(tbuf_alloc(&r, p.ctx, 3 * 64, RCC_ACCESS_LOCAL_WRITE));
 	/* a second connection whose client side shares cq_a with p.a */
 	job.lst = p.lst;
 	job.cq = p.cq_b;
@@ -405,16 +407,17 @@ static void closed_endpoint_never_named_again(void)
 	CHECK_OK(rc);
 	CHECK_OK(job.rc);
 
-	struct rcc_sge rs = tbuf_sge(&r, 0, 64), sg = tbuf_sge(&s, 0, 64);
+	struct rcc_sge rs_b = tbuf_sge(&r, 0, 64), rs_job = tbuf_sge(&r, 64, 64),
+		       rs_c = tbuf_sge(&r, 128, 64), sg = tbuf_sge(&s, 0, 64);
 	for (int i = 0; i < N; i++) {
-		CHECK_OK(rcc_post_recv(p.b, &rs, 1, (uint64_t)i));
-		CHECK_OK(rcc_post_recv(job.ep, &rs, 1, 100 + (uint64_t)i));
+		CHECK_OK(rcc_post_recv(p.b, &rs_b, 1, (uint64_t)i));
+		CHECK_OK(rcc_post_recv(job.ep, &rs_job, 1, 100 + (uint64_t)i));
 	}
 	for (int i = 0; i < N; i++) {
 		CHECK_OK(rcc_post_send(p.a, &sg, 1, (uint64_t)i, RCC_SEND_SIGNALED));
 		CHECK_OK(rcc_post_send(c, &sg, 1, 100 + (uint64_t)i, RCC_SEND_SIGNALED));
 		/* and one receive that only the close can complete */
-		CHECK_OK(rcc_post_recv(c, &rs, 1, 200 + (uint64_t)i));
+		CHECK_OK(rcc_post_recv(c, &rs_c, 1, 200 + (uint64_t)i));
 	}
 	struct rcc_wc w[2 * N];
 	CHECK_EQ(wait_n(p.cq_b, w, 2 * N, TEST_TIMEOUT_MS), 2 * N);
