@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "pair.h"
+#include "perf.h"
 
 #ifndef RCC_PERF_BIN
 #error "RCC_PERF_BIN must name the rcc-perf binary"
@@ -416,6 +418,77 @@ static void peer_dies(void)
 	CHECK(count_in_file(cli_err, "lost") >= 1 || count_in_file(cli_err, "progress") >= 1);
 }
 
+/* Connect with private data pd; the server's reject words into why. */
+static int fake_connect(struct rcc_ctx *ctx, const char *addr, struct rcc_cq *cq, const void *pd,
+			size_t len, struct rcc_ep **ep, char *why, size_t whylen)
+{
+	struct rcc_ep_attr a = { .send_cq = cq, .private_data = pd, .private_data_len = len };
+	uint8_t rej[RCC_REJECT_PRIVATE_DATA_MAX];
+	size_t rej_len = 0;
+
+	int rc = rcc_connect_ex(ctx, addr, &a, TEST_TIMEOUT_MS, ep, rej, &rej_len);
+	snprintf(why, whylen, "%.*s", (int)rej_len, (const char *)rej);
+	return rc;
+}
+
+/*
+ * While the server waits for a client's data connections, a forged one (a
+ * wrong run cookie) and a second client are turned away with the reason; the
+ * session goes on and takes the right data connection.
+ */
+static void stray_data_connection_turned_away(void)
+{
+	struct child srv = { .out = -1 };
+	struct perf_config cfg;
+	char *pargv[] = {
+		"rcc-perf", "--lat", "--test", "send", "-s", "64", "-n", "10", "x", NULL
+	};
+	uint8_t params[PERF_PARAMS_WIRE_LEN], hello[PERF_DATA_HELLO_LEN];
+	struct rcc_ctx *ctx = NULL;
+	struct rcc_cq *cq = NULL;
+	struct rcc_ep *ctrl = NULL, *stray = NULL, *other = NULL, *data = NULL;
+	struct tbuf area = { 0 };
+	char addr[128], why[RCC_REJECT_PRIVATE_DATA_MAX + 1];
+	int st;
+
+	memset(&cfg, 0, sizeof(cfg));
+	perf_parse(9, pargv, &cfg);
+	cfg.p.cookie = 0x5eed1234;
+	params_encode(&cfg.p, params);
+	int port = server_start(&srv, NULL);
+	CHECK(port > 0);
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
+	CHECK_OK(test_ctx_open(&ctx));
+	struct rcc_cq_attr ca = { .depth = 64 };
+	CHECK_OK(rcc_cq_create(ctx, &ca, &cq));
+	CHECK_OK(tbuf_alloc(&area, ctx, 1u << 20,
+			    RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE |
+				    RCC_ACCESS_REMOTE_READ));
+	CHECK_OK(fake_connect(ctx, addr, cq, params, sizeof(params), &ctrl, why, sizeof(why)));
+
+	/* the server now waits for data connection 0 */
+	struct rcc_remote_mr mr = rcc_mr_remote(area.mr);
+	data_hello_encode(0x0badc0de, 0, &mr, hello);
+	CHECK_EQ(fake_connect(ctx, addr, cq, hello, sizeof(hello), &stray, why, sizeof(why)),
+		 -ECONNABORTED);
+	CHECK(strstr(why, "another run") != NULL);
+	CHECK_EQ(fake_connect(ctx, addr, cq, params, sizeof(params), &other, why, sizeof(why)),
+		 -ECONNABORTED);
+	CHECK(strstr(why, "busy") != NULL);
+	data_hello_encode(cfg.p.cookie, 0, &mr, hello);
+	CHECK_OK(fake_connect(ctx, addr, cq, hello, sizeof(hello), &data, why, sizeof(why)));
+
+	/* leaving now ends the session on the server's side: it exits, never hangs */
+	rcc_ep_close(data);
+	rcc_ep_close(ctrl);
+	CHECK_OK(reap(&srv, SERVER_EXIT_MS, &st));
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(count_in_file(srv_err, "turning away"), 2);
+	tbuf_free(&area);
+	rcc_cq_destroy(cq);
+	rcc_ctx_close(ctx);
+}
+
 static void setup(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/rcc-perf-smoke.XXXXXX");
@@ -452,6 +525,7 @@ static const struct test_case cases[] = {
 	TEST(json_csv_plot),
 	TEST(refused_and_bad_options),
 	TEST(peer_dies),
+	TEST(stray_data_connection_turned_away),
 };
 
 int main(int argc, char **argv)

@@ -108,20 +108,22 @@ static int data_alloc(struct sess *s)
 	return 0;
 }
 
-/* The peer's region must have our layout: same plan, same sizes. */
-static int take_peer_hello(struct sess *s, struct pep *e, const void *pd, size_t len)
+/* The peer's region must have our layout: same plan, same sizes. NULL when it
+ * has (e->remote is then set), else why not. */
+static const char *peer_hello_mismatch(struct sess *s, struct pep *e, const void *pd, size_t len)
 {
 	uint32_t cookie;
 	uint16_t index;
 	struct rcc_remote_mr mr;
 
-	if (data_hello_decode(pd, len, &cookie, &index, &mr) || cookie != s->p.cookie ||
-	    index != e->index || mr.length < 2 * e->area) {
-		perr("data connection %d: the peer's hello does not match this run", e->index);
-		return -EPROTO;
-	}
+	if (data_hello_decode(pd, len, &cookie, &index, &mr))
+		return "not an rcc-perf data connection";
+	if (cookie != s->p.cookie)
+		return "a data connection of another run";
+	if (index != e->index || mr.length < 2 * e->area)
+		return "a data connection that does not match this run's plan";
 	e->remote = mr;
-	return 0;
+	return NULL;
 }
 
 /* Receives posted before the peer can send (initial_recv). */
@@ -225,9 +227,11 @@ int sess_client_connect(struct sess *s)
 		e->rx_posted = (uint32_t)n;
 		e->rx_post_seq = (uint64_t)n;
 		peer = rcc_ep_private_data(e->ep, &len);
-		rc = take_peer_hello(s, e, peer, len);
-		if (rc)
-			return rc;
+		const char *why = peer_hello_mismatch(s, e, peer, len);
+		if (why) {
+			perr("data connection %d: the server's hello: %s", i, why);
+			return -EPROTO;
+		}
 	}
 	note_inline(s);
 	return 0;
@@ -246,6 +250,36 @@ static int next_request(struct rcc_listener *lst, int limit_s, struct rcc_conn_r
 			return -EINTR;
 		if (limit_s && mono_ns() >= end)
 			return -ETIMEDOUT;
+	}
+}
+
+/*
+ * The request for data connection e, within the session's timeout. Anything
+ * else that arrives meanwhile (a stray or forged data connection, another
+ * client) is turned away with the reason and does not end the session.
+ */
+static int next_data_request(struct sess *s, struct rcc_listener *lst, struct pep *e,
+			     struct rcc_conn_req **req)
+{
+	uint64_t end = mono_ns() + (uint64_t)s->timeout_ms * 1000000ull;
+
+	for (;;) {
+		uint64_t now = mono_ns();
+		if (now >= end)
+			return -ETIMEDOUT;
+		int rc = rcc_get_request(lst, (int)((end - now + 999999) / 1000000), req);
+		if (rc)
+			return rc;
+		size_t len;
+		const void *pd = rcc_conn_req_private_data(*req, &len);
+		const char *why = peer_hello_mismatch(s, e, pd, len);
+		if (!why)
+			return 0;
+		if (params_decode(pd, len, &(struct perf_params){ 0 }) == 0)
+			why = "busy with another client";
+		perr("turning away %s: %s", rcc_conn_req_peer(*req), why);
+		rcc_reject_req(*req, why, strlen(why));
+		*req = NULL;
 	}
 }
 
@@ -307,15 +341,9 @@ int sess_server_accept(struct sess *s, struct rcc_listener *lst)
 		uint8_t hello[PERF_DATA_HELLO_LEN];
 		struct rcc_remote_mr mine = rcc_mr_remote(e->mr);
 
-		rc = rcc_get_request(lst, s->timeout_ms, &req);
+		rc = next_data_request(s, lst, e, &req);
 		if (rc) {
 			perr("waiting for data connection %d: %s", i, rcc_strerror(rc));
-			return rc;
-		}
-		pd = rcc_conn_req_private_data(req, &len);
-		rc = take_peer_hello(s, e, pd, len);
-		if (rc) {
-			rcc_reject_req(req, NULL, 0);
 			return rc;
 		}
 		ep_attr_data(s, &a);
