@@ -475,6 +475,22 @@ static void stray_data_connection_turned_away(void)
 	CHECK_EQ(fake_connect(ctx, addr, cq, params, sizeof(params), &other, why, sizeof(why)),
 		 -ECONNABORTED);
 	CHECK(strstr(why, "busy") != NULL);
+	/* a real client is told the same, in the server's words */
+	{
+		char portstr[16];
+		const char *argv[MAX_ARGS];
+		struct child cli = { .out = -1 };
+		snprintf(portstr, sizeof(portstr), "%d", port);
+		const char *args[] = { "-p", portstr, "--lat", "-n", "10", test_addr(), NULL };
+		build_argv(argv, args);
+		CHECK_OK(spawn(argv, 1, false, cli_out, cli_err, &cli));
+		CHECK_OK(reap(&cli, CLIENT_MS, &st));
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+		CHECK_EQ(count_in_file(
+				 cli_err,
+				 "the server rejected the connection: busy with another client"),
+			 1);
+	}
 	data_hello_encode(cfg.p.cookie, 0, &mr, hello);
 	CHECK_OK(fake_connect(ctx, addr, cq, hello, sizeof(hello), &data, why, sizeof(why)));
 
@@ -483,7 +499,7 @@ static void stray_data_connection_turned_away(void)
 	rcc_ep_close(ctrl);
 	CHECK_OK(reap(&srv, SERVER_EXIT_MS, &st));
 	CHECK(WIFEXITED(st));
-	CHECK_EQ(count_in_file(srv_err, "turning away"), 2);
+	CHECK_EQ(count_in_file(srv_err, "turning away"), 3);
 	tbuf_free(&area);
 	rcc_cq_destroy(cq);
 	rcc_ctx_close(ctx);

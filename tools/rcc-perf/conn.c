@@ -11,6 +11,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <rcc/util.h>
+
 #include "opts.h"
 #include "sess.h"
 
@@ -194,7 +196,16 @@ int sess_client_connect(struct sess *s)
 	ctrl_fill_attr(&s->ctrl, &a);
 	a.private_data = pd;
 	a.private_data_len = sizeof(pd);
-	rc = rcc_connect(s->ctx, addr, &a, s->timeout_ms, &s->ctrl.ep);
+	uint8_t why[RCC_REJECT_PRIVATE_DATA_MAX];
+	size_t why_len = 0;
+	rc = rcc_connect_ex(s->ctx, addr, &a, s->timeout_ms, &s->ctrl.ep, why, &why_len);
+	if (rc == -ECONNABORTED && why_len) {
+		/* the server's words, but a peer's bytes: escaped and bounded */
+		char text[4 * RCC_REJECT_PRIVATE_DATA_MAX + 1];
+		rcc_text_escape(text, sizeof(text), why, why_len);
+		perr("connecting to %s: the server rejected the connection: %s", addr, text);
+		return rc;
+	}
 	if (rc) {
 		perr("connecting to %s: %s", addr, connect_error(rc));
 		return rc;
@@ -227,9 +238,9 @@ int sess_client_connect(struct sess *s)
 		e->rx_posted = (uint32_t)n;
 		e->rx_post_seq = (uint64_t)n;
 		peer = rcc_ep_private_data(e->ep, &len);
-		const char *why = peer_hello_mismatch(s, e, peer, len);
-		if (why) {
-			perr("data connection %d: the server's hello: %s", i, why);
+		const char *mismatch = peer_hello_mismatch(s, e, peer, len);
+		if (mismatch) {
+			perr("data connection %d: the server's hello: %s", i, mismatch);
 			return -EPROTO;
 		}
 	}
