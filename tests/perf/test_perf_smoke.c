@@ -304,6 +304,12 @@ static void epoll_completions(void)
 	RUN(8, "--cq-mode", "fd", "--test", "send,write_imm,read,fadd", "-s", "256", "-n", "40");
 }
 
+static void hybrid_completions(void)
+{
+	RUN(8, "-m", "hybrid", "--test", "send,write_imm,read,fadd", "-s", "256", "-n", "40");
+	RUN(2, "-m", "hybrid", "--bw", "-q", "2", "--test", "send,read", "-s", "4096", "-n", "100");
+}
+
 static void bidirectional(void)
 {
 	RUN(4, "-b", "--bw", "--test", "send,write,write_imm,read", "-s", "1024", "-n", "200");
@@ -533,6 +539,7 @@ static const struct test_case cases[] = {
 	TEST(all_sizes),
 	TEST(blocking_completions),
 	TEST(epoll_completions),
+	TEST(hybrid_completions),
 	TEST(bidirectional),
 	TEST(endpoints_post_lists_moderation),
 	TEST(validate_everything),

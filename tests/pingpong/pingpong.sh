@@ -62,7 +62,7 @@ clients() {
 	return $bad
 }
 
-for mode in poll wait fd; do
+for mode in poll wait fd hybrid; do
 	for threads in per-ep shared; do
 		name=$mode-$threads
 		start_server "$name" -m "$mode" -t "$threads" || continue

@@ -77,7 +77,7 @@ for t in rcc-pingpong rcc-perf rcc-xfer rcc-mesh rcc-info; do
 	run "-m fd is taken" 1 "no RDMA device named" "${c[@]}" -m fd -d nosuchdev
 	run "--mode and --cq-mode are -m" 1 "no RDMA device named" \
 		"${c[@]}" --mode wait --cq-mode poll -d nosuchdev
-	run "-m nonsense: exit 2, the choices named" 2 "must be poll, wait or fd, not 'spin'" \
+	run "-m nonsense: exit 2, the choices named" 2 "must be poll, wait, fd or hybrid, not 'spin'" \
 		"${c[@]}" -m spin
 	run "-T nonsense: exit 2" 2 "the transport must be auto, verbs or tcp, not 'ib'" \
 		"${c[@]}" -T ib

@@ -216,7 +216,7 @@ static void usage_errors(void)
 	const unsigned all = CLI_VERBS | CLI_MODE | CLI_PORT | CLI_TIMEOUT | CLI_JSON;
 
 	EXPECT_RUN(all, NULL, 2,
-		   "rcc-test: the completion mode (-m) must be poll, wait or fd, "
+		   "rcc-test: the completion mode (-m) must be poll, wait, fd or hybrid, "
 		   "not 'busy'",
 		   "-m", "busy");
 	EXPECT_RUN(all, NULL, 2, "not perftest's MTU", "-m", "1024");

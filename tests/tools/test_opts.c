@@ -36,4 +36,21 @@ static void bad_peers(void)
 	CHECK_EQ(port, 7); /* outputs untouched on failure */
 }
 
-TEST_MAIN(TEST(peer_forms), TEST(bad_peers))
+/* Every completion mode round-trips through its name; nothing else parses. */
+static void cq_modes(void)
+{
+	static const enum rcc_cq_mode all[] = { RCC_CQ_POLL, RCC_CQ_WAIT, RCC_CQ_FD,
+						RCC_CQ_HYBRID };
+	enum rcc_cq_mode m;
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		m = (enum rcc_cq_mode) - 1;
+		CHECK_EQ(parse_cq_mode(cq_mode_name(all[i]), &m), 0);
+		CHECK_EQ(m, all[i]);
+	}
+	CHECK(!strcmp(cq_mode_name(RCC_CQ_HYBRID), "hybrid"));
+	CHECK_EQ(parse_cq_mode("spin", &m), -EINVAL);
+	CHECK_EQ(parse_cq_mode("", &m), -EINVAL);
+}
+
+TEST_MAIN(TEST(peer_forms), TEST(bad_peers), TEST(cq_modes))

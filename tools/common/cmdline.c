@@ -28,7 +28,7 @@ static const struct common_opt common[] = {
 	{ CLI_BRINGUP, 'B', "bringup", required_argument, "cm|manual",
 	  "verbs set-up: rdma_cm, or QP data over TCP (cm)" },
 	{ CLI_MODE, 'm', "mode", required_argument, "M",
-	  "poll (spin), wait (sleep) or fd (epoll)" },
+	  "poll (spin), wait (sleep), fd (epoll) or hybrid (spin, then sleep)" },
 	{ CLI_PORT, 'p', "port", required_argument, "PORT", "service port" },
 	{ CLI_TIMEOUT, CLI_OPT_TIMEOUT, "timeout", required_argument, "TIME", NULL },
 	{ CLI_JSON, CLI_OPT_JSON, "json", no_argument, NULL,
@@ -117,7 +117,8 @@ static void set_mode(struct cli *c, const char *arg)
 
 	if (parse_cq_mode(arg, &m))
 		usage_error(c->prog,
-			    "the completion mode (-m) must be poll, wait or fd, not '%s'%s", arg,
+			    "the completion mode (-m) must be poll, wait, fd or hybrid, not '%s'%s",
+			    arg,
 			    all_digits(arg) ? " (-m is not perftest's MTU: rcc uses the port's "
 					      "active MTU, which rcc-info shows)" :
 					      "");

@@ -29,7 +29,7 @@ enum {
 	CLI_IB_PORT = 1 << 2,   /* -i, --ib-port N */
 	CLI_GID = 1 << 3,       /* -g, --gid-index N */
 	CLI_BRINGUP = 1 << 4,   /* -B, --bringup cm|manual */
-	CLI_MODE = 1 << 5,      /* -m, --mode poll|wait|fd (also --cq-mode) */
+	CLI_MODE = 1 << 5,      /* -m, --mode poll|wait|fd|hybrid (also --cq-mode) */
 	CLI_PORT = 1 << 6,      /* -p, --port PORT */
 	CLI_TIMEOUT = 1 << 7,   /* --timeout DURATION */
 	CLI_JSON = 1 << 8,      /* --json */

@@ -130,6 +130,8 @@ int parse_cq_mode(const char *s, enum rcc_cq_mode *m)
 		*m = RCC_CQ_WAIT;
 	else if (!strcmp(s, "fd"))
 		*m = RCC_CQ_FD;
+	else if (!strcmp(s, "hybrid"))
+		*m = RCC_CQ_HYBRID;
 	else
 		return -EINVAL;
 	return 0;
@@ -137,7 +139,10 @@ int parse_cq_mode(const char *s, enum rcc_cq_mode *m)
 
 const char *cq_mode_name(enum rcc_cq_mode m)
 {
-	return m == RCC_CQ_POLL ? "poll" : m == RCC_CQ_WAIT ? "wait" : "fd";
+	return m == RCC_CQ_POLL   ? "poll" :
+	       m == RCC_CQ_WAIT   ? "wait" :
+	       m == RCC_CQ_HYBRID ? "hybrid" :
+				    "fd";
 }
 
 int parse_thread_mode(const char *s, enum rcc_thread_mode *m)

@@ -12,7 +12,7 @@
  * Endpoints of one run:
  *   control  one endpoint on its own CQ (always WAIT mode, so a passive side
  *            sleeps): barrier, counts, results, heartbeats.
- *   data     -q endpoints sharing one CQ in the chosen mode (poll|wait|fd); each
+ *   data     -q endpoints sharing one CQ in the chosen mode (poll|wait|fd|hybrid); each
  *            has one registered region: [local area][target area], the target
  *            area being what the peer writes to, reads from and sends into.
  */

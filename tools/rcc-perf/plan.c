@@ -219,7 +219,7 @@ const char *plan_check(const struct perf_params *p)
 		return "-Q must be 1..tx depth (-t)";
 	if (!p->outs)
 		return "-o must be at least 1";
-	if (p->cq_mode > RCC_CQ_FD)
+	if (p->cq_mode > RCC_CQ_HYBRID)
 		return "unknown completion mode";
 	if (p->inline_size != PERF_INLINE_AUTO && p->inline_size > 4096)
 		return "-I must be at most 4096";

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "opts.h"
 #include "perf.h"
 
 #define RESULT_LINE \
@@ -70,9 +71,7 @@ void report_banner(const struct perf_config *cfg, const struct perf_params *p, e
 	row(f, "Transport", transport, "Device", dev);
 	snprintf(a, sizeof(a), "%u", lat ? 1 : p->qps);
 	row(f, "Number of qps", a, "Completion",
-	    p->cq_mode == RCC_CQ_POLL ? "poll" :
-	    p->cq_mode == RCC_CQ_WAIT ? "wait" :
-					"fd (epoll)");
+	    p->cq_mode == RCC_CQ_FD ? "fd (epoll)" : cq_mode_name((enum rcc_cq_mode)p->cq_mode));
 	snprintf(a, sizeof(a), "%u", p->tx_depth);
 	snprintf(b, sizeof(b), "%u", p->rx_depth);
 	row(f, "TX depth", a, "RX depth", b);

@@ -48,6 +48,7 @@ int data_cq_take(struct sess *s, struct rcc_wc *wc, int max)
 
 	switch (s->p.cq_mode) {
 	case RCC_CQ_WAIT:
+	case RCC_CQ_HYBRID:
 		n = rcc_cq_wait(s->cq, wc, max, SLICE_MS);
 		return n == -ETIMEDOUT ? 0 : n;
 	case RCC_CQ_FD:

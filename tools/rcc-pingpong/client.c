@@ -67,7 +67,7 @@ static int wait_pair(struct waiter *w, int timeout_ms, bool *got_send, bool *got
 		if (now >= deadline)
 			return -ETIMEDOUT;
 		int ms = (int)((deadline - now) / 1000000) + 1;
-		if (w->mode == RCC_CQ_WAIT) {
+		if (w->mode == RCC_CQ_WAIT || w->mode == RCC_CQ_HYBRID) {
 			n = rcc_cq_wait(w->cq, wc, 2, ms);
 			if (n == -ETIMEDOUT)
 				continue; /* the deadline check above decides */
