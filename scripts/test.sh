@@ -94,6 +94,9 @@ run_valgrind() {
 	return $failed
 }
 step "valgrind memcheck" run_valgrind
+# instructions per operation on the hot path: a number to read in review, never
+# asserted (issue 13 item 6); fails only when a run fails
+step "hot-path instructions (bench/overhead.sh, quick)" env QUICK=1 ./bench/overhead.sh build
 
 # --- fuzzing ----------------------------------------------------------------------------
 run_fuzzers() {
