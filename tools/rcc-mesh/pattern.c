@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include <rcc/util.h>
+
 #define HDR_MARK 0xa5
 
 static inline uint64_t mix(uint64_t z)
@@ -26,12 +28,9 @@ static inline uint64_t word_at(uint64_t seed, uint64_t i)
 
 static void header_bytes(const struct pat_id *id, uint8_t h[PAT_HDR_LEN])
 {
-	for (int i = 0; i < 8; i++)
-		h[i] = (uint8_t)(id->label >> (8 * i));
-	h[8] = (uint8_t)id->src;
-	h[9] = (uint8_t)(id->src >> 8);
-	h[10] = (uint8_t)id->dst;
-	h[11] = (uint8_t)(id->dst >> 8);
+	rcc_put_le64(h, id->label);
+	rcc_put_le16(h + 8, id->src);
+	rcc_put_le16(h + 10, id->dst);
 	h[12] = id->stream;
 	h[13] = HDR_MARK;
 	h[14] = h[15] = 0;
@@ -93,11 +92,9 @@ bool pattern_header(const void *buf, size_t len, struct pat_id *claimed)
 	const uint8_t *p = buf;
 	if (len < PAT_HDR_LEN || p[13] != HDR_MARK)
 		return false;
-	claimed->label = 0;
-	for (int i = 0; i < 8; i++)
-		claimed->label |= (uint64_t)p[i] << (8 * i);
-	claimed->src = (uint16_t)(p[8] | p[9] << 8);
-	claimed->dst = (uint16_t)(p[10] | p[11] << 8);
+	claimed->label = rcc_get_le64(p);
+	claimed->src = rcc_get_le16(p + 8);
+	claimed->dst = rcc_get_le16(p + 10);
 	claimed->stream = p[12];
 	return true;
 }

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rcc/util.h>
+
 /* A cursor over a bounded buffer: a read past the end sets bad instead of reading. */
 struct cur {
 	uint8_t *p;
@@ -18,8 +20,9 @@ static void put(struct cur *c, uint64_t v, int bytes)
 		c->bad = 1;
 		return;
 	}
-	for (int i = 0; i < bytes; i++)
-		c->p[c->off + (size_t)i] = (uint8_t)(v >> (8 * i));
+	uint8_t le[8];
+	rcc_put_le64(le, v);
+	memcpy(c->p + c->off, le, (size_t)bytes);
 	c->off += (size_t)bytes;
 }
 
@@ -30,8 +33,9 @@ static uint64_t get(struct cur *c, int bytes)
 		c->bad = 1;
 		return 0;
 	}
-	for (int i = 0; i < bytes; i++)
-		v |= (uint64_t)c->q[c->off + (size_t)i] << (8 * i);
+	uint8_t le[8] = { 0 };
+	memcpy(le, c->q + c->off, (size_t)bytes);
+	v = rcc_get_le64(le);
 	c->off += (size_t)bytes;
 	return v;
 }

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rcc/util.h>
+
 #include "perf.h"
 
 #define MAGIC0 'r'
@@ -17,42 +19,6 @@ enum hello_kind {
 	HELLO_PARAMS = 1,
 	HELLO_DATA = 2
 };
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v = 0;
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)p[i] << (8 * i);
-	return v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
 
 static void put_header(uint8_t *out, enum hello_kind kind)
 {
@@ -79,20 +45,20 @@ void params_encode(const struct perf_params *p, uint8_t out[PERF_PARAMS_WIRE_LEN
 	put_header(out, HELLO_PARAMS);
 	out[4] = p->ops;
 	out[5] = p->kinds;
-	put16(out + 6, p->flags);
-	put32(out + 8, p->size);
-	put32(out + 12, p->iters);
-	put32(out + 16, p->duration_ms);
-	put32(out + 20, p->warmup);
-	put16(out + 24, p->qps);
-	put16(out + 26, p->post_list);
-	put16(out + 28, p->cq_mod);
-	put16(out + 30, p->tx_depth);
-	put16(out + 32, p->rx_depth);
-	put16(out + 34, p->inline_size);
-	put16(out + 36, p->outs);
+	rcc_put_le16(out + 6, p->flags);
+	rcc_put_le32(out + 8, p->size);
+	rcc_put_le32(out + 12, p->iters);
+	rcc_put_le32(out + 16, p->duration_ms);
+	rcc_put_le32(out + 20, p->warmup);
+	rcc_put_le16(out + 24, p->qps);
+	rcc_put_le16(out + 26, p->post_list);
+	rcc_put_le16(out + 28, p->cq_mod);
+	rcc_put_le16(out + 30, p->tx_depth);
+	rcc_put_le16(out + 32, p->rx_depth);
+	rcc_put_le16(out + 34, p->inline_size);
+	rcc_put_le16(out + 36, p->outs);
 	out[38] = p->cq_mode;
-	put32(out + 39, p->cookie);
+	rcc_put_le32(out + 39, p->cookie);
 }
 
 int params_decode(const void *in, size_t len, struct perf_params *p)
@@ -104,20 +70,20 @@ int params_decode(const void *in, size_t len, struct perf_params *p)
 		return rc;
 	p->ops = b[4];
 	p->kinds = b[5];
-	p->flags = get16(b + 6);
-	p->size = get32(b + 8);
-	p->iters = get32(b + 12);
-	p->duration_ms = get32(b + 16);
-	p->warmup = get32(b + 20);
-	p->qps = get16(b + 24);
-	p->post_list = get16(b + 26);
-	p->cq_mod = get16(b + 28);
-	p->tx_depth = get16(b + 30);
-	p->rx_depth = get16(b + 32);
-	p->inline_size = get16(b + 34);
-	p->outs = get16(b + 36);
+	p->flags = rcc_get_le16(b + 6);
+	p->size = rcc_get_le32(b + 8);
+	p->iters = rcc_get_le32(b + 12);
+	p->duration_ms = rcc_get_le32(b + 16);
+	p->warmup = rcc_get_le32(b + 20);
+	p->qps = rcc_get_le16(b + 24);
+	p->post_list = rcc_get_le16(b + 26);
+	p->cq_mod = rcc_get_le16(b + 28);
+	p->tx_depth = rcc_get_le16(b + 30);
+	p->rx_depth = rcc_get_le16(b + 32);
+	p->inline_size = rcc_get_le16(b + 34);
+	p->outs = rcc_get_le16(b + 36);
 	p->cq_mode = b[38];
-	p->cookie = get32(b + 39);
+	p->cookie = rcc_get_le32(b + 39);
 	return 0;
 }
 
@@ -125,8 +91,8 @@ void data_hello_encode(uint32_t cookie, uint16_t index, const struct rcc_remote_
 		       uint8_t out[PERF_DATA_HELLO_LEN])
 {
 	put_header(out, HELLO_DATA);
-	put32(out + 4, cookie);
-	put16(out + 8, index);
+	rcc_put_le32(out + 4, cookie);
+	rcc_put_le16(out + 8, index);
 	rcc_remote_mr_encode(mr, out + 10);
 }
 
@@ -140,8 +106,8 @@ int data_hello_decode(const void *in, size_t len, uint32_t *cookie, uint16_t *in
 		return rc;
 	if (rcc_remote_mr_decode(b + 10, len - 10, mr))
 		return -EPROTO;
-	*cookie = get32(b + 4);
-	*index = get16(b + 8);
+	*cookie = rcc_get_le32(b + 4);
+	*index = rcc_get_le16(b + 8);
 	return 0;
 }
 
@@ -151,11 +117,11 @@ void ctrl_encode(const struct ctrl_msg *m, uint8_t out[PERF_CTRL_MSG_LEN])
 	out[1] = m->op;
 	out[2] = m->kind;
 	out[3] = 0;
-	put32(out + 4, m->size);
-	put64(out + 8, m->a);
-	put64(out + 16, m->b);
-	put64(out + 24, m->c);
-	put64(out + 32, m->d);
+	rcc_put_le32(out + 4, m->size);
+	rcc_put_le64(out + 8, m->a);
+	rcc_put_le64(out + 16, m->b);
+	rcc_put_le64(out + 24, m->c);
+	rcc_put_le64(out + 32, m->d);
 }
 
 int ctrl_decode(const void *in, size_t len, struct ctrl_msg *m)
@@ -167,10 +133,10 @@ int ctrl_decode(const void *in, size_t len, struct ctrl_msg *m)
 	m->type = b[0];
 	m->op = b[1];
 	m->kind = b[2];
-	m->size = get32(b + 4);
-	m->a = get64(b + 8);
-	m->b = get64(b + 16);
-	m->c = get64(b + 24);
-	m->d = get64(b + 32);
+	m->size = rcc_get_le32(b + 4);
+	m->a = rcc_get_le64(b + 8);
+	m->b = rcc_get_le64(b + 16);
+	m->c = rcc_get_le64(b + 24);
+	m->d = rcc_get_le64(b + 32);
 	return 0;
 }

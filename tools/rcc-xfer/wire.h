@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <rcc/util.h>
+
 struct wcur {
 	uint8_t *p;
 	size_t cap, len;
@@ -47,23 +49,22 @@ static inline void w_u8(struct wcur *w, uint8_t v) { w_bytes(w, &v, 1); }
 
 static inline void w_u16(struct wcur *w, uint16_t v)
 {
-	uint8_t b[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
+	uint8_t b[2];
+	rcc_put_le16(b, v);
 	w_bytes(w, b, 2);
 }
 
 static inline void w_u32(struct wcur *w, uint32_t v)
 {
 	uint8_t b[4];
-	for (int i = 0; i < 4; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
+	rcc_put_le32(b, v);
 	w_bytes(w, b, 4);
 }
 
 static inline void w_u64(struct wcur *w, uint64_t v)
 {
 	uint8_t b[8];
-	for (int i = 0; i < 8; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
+	rcc_put_le64(b, v);
 	w_bytes(w, b, 8);
 }
 
@@ -105,25 +106,19 @@ static inline uint8_t r_u8(struct rcur *r)
 static inline uint16_t r_u16(struct rcur *r)
 {
 	const uint8_t *q = r_take(r, 2);
-	return q ? (uint16_t)(q[0] | q[1] << 8) : 0;
+	return q ? rcc_get_le16(q) : 0;
 }
 
 static inline uint32_t r_u32(struct rcur *r)
 {
 	const uint8_t *q = r_take(r, 4);
-	uint32_t v = 0;
-	for (int i = 0; q && i < 4; i++)
-		v |= (uint32_t)q[i] << (8 * i);
-	return v;
+	return q ? rcc_get_le32(q) : 0;
 }
 
 static inline uint64_t r_u64(struct rcur *r)
 {
 	const uint8_t *q = r_take(r, 8);
-	uint64_t v = 0;
-	for (int i = 0; q && i < 8; i++)
-		v |= (uint64_t)q[i] << (8 * i);
-	return v;
+	return q ? rcc_get_le64(q) : 0;
 }
 
 /* Every byte consumed and none missing. */

@@ -247,8 +247,7 @@ static void build_responses(struct tcp_ep *ep, struct tx_batch *b)
 			it->ends_unit = off == j->len;
 		} else if (j->type == WIRE_ATOMIC_RESP) {
 			uint8_t v[8];
-			for (int i = 0; i < 8; i++)
-				v[i] = (uint8_t)(j->value >> (8 * i));
+			rcc_put_le64(v, j->value);
 			h.len = WIRE_ATOMIC_RESP_LEN;
 			put_hdr(b, it, &h, v, sizeof(v));
 			it->bytes -= WIRE_ATOMIC_RESP_LEN; /* counted as payload below */
@@ -303,10 +302,8 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 		case RCC_WR_CAS:
 		case RCC_WR_FADD: {
 			uint8_t ops[WIRE_ATOMIC_REQ_LEN];
-			for (int k = 0; k < 8; k++) {
-				ops[k] = (uint8_t)(w->compare_add >> (8 * k));
-				ops[8 + k] = (uint8_t)(w->swap >> (8 * k));
-			}
+			rcc_put_le64(ops, w->compare_add);
+			rcc_put_le64(ops + 8, w->swap);
 			h.type = WIRE_ATOMIC_REQ;
 			h.flags = w->opcode == RCC_WR_CAS ? WIRE_F_CAS : 0;
 			h.raddr = w->raddr;
