@@ -16,7 +16,7 @@
 #include "pair.h"
 #include "proto.h"
 #include "window.h"
-#include "wire.h"
+#include "cursor.h"
 
 #define NRX 32
 #define WAIT_MS 10000

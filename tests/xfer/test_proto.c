@@ -5,7 +5,7 @@
 
 #include "harness.h"
 #include "proto.h"
-#include "wire.h"
+#include "cursor.h"
 
 /* Encode m, parse and decode it back. 0 or the failing step's status. */
 static int roundtrip(const struct xmsg *m, struct xmsg *out)

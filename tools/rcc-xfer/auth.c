@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "hash.h"
-#include "wire.h"
+#include "cursor.h"
 
 #define LABEL_RECEIVER "rcc-xfer/1 receiver proof"
 #define LABEL_SENDER "rcc-xfer/1 sender proof"

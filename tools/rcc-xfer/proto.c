@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "wire.h"
+#include "cursor.h"
 
 static const char *const type_names[] = {
 	[XM_HELLO] = "HELLO",     [XM_CHALLENGE] = "CHALLENGE", [XM_AUTH] = "AUTH",

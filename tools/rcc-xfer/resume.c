@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "wire.h"
+#include "cursor.h"
 
 #define RESUME_MAGIC 0x53584352u /* "RCXS" */
 #define RESUME_VERSION 1u

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Bounded little-endian cursors for building and parsing control messages.
- * A cursor never reads or writes outside its buffer: an overrun sets a flag
+ * Bounded little-endian cursors for building and parsing the tools' control
+ * messages. A cursor never reads or writes outside its buffer: an overrun sets a flag
  * that the caller checks once at the end, so encoders and decoders stay flat.
  */
-#ifndef XFER_WIRE_H
-#define XFER_WIRE_H
+#ifndef RCC_TOOLS_CURSOR_H
+#define RCC_TOOLS_CURSOR_H
 
 #include <stdbool.h>
 #include <stddef.h>
