@@ -93,6 +93,18 @@ void cli_apply(struct cli *c, int code, const char *arg);
 void cli_finish(struct cli *c);
 
 /*
+ * RCC_CLI_CHECK=1 in the environment: check the command line only. Each tool
+ * calls cli_check_done() right after its whole command line was parsed and
+ * checked; in check mode it prints "PROG: command line ok" and exits 0
+ * before anything is opened, connected or written. What the machine has (a
+ * named device) is not checked then: it is not part of the command line.
+ * The documentation's command lines are tested this way
+ * (tests/docs/doc-commands.sh).
+ */
+bool cli_checking(void);
+void cli_check_done(const char *prog);
+
+/*
  * A duration option's value in milliseconds, in [min_ms, max_ms] (parse_duration
  * syntax; bare numbers are seconds). legacy_ms: this option took milliseconds
  * before; a bare number of 100 or more is still read that way, with a warning.

@@ -206,6 +206,7 @@ int main(int argc, char **argv)
 	cli_finish(&c);
 	if (optind != argc)
 		usage_error(prog, "unexpected argument '%s'", argv[optind]);
+	cli_check_done(prog);
 	dev = attr.device;
 	json = c.json;
 

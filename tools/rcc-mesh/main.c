@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "cmdline.h"
 #include "mesh.h"
 
 int main(int argc, char **argv)
@@ -18,6 +19,7 @@ int main(int argc, char **argv)
 	/* progress lines reach a pipe or a log file as they happen (scripts wait for them) */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	mesh_parse(argc, argv, &o);
+	cli_check_done("rcc-mesh");
 	signal(SIGPIPE, SIG_IGN); /* a peer that vanishes must not kill us */
 	if (mesh_open(&m, &o)) {
 		mesh_opts_free(&o);

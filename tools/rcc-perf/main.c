@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmdline.h"
 #include "launch.h"
 #include "perf.h"
 
@@ -20,6 +21,7 @@ int main(int argc, char **argv)
 	/* a server's lines reach a pipe or a log as they happen (scripts wait for them) */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	perf_parse(argc, argv, &cfg);
+	cli_check_done("rcc-perf");
 	/* A peer that vanishes must show up as an error, not kill us. */
 	signal(SIGPIPE, SIG_IGN);
 	memset(&sa, 0, sizeof(sa));

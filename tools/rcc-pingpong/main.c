@@ -3,6 +3,7 @@
  * listener that hands each client to an agent). */
 #include <stdio.h>
 
+#include "cmdline.h"
 #include "pingpong.h"
 
 int main(int argc, char **argv)
@@ -14,6 +15,7 @@ int main(int argc, char **argv)
 	 * pipe as they happen, not when the server exits. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	pp_parse(argc, argv, &o);
+	cli_check_done("rcc-pingpong");
 	if (o.boot && !o.server && pp_launch_find_server(&o))
 		status = 1;
 	else

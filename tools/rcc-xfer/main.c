@@ -2,6 +2,7 @@
 /* rcc-xfer: file transfer by RDMA WRITE. See 'rcc-xfer --help' and docs/rcc-xfer.md. */
 #include <string.h>
 
+#include "cmdline.h"
 #include "auth.h"
 #include "cli.h"
 #include "exitcode.h"
@@ -27,6 +28,7 @@ int main(int argc, char **argv)
 	struct xfer_opts o;
 
 	cli_parse(argc, argv, &o);
+	cli_check_done("rcc-xfer");
 	out_init(o.out);
 	if (stop_install()) {
 		out_error("cannot install signal handlers");
