@@ -368,6 +368,43 @@ static struct agent *least_loaded(struct rcc_server *srv)
 	return best;
 }
 
+/* Refuse a request: counted before the answer leaves, so the client never sees
+ * stale stats. */
+static void turn_away(struct rcc_server *srv, struct rcc_conn_req *req)
+{
+	atomic_fetch_add(&srv->rejected, 1);
+	rcc_reject_req(req, NULL, 0);
+}
+
+/* The server's list of every connection (for stop and stats). */
+static void track_conn(struct rcc_server *srv, struct conn *c)
+{
+	pthread_mutex_lock(&srv->lock);
+	c->all_next = srv->all;
+	if (srv->all)
+		srv->all->all_prev = c;
+	srv->all = c;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* A per-endpoint agent's thread, started for its one connection. When it cannot
+ * start nobody will run it: the connection ends here, as its agent would
+ * (flushes delivered, then on_disconnect). */
+static void start_own_agent(struct rcc_server *srv, struct agent *ag, struct conn *c)
+{
+	int rc = agent_start(ag);
+	if (!rc)
+		return;
+	log_error("server: cannot start an agent thread: %s", rcc_strerror(rc));
+	ag->incoming = NULL;
+	atomic_store(&ag->has_incoming, false);
+	c->next = NULL;
+	ag->conns = c;
+	atomic_fetch_sub(&srv->accepted, 1);
+	end_conn(ag, c);
+	agent_free(ag);
+}
+
 static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 {
 	const struct rcc_recv_wr *recv = NULL;
@@ -380,15 +417,12 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 	if ((int)atomic_load(&srv->active) >= srv->attr.max_connections) {
 		log_warn("server: %s turned away: %d connections already", peer,
 			 srv->attr.max_connections);
-		/* counted before the answer leaves, so the client never sees stale stats */
-		atomic_fetch_add(&srv->rejected, 1);
-		rcc_reject_req(req, NULL, 0);
+		turn_away(srv, req);
 		return;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		atomic_fetch_add(&srv->rejected, 1);
-		rcc_reject_req(req, NULL, 0);
+		turn_away(srv, req);
 		return;
 	}
 	struct reply reply = { .req = req };
@@ -399,16 +433,14 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 		if (rc < 0) {
 			log_info("server: %s rejected by the application: %s", peer,
 				 rcc_strerror(rc));
-			atomic_fetch_add(&srv->rejected, 1);
-			rcc_reject_req(req, NULL, 0);
+			turn_away(srv, req);
 			goto err_user;
 		}
 	}
 	if (srv->attr.thread_mode == RCC_THREAD_PER_EP) {
 		rc = agent_new(srv, true, &ag);
 		if (rc) {
-			atomic_fetch_add(&srv->rejected, 1);
-			rcc_reject_req(req, NULL, 0);
+			turn_away(srv, req);
 			goto err_user;
 		}
 	} else {
@@ -435,28 +467,10 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 		goto err_agent;
 	}
 	atomic_fetch_add(&ag->load, 1);
-	pthread_mutex_lock(&srv->lock);
-	c->all_next = srv->all;
-	if (srv->all)
-		srv->all->all_prev = c;
-	srv->all = c;
-	pthread_mutex_unlock(&srv->lock);
+	track_conn(srv, c);
 	agent_handover(ag, c);
-	if (ag->per_ep) {
-		rc = agent_start(ag);
-		if (rc) {
-			/* Nobody will run it: end the connection here, as its agent
-			 * would (flushes delivered, then on_disconnect). */
-			log_error("server: cannot start an agent thread: %s", rcc_strerror(rc));
-			ag->incoming = NULL;
-			atomic_store(&ag->has_incoming, false);
-			c->next = NULL;
-			ag->conns = c;
-			atomic_fetch_sub(&srv->accepted, 1);
-			end_conn(ag, c);
-			agent_free(ag);
-		}
-	}
+	if (ag->per_ep)
+		start_own_agent(srv, ag, c);
 	return;
 
 err_agent:
