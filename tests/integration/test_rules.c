@@ -7,6 +7,8 @@
  * enforce a rule the case says so and checks the portable part only.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -446,6 +448,102 @@ static void closed_endpoint_never_named_again(void)
 	pair_close(&p);
 }
 
+/*
+ * Rule 6 under fire: a thread polls a shared CQ without pause while the main
+ * thread keeps connecting endpoints to it, posting WRITEs and closing each
+ * endpoint with its completions still coming. No poll that began after a
+ * close returned may name the closed endpoint (each completion's wr_id
+ * carries its endpoint's generation; the poller reads how many closes have
+ * returned before every poll), nothing crashes, and TSan sees no race
+ * between close and poll.
+ */
+struct close_poll {
+	struct rcc_cq *cq;
+	atomic_bool stop;
+	atomic_uint closed; /* generations whose close has returned: 1..closed */
+	atomic_uint seen;   /* completions polled so far */
+	unsigned violations;
+};
+
+static void *close_poll_poller(void *arg)
+{
+	struct close_poll *cp = arg;
+	struct rcc_wc wc[16];
+
+	while (!atomic_load(&cp->stop)) {
+		unsigned closed_before = atomic_load(&cp->closed);
+		int n = rcc_cq_poll(cp->cq, wc, 16);
+		for (int i = 0; i < n; i++) {
+			unsigned gen = (unsigned)(wc[i].wr_id >> 32);
+			cp->violations += gen <= closed_before;
+			atomic_fetch_add(&cp->seen, 1);
+		}
+		if (n < 0)
+			cp->violations++;
+	}
+	return NULL;
+}
+
+static void close_during_poll(void)
+{
+	const unsigned K = test_quick() ? 8 : 40, M = 16;
+	struct pair p;
+	struct tbuf src = { 0 }, dst = { 0 };
+	struct close_poll cp = { 0 };
+	pthread_t poller;
+	char addr[128];
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&src, p.ctx, 4096, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&dst, p.ctx, 4096, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE));
+	struct rcc_cq_attr qa = { .depth = 4 * M };
+	CHECK_OK(rcc_cq_create(p.ctx, &qa, &cp.cq));
+	atomic_init(&cp.stop, false);
+	atomic_init(&cp.closed, 0);
+	atomic_init(&cp.seen, 0);
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(p.lst));
+	CHECK_EQ(pthread_create(&poller, NULL, close_poll_poller, &cp), 0);
+	struct rcc_sge sg = tbuf_sge(&src, 0, 64);
+	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+	for (unsigned gen = 1; gen <= K; gen++) {
+		struct accept_job job = { .lst = p.lst, .cq = p.cq_b };
+		struct rcc_ep *c = NULL;
+		pthread_t th;
+		CHECK_EQ(pthread_create(&th, NULL, accept_main, &job), 0);
+		struct rcc_ep_attr ca = { .send_cq = cp.cq, .sq_depth = M };
+		int rc = rcc_connect(p.ctx, addr, &ca, TEST_TIMEOUT_MS, &c);
+		pthread_join(th, NULL);
+		if (rc || job.rc) {
+			CHECK_OK(rc);
+			CHECK_OK(job.rc);
+			break;
+		}
+		unsigned before = atomic_load(&cp.seen);
+		for (unsigned j = 0; j < M; j++)
+			CHECK_OK(rcc_post_write(c, &sg, 1, rm.addr + 64 * j, rm.rkey,
+						(uint64_t)gen << 32 | j, RCC_SEND_SIGNALED));
+		/* every other endpoint: let the poller take some of its completions
+		 * first, so that the close meets them being polled (bounded wait) */
+		uint64_t until = now_ms() + TEST_TIMEOUT_MS;
+		while (gen % 2 && atomic_load(&cp.seen) - before < M / 4 && now_ms() < until)
+			sched_yield();
+		/* close with the completions in flight, in the CQ, or being polled */
+		CHECK_OK(rcc_ep_close(c));
+		atomic_store(&cp.closed, gen);
+		CHECK_OK(rcc_ep_close(job.ep));
+	}
+	atomic_store(&cp.stop, true);
+	pthread_join(poller, NULL);
+	CHECK_EQ(cp.violations, 0);
+	/* the poller met them: half the endpoints had some polled before close */
+	CHECK(atomic_load(&cp.seen) >= K / 2 * (M / 4));
+	CHECK(atomic_load(&cp.seen) <= K * M);
+	CHECK_OK(rcc_cq_destroy(cp.cq));
+	tbuf_free(&dst);
+	tbuf_free(&src);
+	pair_close(&p);
+}
+
 /* The peer of frozen_peer_detected: connect, then serve until disconnected.
  * Exit 0 when it saw its endpoint leave service after being resumed. */
 static void frozen_peer_child(int port_fd, uint32_t timeout_ms)
@@ -581,4 +679,4 @@ TEST_MAIN(TEST(cq_overrun_fails_endpoints), TEST(sq_slots_freed_by_polled_signal
 	  TEST(solicited_flag_changes_nothing_at_rcc_receiver),
 	  TEST(error_flushes_everything_and_refuses_posts),
 	  TEST(send_and_write_imm_complete_in_order), TEST(closed_endpoint_never_named_again),
-	  TEST(frozen_peer_detected), TEST(peer_timeout_bounds))
+	  TEST(close_during_poll), TEST(frozen_peer_detected), TEST(peer_timeout_bounds))
