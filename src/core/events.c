@@ -25,6 +25,7 @@ void rcci_events_init(struct rcci_event_queue *q)
 {
 	pthread_mutex_init(&q->lock, NULL);
 	q->head = q->tail = NULL;
+	q->srq_head = q->srq_tail = NULL;
 	q->fd = -1;
 }
 
@@ -70,6 +71,56 @@ void rcci_ep_state_changed(struct rcc_ep *ep)
 	pthread_mutex_unlock(&q->lock);
 }
 
+void rcci_srq_limit_reached(struct rcc_srq *srq)
+{
+	struct rcci_event_queue *q = &srq->ctx->events;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->fd >= 0 && !srq->event_queued) {
+		srq->event_queued = true;
+		srq->event_next = NULL;
+		if (q->srq_tail)
+			q->srq_tail->event_next = srq;
+		else
+			q->srq_head = srq;
+		q->srq_tail = srq;
+		signal_fd(q->fd);
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* Unlink srq (queued) from q; q->lock held. */
+static void unlink_srq_locked(struct rcci_event_queue *q, struct rcc_srq *srq)
+{
+	struct rcc_srq *prev = NULL;
+
+	for (struct rcc_srq *e = q->srq_head; e; prev = e, e = e->event_next) {
+		if (e != srq)
+			continue;
+		if (prev)
+			prev->event_next = e->event_next;
+		else
+			q->srq_head = e->event_next;
+		if (q->srq_tail == e)
+			q->srq_tail = prev;
+		break;
+	}
+	srq->event_queued = false;
+	srq->event_next = NULL;
+	if (!q->head && !q->srq_head && q->fd >= 0)
+		drain_fd(q->fd);
+}
+
+void rcci_events_forget_srq(struct rcc_srq *srq)
+{
+	struct rcci_event_queue *q = &srq->ctx->events;
+
+	pthread_mutex_lock(&q->lock);
+	if (srq->event_queued)
+		unlink_srq_locked(q, srq);
+	pthread_mutex_unlock(&q->lock);
+}
+
 /* Unlink ep (queued) from q; q->lock held. */
 static void unlink_locked(struct rcci_event_queue *q, struct rcc_ep *ep)
 {
@@ -88,7 +139,7 @@ static void unlink_locked(struct rcci_event_queue *q, struct rcc_ep *ep)
 	}
 	ep->event_queued = false;
 	ep->event_next = NULL;
-	if (!q->head && q->fd >= 0)
+	if (!q->head && !q->srq_head && q->fd >= 0)
 		drain_fd(q->fd);
 }
 
@@ -137,7 +188,13 @@ int rcc_ctx_event_fd(struct rcc_ctx *ctx)
 static int take_locked(struct rcci_event_queue *q, struct rcc_event *ev)
 {
 	struct rcc_ep *ep = q->head;
+	struct rcc_srq *srq = q->srq_head;
 
+	if (srq) {
+		unlink_srq_locked(q, srq);
+		*ev = (struct rcc_event){ .type = RCC_EVENT_SRQ_LIMIT, .srq = srq };
+		return 0;
+	}
 	if (!ep)
 		return -EAGAIN;
 	unlink_locked(q, ep);

@@ -273,6 +273,7 @@ int rcci_cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t sa
 	cp.retry_count = (uint8_t)base->attr.retry_cnt;
 	cp.rnr_retry_count = (uint8_t)base->attr.rnr_retry;
 	cp.qp_num = ep->qpn;
+	cp.srq = base->attr.srq != NULL; /* the QP is ours, not the cm_id's: say so */
 	if (rdma_connect(ep->id, &cp)) {
 		rc = cm_err("rdma_connect");
 		goto err;
@@ -464,6 +465,7 @@ int rcci_cm_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 	cp.flow_control = 1;
 	cp.rnr_retry_count = (uint8_t)base->attr.rnr_retry;
 	cp.qp_num = ep->qpn;
+	cp.srq = base->attr.srq != NULL; /* the QP is ours, not the cm_id's: say so */
 	if (rdma_accept(ep->id, &cp)) {
 		rc = cm_err("rdma_accept");
 		goto err;

@@ -137,7 +137,10 @@ static void post_markers(struct verbs_ep *ep)
 	int rc;
 
 	atomic_store(&ep->draining, true);
-	rc = ibv_post_recv(ep->qp, &rw, &rbad);
+	/* With an SRQ the QP has no receive queue to mark: the receive it was
+	 * filling (if any) is flushed by the move to ERR, before the send
+	 * marker, and the SRQ's other receives stay posted for other QPs. */
+	rc = ep->base.attr.srq ? -1 : ibv_post_recv(ep->qp, &rw, &rbad);
 	if (rc) {
 		log_debug("verbs: QP %u: marker receive not posted (%d)", ep->qpn, rc);
 		atomic_fetch_or(&ep->markers, MARK_RECV);

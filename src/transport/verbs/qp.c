@@ -40,14 +40,16 @@ int rcci_qp_create(struct verbs_ep *ep)
 		struct ibv_qp_init_attr ia = {
 			.send_cq = vcq(a->send_cq)->cq,
 			.recv_cq = vcq(a->recv_cq)->cq,
+			.srq = a->srq ? vsrq(a->srq)->srq : NULL,
 			.qp_type = IBV_QPT_RC,
 			.sq_sig_all = a->sig_all,
 			.cap = {
-				/* +1: the disconnect marker always finds room. */
+				/* +1: the disconnect marker always finds room. With
+				 * an SRQ the QP has no receive queue at all. */
 				.max_send_wr = a->sq_depth + 1,
-				.max_recv_wr = a->rq_depth + 1,
+				.max_recv_wr = a->srq ? 0 : a->rq_depth + 1,
 				.max_send_sge = a->max_send_sge,
-				.max_recv_sge = a->max_recv_sge,
+				.max_recv_sge = a->srq ? 0 : a->max_recv_sge,
 				.max_inline_data = a->max_inline ? a->max_inline : fallback[i],
 			},
 		};

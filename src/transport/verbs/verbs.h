@@ -133,6 +133,20 @@ void rcci_vcq_drain(struct verbs_cq *cq);
 /* Drop backlog entries that name ep. */
 void rcci_vcq_forget(struct verbs_cq *cq, struct verbs_ep *ep);
 
+/* --------------------------------------------------------------------- SRQ */
+struct verbs_srq {
+	struct rcc_srq base;
+	struct ibv_srq *srq; /* srq_context is &base: the async limit event finds it */
+};
+
+static inline struct verbs_srq *vsrq(struct rcc_srq *s) { return (struct verbs_srq *)s; }
+
+/* srq.c */
+int rcci_vsrq_create(struct rcc_srq *srq);
+void rcci_vsrq_destroy(struct rcc_srq *srq);
+int rcci_vsrq_post_recv(struct rcc_srq *srq, const struct rcc_recv_wr *wr, int n, int *posted);
+int rcci_vsrq_arm(struct rcc_srq *srq, uint32_t limit);
+
 /* ---------------------------------------------------------------- endpoint */
 
 enum verbs_bringup_kind {
@@ -192,6 +206,9 @@ uint8_t rcci_rd_atomic_initiator(struct verbs_ep *ep);
 /* post.c */
 int rcci_verbs_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
 int rcci_verbs_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
+/* Post receives to a QP's receive queue (srq NULL) or to an SRQ (qp NULL). */
+int rcci_verbs_post_recv_to(struct ibv_qp *qp, struct ibv_srq *srq, const struct rcc_recv_wr *wr,
+			    int n, int *posted);
 
 /* ep.c */
 /* Fields every bring-up starts from (lock, sockets, flags). */
