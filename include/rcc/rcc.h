@@ -73,9 +73,10 @@ const char *rcc_strerror(int status);
  * connect or start something (contexts, regions, CQs, listeners, endpoints,
  * session clients and servers); each one forgets the previous text when it
  * starts, so read it right after the failure, before the next such call on
- * the same thread. Posting, polling and getters never touch it, with one
- * exception: a receive posted to an endpoint that takes its receives from a
- * shared receive queue is refused (-EINVAL) and says so here. Never NULL;
+ * the same thread. Posting, polling and getters never touch it, with two
+ * exceptions that say why a post was refused: a receive posted to an
+ * endpoint that takes its receives from a shared receive queue, and a READ or
+ * atomic posted to an RCC_QP_UC endpoint (both -EINVAL). Never NULL;
  * the text belongs to the thread, is escaped like a log message and stays
  * valid until the thread's next set-up call. Never blocks.
  */
@@ -404,6 +405,26 @@ const char *rcc_wc_opcode_str(enum rcc_wc_opcode opcode);
 /* rnr_retry value that retries forever (the default). */
 #define RCC_RETRY_FOREVER 7
 
+/*
+ * The kind of queue pair behind an endpoint. Both sides of a connection must
+ * choose the same kind (verbs QPs of different kinds cannot talk).
+ *  - RCC_QP_RC, reliable connected (the default): every operation.
+ *  - RCC_QP_UC, unreliable connected: SEND, SEND_IMM, WRITE and WRITE_IMM
+ *    only; READ, CAS and FADD are refused at post with -EINVAL (and
+ *    rcc_last_error() says why) on every transport. On verbs a message lost
+ *    on the wire is not retransmitted: the receiver never sees it (a receive
+ *    or WRITE_IMM it would have consumed waits for the next message) and the
+ *    sender's completion only means the message left; no RNR wait either
+ *    (a SEND meeting no receive is dropped). tcp carries UC with its RC
+ *    machinery -- reliable and RNR-retried, a superset of what UC promises --
+ *    so a program correct on UC (one that tolerates loss) works there too,
+ *    but one that works on tcp may still lose messages on a NIC.
+ */
+enum rcc_qp_type {
+	RCC_QP_RC = 0,
+	RCC_QP_UC,
+};
+
 struct rcc_ep_attr {
 	struct rcc_cq *send_cq; /* required */
 	struct rcc_cq *recv_cq; /* NULL: same as send_cq */
@@ -445,6 +466,8 @@ struct rcc_ep_attr {
 	 * or accepting), and so is rcc_post_recv() on the endpoint. The SRQ must
 	 * outlive the endpoint. NULL: a receive queue of its own. */
 	struct rcc_srq *srq;
+	/* RCC_QP_RC (0, the default) or RCC_QP_UC; anything else -EINVAL. */
+	enum rcc_qp_type qp_type;
 };
 #define RCC_DEFAULT_PEER_TIMEOUT_MS 10000u
 #define RCC_MIN_PEER_TIMEOUT_MS 100u
@@ -831,7 +854,9 @@ struct rcc_recv_wr {
  * as error completions instead.
  */
 int rcc_post_send_list(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
-/* An endpoint created with an SRQ (rcc_ep_attr.srq) has no receive queue
+/* READ, CAS and FADD on an RCC_QP_UC endpoint: -EINVAL, explained by
+ * rcc_last_error(); the requests before it in the list are posted.
+ * An endpoint created with an SRQ (rcc_ep_attr.srq) has no receive queue
  * of its own: posting a receive to it fails with -EINVAL, and
  * rcc_last_error() says to post to the SRQ (rcc_srq_post_recv()). */
 int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);

@@ -46,6 +46,9 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 		out->recv_cq = out->send_cq;
 	if (out->send_cq->ctx != ctx || out->recv_cq->ctx != ctx)
 		return rcci_fail(-EINVAL, "the endpoint's CQs belong to another context");
+	if (out->qp_type != RCC_QP_RC && out->qp_type != RCC_QP_UC)
+		return rcci_fail(-EINVAL, "qp_type %d: want RCC_QP_RC or RCC_QP_UC",
+				 (int)out->qp_type);
 	if (out->srq) {
 		if (out->srq->ctx != ctx)
 			return rcci_fail(-EINVAL, "the endpoint's SRQ belongs to another context");

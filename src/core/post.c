@@ -34,6 +34,15 @@ static int check_send_wr(const struct rcc_ep *ep, const struct rcc_send_wr *wr)
 		return -EINVAL;
 	if (sge_total(wr->sg_list, wr->num_sge, &total))
 		return -EINVAL;
+	if (__builtin_expect(ep->attr.qp_type == RCC_QP_UC, 0) && wr->opcode >= RCC_WR_READ) {
+		rcci_error_clear(); /* this refusal is the text, not an older one */
+		return rcci_fail(-EINVAL,
+				 "%s on an unreliable-connected (RCC_QP_UC) endpoint: UC "
+				 "carries SEND and WRITE only",
+				 wr->opcode == RCC_WR_READ ? "READ" :
+				 wr->opcode == RCC_WR_CAS  ? "CAS" :
+							     "FADD");
+	}
 	switch (wr->opcode) {
 	case RCC_WR_CAS:
 	case RCC_WR_FADD:

@@ -138,8 +138,7 @@ static int qp_to(struct verbs_ep *ep, enum ibv_qp_state st, uint8_t rd)
 		return cm_err("rdma_init_qp_attr");
 	switch (st) {
 	case IBV_QPS_INIT:
-		a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+		a.qp_access_flags = (unsigned)rcci_qp_access(ep);
 		mask |= IBV_QP_ACCESS_FLAGS;
 		return rcci_qp_modify(ep, &a, mask, "INIT");
 	case IBV_QPS_RTR:

@@ -194,7 +194,10 @@ void rcci_qp_destroy(struct verbs_ep *ep);
 int rcci_qp_post_initial(struct verbs_ep *ep);
 /* Modify with attr/mask; logs and returns a negative errno on failure. */
 int rcci_qp_modify(struct verbs_ep *ep, struct ibv_qp_attr *attr, int mask, const char *what);
-/* RTR/RTS fields rcc controls, applied on top of whatever the bring-up filled. */
+/* The QP's access flags at INIT: UC allows remote writes only. */
+int rcci_qp_access(const struct verbs_ep *ep);
+/* RTR/RTS fields rcc controls, applied on top of whatever the bring-up filled
+ * (for UC: the RC-only attributes removed from the mask). */
 void rcci_qp_rtr_overrides(struct verbs_ep *ep, struct ibv_qp_attr *a, int *mask,
 			   uint8_t max_dest_rd_atomic);
 void rcci_qp_rts_overrides(struct verbs_ep *ep, struct ibv_qp_attr *a, int *mask,
