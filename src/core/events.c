@@ -71,6 +71,13 @@ void rcci_ep_state_changed(struct rcc_ep *ep)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* The descriptor stops saying "readable" once nothing is queued; q->lock held. */
+static void drain_if_empty_locked(struct rcci_event_queue *q)
+{
+	if (!q->head && !q->srq_head && q->fd >= 0)
+		drain_fd(q->fd);
+}
+
 void rcci_srq_limit_reached(struct rcc_srq *srq)
 {
 	struct rcci_event_queue *q = &srq->ctx->events;
@@ -107,8 +114,7 @@ static void unlink_srq_locked(struct rcci_event_queue *q, struct rcc_srq *srq)
 	}
 	srq->event_queued = false;
 	srq->event_next = NULL;
-	if (!q->head && !q->srq_head && q->fd >= 0)
-		drain_fd(q->fd);
+	drain_if_empty_locked(q);
 }
 
 void rcci_events_forget_srq(struct rcc_srq *srq)
@@ -139,8 +145,7 @@ static void unlink_locked(struct rcci_event_queue *q, struct rcc_ep *ep)
 	}
 	ep->event_queued = false;
 	ep->event_next = NULL;
-	if (!q->head && !q->srq_head && q->fd >= 0)
-		drain_fd(q->fd);
+	drain_if_empty_locked(q);
 }
 
 void rcci_events_forget(struct rcc_ep *ep)
