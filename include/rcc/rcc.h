@@ -681,9 +681,8 @@ void rcc_ep_set_context(struct rcc_ep *ep, void *context);
  * Outstanding work of the endpoint completes on its CQs as rule 4 says;
  * the event does not wait for those completions to be polled.
  * Besides endpoints, an SRQ whose armed limit was reached is queued once
- * (RCC_EVENT_SRQ_LIMIT, rcc_srq_arm_limit()); SRQ events are taken before
- * the endpoint events waiting at the same time, and rcc_srq_destroy()
- * removes the SRQ's entry.
+ * (RCC_EVENT_SRQ_LIMIT, rcc_srq_arm_limit()), in the same oldest-first
+ * order; rcc_srq_destroy() removes the SRQ's entry.
  */
 enum rcc_event_type {
 	RCC_EVENT_DISCONNECTED = 1, /* ep is RCC_EP_DISCONNECTED */

@@ -133,18 +133,9 @@ int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, i
 	if (rc)
 		return rc;
 	int good = rcci_recv_list_check(wr, n, ep->attr.max_recv_sge);
-	if (good < n) {
-		/* Post the good prefix so the outcome matches verbs' bad_wr. */
-		if (good > 0) {
-			int done = 0;
-			int rc2 = ep->ctx->ops->post_recv(ep, wr, good, &done);
-			if (posted)
-				*posted = done;
-			return rc2 ? rc2 : -EINVAL;
-		}
-		return -EINVAL;
-	}
-	return ep->ctx->ops->post_recv(ep, wr, n, posted);
+	/* Post the good prefix so the outcome matches verbs' bad_wr. */
+	rc = good ? ep->ctx->ops->post_recv(ep, wr, good, posted) : 0;
+	return rc ? rc : (good < n ? -EINVAL : 0);
 }
 
 int rcc_post_recv(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t wr_id)

@@ -30,6 +30,7 @@ int rcc_srq_create(struct rcc_ctx *ctx, const struct rcc_srq_attr *attr, struct 
 	srq->max_wr = a.max_wr;
 	srq->max_sge = a.max_sge;
 	atomic_init(&srq->users, 0);
+	srq->event.is_srq = true;
 	rc = ctx->ops->srq_create(srq);
 	if (rc) {
 		free(srq);
@@ -65,15 +66,9 @@ int rcc_srq_post_recv_list(struct rcc_srq *srq, const struct rcc_recv_wr *wr, in
 	if (!srq || !wr || n <= 0)
 		return -EINVAL;
 	int good = rcci_recv_list_check(wr, n, srq->max_sge);
-	if (good < n) {
-		/* the good prefix is posted, as verbs' bad_wr would have it */
-		if (good > 0) {
-			int rc = srq->ctx->ops->srq_post_recv(srq, wr, good, posted);
-			return rc ? rc : -EINVAL;
-		}
-		return -EINVAL;
-	}
-	return srq->ctx->ops->srq_post_recv(srq, wr, n, posted);
+	/* the good prefix is posted, as verbs' bad_wr would have it */
+	int rc = good ? srq->ctx->ops->srq_post_recv(srq, wr, good, posted) : 0;
+	return rc ? rc : (good < n ? -EINVAL : 0);
 }
 
 int rcc_srq_post_recv(struct rcc_srq *srq, const struct rcc_sge *sge, int num_sge, uint64_t wr_id)

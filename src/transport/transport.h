@@ -26,17 +26,20 @@ struct rcc_transport_ops;
 
 /*
  * Connection events of a context (rcc_ctx_get_event): the endpoints whose
- * state changed, oldest first, each queued at most once (an intrusive list,
- * so a peer cannot grow it past the number of open endpoints). Off until
- * the application first asks; the descriptor is readable exactly while the
- * queue is not empty.
+ * state changed and the SRQs whose limit was reached, oldest first, each
+ * queued at most once (an intrusive list, so a peer cannot grow it past the
+ * number of open endpoints and SRQs). Off until the application first asks;
+ * the descriptor is readable exactly while the queue is not empty.
  */
+struct rcci_event_node {
+	struct rcci_event_node *next;
+	bool queued;
+	bool is_srq; /* the node is in a struct rcc_srq, else in a struct rcc_ep */
+};
+
 struct rcci_event_queue {
 	pthread_mutex_t lock;
-	struct rcc_ep *head, *tail;
-	/* SRQs whose limit was reached, oldest first; taken before endpoints.
-	 * Each is queued at most once, so the list is bounded by open SRQs. */
-	struct rcc_srq *srq_head, *srq_tail;
+	struct rcci_event_node *head, *tail;
 	int fd; /* eventfd; -1 while off */
 };
 
@@ -85,9 +88,7 @@ struct rcc_ep {
 	/* Private data this side sends (copied from the caller's attr). */
 	uint8_t own_pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
 	uint32_t own_pdata_len;
-	/* in ctx->events, under its lock */
-	struct rcc_ep *event_next;
-	bool event_queued;
+	struct rcci_event_node event; /* in ctx->events, under its lock */
 	/* rcc_connect_start(): the attempt runs on a thread of its own; while
 	 * `connecting` the application sees RCC_EP_CONNECTING and cannot post.
 	 * NULL for an endpoint made by rcc_connect() or an accept. */
@@ -98,12 +99,10 @@ struct rcc_ep {
 /* A shared receive queue (rcc_srq_create); the transport's struct starts with it. */
 struct rcc_srq {
 	struct rcc_ctx *ctx;
-	uint32_t max_wr;  /* resolved: defaults filled in */
-	uint32_t max_sge; /* resolved */
-	atomic_int users; /* open endpoints taking receives from it */
-	/* in ctx->events, under its lock */
-	struct rcc_srq *event_next;
-	bool event_queued;
+	uint32_t max_wr;              /* resolved: defaults filled in */
+	uint32_t max_sge;             /* resolved */
+	atomic_int users;             /* open endpoints taking receives from it */
+	struct rcci_event_node event; /* in ctx->events, under its lock */
 };
 
 /* A transport calls this when srq's armed limit was reached: queues an
