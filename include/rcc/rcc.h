@@ -897,6 +897,9 @@ int rcc_post_fadd(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remo
  *    been returned by rcc_cq_poll()/rcc_cq_wait() (rule 2 below);
  *  - an endpoint that leaves service flushes only the receive it was filling
  *    (if any); the others stay posted to the SRQ for the other endpoints.
+ *    On verbs that one flush completion may reach the CQ shortly after
+ *    rcc_ep_disconnect() returns (docs/verbs.md: the device gives nothing
+ *    to wait for); rcc_ep_close() removes it all the same.
  */
 struct rcc_srq_attr {
 	uint32_t max_wr;  /* posted receives it holds; 0: RCC_DEFAULT_QUEUE_DEPTH */
