@@ -241,6 +241,92 @@ static void srq_fifo(void)
 	fixture_close(&f);
 }
 
+/* A WRITE_WITH_IMM takes a receive of the SRQ too (its buffer untouched,
+ * its data in the target region), interleaved with another endpoint's SEND. */
+static void srq_write_imm(void)
+{
+	enum {
+		SZ = 4096
+	};
+	struct fixture f;
+	struct tbuf s = { 0 }, r = { 0 }, t = { 0 };
+	struct rcc_wc wc[2];
+
+	CHECK_OK(fixture_open(&f, 2, NULL, 64, NULL));
+	CHECK_OK(tbuf_alloc(&s, f.ctx, 2 * SZ, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&r, f.ctx, 2 * SZ, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&t, f.ctx, SZ, RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE));
+	fill_pattern(s.p, SZ, 500);
+	fill_pattern(s.p + SZ, SZ, 501);
+	for (int k = 0; k < 2; k++) {
+		struct rcc_sge rs = tbuf_sge(&r, (size_t)k * SZ, SZ);
+		CHECK_OK(rcc_srq_post_recv(f.srq, &rs, 1, 10 + (uint64_t)k));
+	}
+	struct rcc_sge s0 = tbuf_sge(&s, 0, SZ), s1 = tbuf_sge(&s, SZ, SZ);
+	CHECK_OK(rcc_post_write_imm(f.cli[0], &s0, 1, (uint64_t)(uintptr_t)t.p, rcc_mr_rkey(t.mr),
+				    0x77, 1, RCC_SEND_SIGNALED));
+	CHECK_OK(rcc_post_send(f.cli[1], &s1, 1, 2, RCC_SEND_SIGNALED));
+	CHECK_EQ(wait_n(f.cq_srv, wc, 2, TEST_TIMEOUT_MS), 2);
+	for (int k = 0; k < 2; k++) {
+		CHECK_WC(wc[k], RCC_WC_SUCCESS);
+		CHECK(wc[k].wr_id == 10 || wc[k].wr_id == 11);
+		if (wc[k].ep == f.srv[0]) {
+			CHECK_EQ(wc[k].opcode, RCC_WC_RECV_WRITE_IMM);
+			CHECK_EQ(wc[k].imm_data, 0x77);
+		} else {
+			CHECK(wc[k].ep == f.srv[1]);
+			CHECK_EQ(wc[k].opcode, RCC_WC_RECV);
+			CHECK_EQ(wc[k].byte_len, SZ);
+			CHECK_EQ(check_pattern(r.p + (wc[k].wr_id - 10) * SZ, SZ, 501), -1);
+		}
+	}
+	CHECK(wc[0].ep != wc[1].ep);
+	CHECK_EQ(check_pattern(t.p, SZ, 500), -1);
+	CHECK_EQ(wait_n(f.cq_cli, wc, 2, TEST_TIMEOUT_MS), 2);
+	tbuf_free(&s);
+	tbuf_free(&r);
+	tbuf_free(&t);
+	fixture_close(&f);
+}
+
+/* An endpoint leaving service does not flush the SRQ's receives: they stay
+ * posted and the other endpoint's messages take them. */
+static void srq_outlives_endpoint(void)
+{
+	enum {
+		K = 4,
+		SZ = 64
+	};
+	struct fixture f;
+	struct tbuf s = { 0 }, r = { 0 };
+	struct rcc_wc wc[K];
+
+	CHECK_OK(fixture_open(&f, 2, NULL, 64, NULL));
+	CHECK_OK(tbuf_alloc(&s, f.ctx, K * SZ, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&r, f.ctx, K * SZ, RCC_ACCESS_LOCAL_WRITE));
+	for (int k = 0; k < K; k++) {
+		struct rcc_sge rs = tbuf_sge(&r, (size_t)k * SZ, SZ);
+		CHECK_OK(rcc_srq_post_recv(f.srq, &rs, 1, (uint64_t)k));
+	}
+	CHECK_OK(rcc_ep_disconnect(f.srv[0]));
+	CHECK_EQ(rcc_cq_wait(f.cq_srv, wc, 1, 50), -ETIMEDOUT); /* nothing flushed */
+	for (int k = 0; k < K; k++) {
+		fill_pattern(s.p + k * SZ, SZ, 600 + (uint64_t)k);
+		struct rcc_sge ss = tbuf_sge(&s, (size_t)k * SZ, SZ);
+		CHECK_OK(rcc_post_send(f.cli[1], &ss, 1, (uint64_t)k, RCC_SEND_SIGNALED));
+	}
+	CHECK_EQ(wait_n(f.cq_srv, wc, K, TEST_TIMEOUT_MS), K);
+	for (int k = 0; k < K; k++) {
+		CHECK_WC(wc[k], RCC_WC_SUCCESS);
+		CHECK(wc[k].ep == f.srv[1]);
+		CHECK_EQ(wc[k].wr_id, (uint64_t)k);
+		CHECK_EQ(check_pattern(r.p + k * SZ, SZ, 600 + (uint64_t)k), -1);
+	}
+	tbuf_free(&s);
+	tbuf_free(&r);
+	fixture_close(&f);
+}
+
 /* Sends one message from client 0 and takes its two completions. */
 static int send_one(struct fixture *f, struct tbuf *s, uint64_t id)
 {
@@ -441,5 +527,6 @@ static void srq_full_refuses(void)
 	fixture_close(&f);
 }
 
-TEST_MAIN(TEST(srq_shared_by_64), TEST(srq_fifo), TEST(srq_limit_event), TEST(srq_rnr_then_post),
-	  TEST(srq_destroy_busy), TEST(srq_endpoint_refuses_own_receives), TEST(srq_full_refuses))
+TEST_MAIN(TEST(srq_shared_by_64), TEST(srq_fifo), TEST(srq_write_imm), TEST(srq_outlives_endpoint),
+	  TEST(srq_limit_event), TEST(srq_rnr_then_post), TEST(srq_destroy_busy),
+	  TEST(srq_endpoint_refuses_own_receives), TEST(srq_full_refuses))
