@@ -205,6 +205,42 @@ static void srq_shared_by_64(void)
 	fixture_close(&f);
 }
 
+/* Posts n receives of sz bytes each (wr_ids 0..n-1, r sliced in order). */
+static int post_n(struct fixture *f, struct tbuf *r, int n, uint32_t sz)
+{
+	int rc = 0;
+
+	for (int k = 0; k < n && !rc; k++) {
+		struct rcc_sge rs = tbuf_sge(r, (size_t)k * sz, sz);
+		rc = rcc_srq_post_recv(f->srq, &rs, 1, (uint64_t)k);
+	}
+	return rc;
+}
+
+/* Client ci sends n messages of sz bytes (patterns seed, seed+1, ...); they
+ * must take the SRQ's receives posted by post_n() in order, on server
+ * endpoint ci, with their bytes. Fails the case otherwise. */
+static void send_n_in_order(struct fixture *f, int ci, struct tbuf *s, struct tbuf *r, int n,
+			    uint32_t sz, uint64_t seed)
+{
+	struct rcc_wc wc[16];
+
+	CHECK(n <= 16);
+	for (int k = 0; k < n; k++) {
+		fill_pattern(s->p + (size_t)k * sz, sz, seed + (uint64_t)k);
+		struct rcc_sge ss = tbuf_sge(s, (size_t)k * sz, sz);
+		CHECK_OK(rcc_post_send(f->cli[ci], &ss, 1, (uint64_t)k, RCC_SEND_SIGNALED));
+	}
+	CHECK_EQ(wait_n(f->cq_srv, wc, n, TEST_TIMEOUT_MS), n);
+	for (int k = 0; k < n; k++) {
+		CHECK_WC(wc[k], RCC_WC_SUCCESS);
+		CHECK_EQ(wc[k].wr_id, (uint64_t)k);
+		CHECK(wc[k].ep == f->srv[ci]);
+		CHECK_EQ(check_pattern(r->p + (size_t)k * sz, sz, seed + (uint64_t)k), -1);
+	}
+	CHECK_EQ(wait_n(f->cq_cli, wc, n, TEST_TIMEOUT_MS), n);
+}
+
 /* On one endpoint, messages take the SRQ's receives oldest first. */
 static void srq_fifo(void)
 {
@@ -214,28 +250,12 @@ static void srq_fifo(void)
 	};
 	struct fixture f;
 	struct tbuf s = { 0 }, r = { 0 };
-	struct rcc_wc wc[K];
 
 	CHECK_OK(fixture_open(&f, 1, NULL, 64, NULL));
 	CHECK_OK(tbuf_alloc(&s, f.ctx, K * SZ, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&r, f.ctx, K * SZ, RCC_ACCESS_LOCAL_WRITE));
-	for (int k = 0; k < K; k++) {
-		struct rcc_sge rs = tbuf_sge(&r, (size_t)k * SZ, SZ);
-		CHECK_OK(rcc_srq_post_recv(f.srq, &rs, 1, (uint64_t)k));
-	}
-	for (int k = 0; k < K; k++) {
-		fill_pattern(s.p + k * SZ, SZ, 70 + (uint64_t)k);
-		struct rcc_sge ss = tbuf_sge(&s, (size_t)k * SZ, SZ);
-		CHECK_OK(rcc_post_send(f.cli[0], &ss, 1, (uint64_t)k, RCC_SEND_SIGNALED));
-	}
-	CHECK_EQ(wait_n(f.cq_srv, wc, K, TEST_TIMEOUT_MS), K);
-	for (int k = 0; k < K; k++) {
-		CHECK_WC(wc[k], RCC_WC_SUCCESS);
-		CHECK_EQ(wc[k].wr_id, (uint64_t)k);
-		CHECK(wc[k].ep == f.srv[0]);
-		CHECK_EQ(check_pattern(r.p + k * SZ, SZ, 70 + (uint64_t)k), -1);
-	}
-	CHECK_EQ(wait_n(f.cq_cli, wc, K, TEST_TIMEOUT_MS), K);
+	CHECK_OK(post_n(&f, &r, K, SZ));
+	send_n_in_order(&f, 0, &s, &r, K, SZ, 70);
 	tbuf_free(&s);
 	tbuf_free(&r);
 	fixture_close(&f);
@@ -299,29 +319,15 @@ static void srq_outlives_endpoint(void)
 	};
 	struct fixture f;
 	struct tbuf s = { 0 }, r = { 0 };
-	struct rcc_wc wc[K];
+	struct rcc_wc w;
 
 	CHECK_OK(fixture_open(&f, 2, NULL, 64, NULL));
 	CHECK_OK(tbuf_alloc(&s, f.ctx, K * SZ, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&r, f.ctx, K * SZ, RCC_ACCESS_LOCAL_WRITE));
-	for (int k = 0; k < K; k++) {
-		struct rcc_sge rs = tbuf_sge(&r, (size_t)k * SZ, SZ);
-		CHECK_OK(rcc_srq_post_recv(f.srq, &rs, 1, (uint64_t)k));
-	}
+	CHECK_OK(post_n(&f, &r, K, SZ));
 	CHECK_OK(rcc_ep_disconnect(f.srv[0]));
-	CHECK_EQ(rcc_cq_wait(f.cq_srv, wc, 1, 50), -ETIMEDOUT); /* nothing flushed */
-	for (int k = 0; k < K; k++) {
-		fill_pattern(s.p + k * SZ, SZ, 600 + (uint64_t)k);
-		struct rcc_sge ss = tbuf_sge(&s, (size_t)k * SZ, SZ);
-		CHECK_OK(rcc_post_send(f.cli[1], &ss, 1, (uint64_t)k, RCC_SEND_SIGNALED));
-	}
-	CHECK_EQ(wait_n(f.cq_srv, wc, K, TEST_TIMEOUT_MS), K);
-	for (int k = 0; k < K; k++) {
-		CHECK_WC(wc[k], RCC_WC_SUCCESS);
-		CHECK(wc[k].ep == f.srv[1]);
-		CHECK_EQ(wc[k].wr_id, (uint64_t)k);
-		CHECK_EQ(check_pattern(r.p + k * SZ, SZ, 600 + (uint64_t)k), -1);
-	}
+	CHECK_EQ(rcc_cq_wait(f.cq_srv, &w, 1, 50), -ETIMEDOUT); /* nothing flushed */
+	send_n_in_order(&f, 1, &s, &r, K, SZ, 600);
 	tbuf_free(&s);
 	tbuf_free(&r);
 	fixture_close(&f);
