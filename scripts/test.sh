@@ -82,7 +82,8 @@ run_valgrind() {
 	local t failed=0
 	for t in build/tests/unit/test_* build/tests/integration/test_ops \
 		build/tests/integration/test_errors build/tests/integration/test_conn \
-		build/tests/integration/test_session build/tests/bootstrap/test_bootstrap; do
+		build/tests/integration/test_session build/tests/integration/test_srq \
+		build/tests/integration/test_uc build/tests/bootstrap/test_bootstrap; do
 		[ -x "$t" ] || continue
 		printf '  %s\n' "$t"
 		# --fair-sched: valgrind runs one thread at a time, and its default lock

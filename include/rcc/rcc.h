@@ -55,6 +55,7 @@ struct rcc_cq;
 struct rcc_ep;
 struct rcc_listener;
 struct rcc_conn_req;
+struct rcc_srq;
 
 /* ------------------------------------------------------------------------ */
 /* Status and logging                                                        */
@@ -72,7 +73,10 @@ const char *rcc_strerror(int status);
  * connect or start something (contexts, regions, CQs, listeners, endpoints,
  * session clients and servers); each one forgets the previous text when it
  * starts, so read it right after the failure, before the next such call on
- * the same thread. Posting, polling and getters never touch it. Never NULL;
+ * the same thread. Posting, polling and getters never touch it, with two
+ * exceptions that say why a post was refused: a receive posted to an
+ * endpoint that takes its receives from a shared receive queue, and a READ or
+ * atomic posted to an RCC_QP_UC endpoint (both -EINVAL). Never NULL;
  * the text belongs to the thread, is escaped like a log message and stays
  * valid until the thread's next set-up call. Never blocks.
  */
@@ -401,6 +405,26 @@ const char *rcc_wc_opcode_str(enum rcc_wc_opcode opcode);
 /* rnr_retry value that retries forever (the default). */
 #define RCC_RETRY_FOREVER 7
 
+/*
+ * The kind of queue pair behind an endpoint. Both sides of a connection must
+ * choose the same kind (verbs QPs of different kinds cannot talk).
+ *  - RCC_QP_RC, reliable connected (the default): every operation.
+ *  - RCC_QP_UC, unreliable connected: SEND, SEND_IMM, WRITE and WRITE_IMM
+ *    only; READ, CAS and FADD are refused at post with -EINVAL (and
+ *    rcc_last_error() says why) on every transport. On verbs a message lost
+ *    on the wire is not retransmitted: the receiver never sees it (a receive
+ *    or WRITE_IMM it would have consumed waits for the next message) and the
+ *    sender's completion only means the message left; no RNR wait either
+ *    (a SEND meeting no receive is dropped). tcp carries UC with its RC
+ *    machinery -- reliable and RNR-retried, a superset of what UC promises --
+ *    so a program correct on UC (one that tolerates loss) works there too,
+ *    but one that works on tcp may still lose messages on a NIC.
+ */
+enum rcc_qp_type {
+	RCC_QP_RC = 0,
+	RCC_QP_UC,
+};
+
 struct rcc_ep_attr {
 	struct rcc_cq *send_cq; /* required */
 	struct rcc_cq *recv_cq; /* NULL: same as send_cq */
@@ -435,6 +459,15 @@ struct rcc_ep_attr {
 	 * while idle. verbs: not yet -- only the QP's own retries (timeout,
 	 * retry_cnt) with work outstanding and rdma_cm's disconnect. */
 	uint32_t peer_timeout_ms;
+	/* Take receives from this shared receive queue (rcc_srq_create(), same
+	 * context) instead of a receive queue of the endpoint's own: rq_depth
+	 * and max_recv_sge are then ignored (the SRQ's max_sge applies), initial
+	 * receives are refused (-EINVAL: post them to the SRQ before connecting
+	 * or accepting), and so is rcc_post_recv() on the endpoint. The SRQ must
+	 * outlive the endpoint. NULL: a receive queue of its own. */
+	struct rcc_srq *srq;
+	/* RCC_QP_RC (0, the default) or RCC_QP_UC; anything else -EINVAL. */
+	enum rcc_qp_type qp_type;
 };
 #define RCC_DEFAULT_PEER_TIMEOUT_MS 10000u
 #define RCC_MIN_PEER_TIMEOUT_MS 100u
@@ -647,12 +680,16 @@ void rcc_ep_set_context(struct rcc_ep *ep, void *context);
  * already returned to you (as with completions, rule 6 below).
  * Outstanding work of the endpoint completes on its CQs as rule 4 says;
  * the event does not wait for those completions to be polled.
+ * Besides endpoints, an SRQ whose armed limit was reached is queued once
+ * (RCC_EVENT_SRQ_LIMIT, rcc_srq_arm_limit()), in the same oldest-first
+ * order; rcc_srq_destroy() removes the SRQ's entry.
  */
 enum rcc_event_type {
 	RCC_EVENT_DISCONNECTED = 1, /* ep is RCC_EP_DISCONNECTED */
 	RCC_EVENT_ERROR,            /* ep is RCC_EP_ERROR */
 	RCC_EVENT_ESTABLISHED,      /* a started connect succeeded: ep is ready */
 	RCC_EVENT_CONNECT_FAILED,   /* a started connect failed: see status */
+	RCC_EVENT_SRQ_LIMIT,        /* srq fell below its armed limit; ep is NULL */
 };
 
 /*
@@ -662,9 +699,10 @@ enum rcc_event_type {
  */
 struct rcc_event {
 	enum rcc_event_type type;
-	struct rcc_ep *ep; /* still open: yours to close */
-	void *context;     /* rcc_ep_context(ep) when the event was taken */
-	int status;        /* RCC_EVENT_CONNECT_FAILED: what rcc_connect() would return */
+	struct rcc_ep *ep;   /* still open: yours to close */
+	void *context;       /* rcc_ep_context(ep) when the event was taken */
+	int status;          /* RCC_EVENT_CONNECT_FAILED: what rcc_connect() would return */
+	struct rcc_srq *srq; /* RCC_EVENT_SRQ_LIMIT: the SRQ (still yours); else NULL */
 };
 
 /*
@@ -815,6 +853,11 @@ struct rcc_recv_wr {
  * as error completions instead.
  */
 int rcc_post_send_list(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
+/* READ, CAS and FADD on an RCC_QP_UC endpoint: -EINVAL, explained by
+ * rcc_last_error(); the requests before it in the list are posted.
+ * An endpoint created with an SRQ (rcc_ep_attr.srq) has no receive queue
+ * of its own: posting a receive to it fails with -EINVAL, and
+ * rcc_last_error() says to post to the SRQ (rcc_srq_post_recv()). */
 int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
 
 /* Single-request helpers; flags are enum rcc_send_flags. */
@@ -834,6 +877,86 @@ int rcc_post_cas(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remot
 		 uint32_t rkey, uint64_t compare, uint64_t swap, uint64_t wr_id, unsigned flags);
 int rcc_post_fadd(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remote_addr,
 		  uint32_t rkey, uint64_t add, uint64_t wr_id, unsigned flags);
+
+/* ------------------------------------------------------------------------ */
+/* Shared receive queues                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A shared receive queue (SRQ): one pool of posted receives that any number
+ * of endpoints of a context draw from (rcc_ep_attr.srq), so that a server
+ * with many clients bounds its receive memory by the SRQ's depth instead of
+ * one receive queue per connection. As on verbs:
+ *  - each incoming SEND, SEND_IMM or WRITE_IMM, whichever endpoint it
+ *    arrives on, takes the oldest receive posted to the SRQ (FIFO across all
+ *    endpoints); its completion goes to that endpoint's recv CQ and names
+ *    that endpoint (wc.ep); wr_id tells the application which buffer;
+ *  - when the SRQ is empty, the sender sees receiver-not-ready exactly as
+ *    with an empty receive queue of its own (rnr_retry, RNR NAK, retries);
+ *  - a posted receive holds its slot of max_wr until its completion has
+ *    been returned by rcc_cq_poll()/rcc_cq_wait() (rule 2 below);
+ *  - an endpoint that leaves service flushes only the receive it was filling
+ *    (if any); the others stay posted to the SRQ for the other endpoints.
+ *    On verbs that one flush completion may reach the CQ shortly after
+ *    rcc_ep_disconnect() returns (docs/verbs.md: the device gives nothing
+ *    to wait for); rcc_ep_close() removes it all the same.
+ */
+struct rcc_srq_attr {
+	uint32_t max_wr;  /* posted receives it holds; 0: RCC_DEFAULT_QUEUE_DEPTH */
+	uint32_t max_sge; /* scatter/gather elements per receive; 0: 4 */
+};
+
+/*
+ * Create an SRQ holding at least attr->max_wr receives (a device may round
+ * it up) of up to attr->max_sge elements each. attr may be NULL (defaults).
+ * Returns 0 and sets *srq; -EINVAL (a NULL ctx or srq, max_wr above 16384
+ * or max_sge above 16 -- rcc_last_error() says which), -ENOMEM, or the
+ * device's error (-EOPNOTSUPP: the device has no SRQs). Does not block.
+ * Thread-safe. *srq is the caller's until rcc_srq_destroy(), which must come
+ * after every endpoint using it was closed and before rcc_ctx_close().
+ */
+int rcc_srq_create(struct rcc_ctx *ctx, const struct rcc_srq_attr *attr, struct rcc_srq **srq);
+
+/*
+ * Destroy an SRQ: receives still posted to it are dropped without a
+ * completion (their buffers are the caller's again). Returns 0, -EINVAL
+ * (NULL), or -EBUSY while an endpoint that uses it is open (nothing is
+ * changed then). A limit event naming it that was not taken yet is
+ * dropped. Does not block on peers. Call it once no other thread uses srq.
+ */
+int rcc_srq_destroy(struct rcc_srq *srq);
+
+/*
+ * Post n receives to srq in order with one call, as rcc_post_recv_list():
+ * 0 when all were posted; otherwise a negative errno with *posted (if not
+ * NULL) set to the number accepted before the failing one. -ENOMEM: max_wr
+ * receives are held already (posted, or completed and not yet polled);
+ * -EINVAL: a NULL srq or wr, n <= 0, or a request with more than max_sge
+ * elements or more than RCC_MAX_MSG_SIZE bytes. The buffers must stay
+ * registered (RCC_ACCESS_LOCAL_WRITE) until their completion; sg_list is
+ * copied, so it may be reused at once. A receive naming memory that is not
+ * registered completes in error on the endpoint whose message takes it
+ * (which then leaves service, as with its own receive queue). Never blocks.
+ * Thread-safe: any number of threads may post to one SRQ at once.
+ */
+int rcc_srq_post_recv_list(struct rcc_srq *srq, const struct rcc_recv_wr *wr, int n, int *posted);
+
+/* rcc_srq_post_recv_list() with one request. */
+int rcc_srq_post_recv(struct rcc_srq *srq, const struct rcc_sge *sge, int num_sge, uint64_t wr_id);
+
+/*
+ * Arm the SRQ's low-watermark (verbs' srq_limit): the next time a message
+ * takes a receive and leaves fewer than limit posted and not yet taken, the
+ * SRQ's context gets one RCC_EVENT_SRQ_LIMIT naming it (rcc_ctx_get_event(),
+ * rcc_ctx_event_fd()), and the limit is disarmed (one-shot: arm again after
+ * posting more). Arm it while at least limit receives are posted (devices
+ * differ about an SRQ already below the limit). limit 0 disarms. Returns 0,
+ * -EINVAL (NULL, or limit above max_wr) or the device's error. Turns the
+ * context's events on (as rcc_ctx_get_event() does), so the event is never
+ * lost for want of a reader; one untaken limit event per SRQ at most. Never
+ * blocks. Thread-safe.
+ */
+int rcc_srq_arm_limit(struct rcc_srq *srq, uint32_t limit);
 
 /* ------------------------------------------------------------------------ */
 /* Devices (verbs): what rcc-info shows                                      */

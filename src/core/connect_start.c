@@ -109,9 +109,7 @@ static int launch(struct rcci_connector *c, struct rcc_ep *ep)
 	if (rc) {
 		rcci_fail(rc, "cannot start a thread to bring the connection up: %s",
 			  rcc_strerror(rc));
-		atomic_fetch_sub(&ep->send_cq->users, 1);
-		atomic_fetch_sub(&ep->recv_cq->users, 1);
-		atomic_fetch_sub(&ep->ctx->children, 1);
+		rcci_ep_uncount_users(ep);
 		goto err_ep;
 	}
 	return 0;

@@ -9,8 +9,6 @@
 #include "log.h"
 #include "transport/transport.h"
 
-#define MAX_QUEUE_DEPTH 16384u
-#define MAX_SGE 16u
 #define MAX_RD_ATOMIC 128u
 
 /* Dead-peer timeouts above a day are surely a mistake. */
@@ -48,6 +46,21 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 		out->recv_cq = out->send_cq;
 	if (out->send_cq->ctx != ctx || out->recv_cq->ctx != ctx)
 		return rcci_fail(-EINVAL, "the endpoint's CQs belong to another context");
+	if (out->qp_type != RCC_QP_RC && out->qp_type != RCC_QP_UC)
+		return rcci_fail(-EINVAL, "qp_type %d: want RCC_QP_RC or RCC_QP_UC",
+				 (int)out->qp_type);
+	if (out->srq) {
+		if (out->srq->ctx != ctx)
+			return rcci_fail(-EINVAL, "the endpoint's SRQ belongs to another context");
+		if (out->num_initial_recv)
+			return rcci_fail(-EINVAL,
+					 "%d initial receives with an SRQ: an endpoint with an SRQ "
+					 "takes its receives from it (post them there first)",
+					 out->num_initial_recv);
+		/* The transport holds the one receive a message is filling. */
+		out->rq_depth = 1;
+		out->max_recv_sge = out->srq->max_sge;
+	}
 	if (!out->sq_depth)
 		out->sq_depth = RCC_DEFAULT_QUEUE_DEPTH;
 	if (!out->rq_depth)
@@ -58,12 +71,12 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 		out->max_recv_sge = 4;
 	if (!out->max_rd_atomic)
 		out->max_rd_atomic = 16;
-	if (out->sq_depth > MAX_QUEUE_DEPTH || out->rq_depth > MAX_QUEUE_DEPTH)
+	if (out->sq_depth > RCCI_MAX_QUEUE_DEPTH || out->rq_depth > RCCI_MAX_QUEUE_DEPTH)
 		return rcci_fail(-EINVAL, "queue depths %u/%u: at most %u", out->sq_depth,
-				 out->rq_depth, MAX_QUEUE_DEPTH);
-	if (out->max_send_sge > MAX_SGE || out->max_recv_sge > MAX_SGE)
+				 out->rq_depth, RCCI_MAX_QUEUE_DEPTH);
+	if (out->max_send_sge > RCCI_MAX_SGE || out->max_recv_sge > RCCI_MAX_SGE)
 		return rcci_fail(-EINVAL, "scatter/gather limits %u/%u: at most %u",
-				 out->max_send_sge, out->max_recv_sge, MAX_SGE);
+				 out->max_send_sge, out->max_recv_sge, RCCI_MAX_SGE);
 	if (out->max_rd_atomic > MAX_RD_ATOMIC)
 		return rcci_fail(-EINVAL, "max_rd_atomic %u: at most %u", out->max_rd_atomic,
 				 MAX_RD_ATOMIC);
@@ -136,7 +149,18 @@ static void ep_attach(struct rcc_ep *ep)
 {
 	atomic_fetch_add(&ep->send_cq->users, 1);
 	atomic_fetch_add(&ep->recv_cq->users, 1);
+	if (ep->attr.srq)
+		atomic_fetch_add(&ep->attr.srq->users, 1);
 	atomic_fetch_add(&ep->ctx->children, 1);
+}
+
+void rcci_ep_uncount_users(struct rcc_ep *ep)
+{
+	atomic_fetch_sub(&ep->send_cq->users, 1);
+	atomic_fetch_sub(&ep->recv_cq->users, 1);
+	if (ep->attr.srq)
+		atomic_fetch_sub(&ep->attr.srq->users, 1);
+	atomic_fetch_sub(&ep->ctx->children, 1);
 }
 
 int rcc_listen_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_listener_attr *attr,
@@ -455,9 +479,7 @@ int rcc_ep_close(struct rcc_ep *ep)
 	}
 	rcci_events_forget(ep); /* after the transport let go: nothing queues it again */
 	rcci_connector_free(ep);
-	atomic_fetch_sub(&ep->send_cq->users, 1);
-	atomic_fetch_sub(&ep->recv_cq->users, 1);
-	atomic_fetch_sub(&ctx->children, 1);
+	rcci_ep_uncount_users(ep);
 	free(ep);
 	return 0;
 }

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -52,55 +53,60 @@ static void drain_fd(int fd)
 	}
 }
 
-void rcci_ep_state_changed(struct rcc_ep *ep)
+/* Append n unless it is queued already or events are off. */
+static void enqueue(struct rcci_event_queue *q, struct rcci_event_node *n)
 {
-	struct rcci_event_queue *q = &ep->ctx->events;
-
 	pthread_mutex_lock(&q->lock);
-	if (q->fd >= 0 && !ep->event_queued) {
-		ep->event_queued = true;
-		ep->event_next = NULL;
+	if (q->fd >= 0 && !n->queued) {
+		n->queued = true;
+		n->next = NULL;
 		if (q->tail)
-			q->tail->event_next = ep;
+			q->tail->next = n;
 		else
-			q->head = ep;
-		q->tail = ep;
+			q->head = n;
+		q->tail = n;
 		signal_fd(q->fd);
 	}
 	pthread_mutex_unlock(&q->lock);
 }
 
-/* Unlink ep (queued) from q; q->lock held. */
-static void unlink_locked(struct rcci_event_queue *q, struct rcc_ep *ep)
+/* Unlink n (queued) from q; q->lock held. */
+static void unlink_locked(struct rcci_event_queue *q, struct rcci_event_node *n)
 {
-	struct rcc_ep *prev = NULL;
+	struct rcci_event_node *prev = NULL;
 
-	for (struct rcc_ep *e = q->head; e; prev = e, e = e->event_next) {
-		if (e != ep)
+	for (struct rcci_event_node *e = q->head; e; prev = e, e = e->next) {
+		if (e != n)
 			continue;
 		if (prev)
-			prev->event_next = e->event_next;
+			prev->next = e->next;
 		else
-			q->head = e->event_next;
+			q->head = e->next;
 		if (q->tail == e)
 			q->tail = prev;
 		break;
 	}
-	ep->event_queued = false;
-	ep->event_next = NULL;
+	n->queued = false;
+	n->next = NULL;
 	if (!q->head && q->fd >= 0)
 		drain_fd(q->fd);
 }
 
-void rcci_events_forget(struct rcc_ep *ep)
+static void forget(struct rcci_event_queue *q, struct rcci_event_node *n)
 {
-	struct rcci_event_queue *q = &ep->ctx->events;
-
 	pthread_mutex_lock(&q->lock);
-	if (ep->event_queued)
-		unlink_locked(q, ep);
+	if (n->queued)
+		unlink_locked(q, n);
 	pthread_mutex_unlock(&q->lock);
 }
+
+void rcci_ep_state_changed(struct rcc_ep *ep) { enqueue(&ep->ctx->events, &ep->event); }
+
+void rcci_srq_limit_reached(struct rcc_srq *srq) { enqueue(&srq->ctx->events, &srq->event); }
+
+void rcci_events_forget(struct rcc_ep *ep) { forget(&ep->ctx->events, &ep->event); }
+
+void rcci_events_forget_srq(struct rcc_srq *srq) { forget(&srq->ctx->events, &srq->event); }
 
 /* Turn events on (idempotent); q->lock held. */
 static int enable_locked(struct rcci_event_queue *q)
@@ -136,11 +142,18 @@ int rcc_ctx_event_fd(struct rcc_ctx *ctx)
 /* Take the oldest event; -EAGAIN when there is none. q->lock held. */
 static int take_locked(struct rcci_event_queue *q, struct rcc_event *ev)
 {
-	struct rcc_ep *ep = q->head;
+	struct rcci_event_node *n = q->head;
 
-	if (!ep)
+	if (!n)
 		return -EAGAIN;
-	unlink_locked(q, ep);
+	unlink_locked(q, n);
+	if (n->is_srq) {
+		struct rcc_srq *srq = (struct rcc_srq *)(void *)((char *)n -
+								 offsetof(struct rcc_srq, event));
+		*ev = (struct rcc_event){ .type = RCC_EVENT_SRQ_LIMIT, .srq = srq };
+		return 0;
+	}
+	struct rcc_ep *ep = (struct rcc_ep *)(void *)((char *)n - offsetof(struct rcc_ep, event));
 	enum rcc_ep_state st = rcc_ep_state(ep);
 	int status = rcci_connect_status(ep);
 	*ev = (struct rcc_event){

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 
+#include "last_error.h"
 #include "log.h"
 #include "transport/transport.h"
 
@@ -33,6 +34,15 @@ static int check_send_wr(const struct rcc_ep *ep, const struct rcc_send_wr *wr)
 		return -EINVAL;
 	if (sge_total(wr->sg_list, wr->num_sge, &total))
 		return -EINVAL;
+	if (__builtin_expect(ep->attr.qp_type == RCC_QP_UC, 0) && wr->opcode >= RCC_WR_READ) {
+		rcci_error_clear(); /* this refusal is the text, not an older one */
+		return rcci_fail(-EINVAL,
+				 "%s on an unreliable-connected (RCC_QP_UC) endpoint: UC "
+				 "carries SEND and WRITE only",
+				 wr->opcode == RCC_WR_READ ? "READ" :
+				 wr->opcode == RCC_WR_CAS  ? "CAS" :
+							     "FADD");
+	}
 	switch (wr->opcode) {
 	case RCC_WR_CAS:
 	case RCC_WR_FADD:
@@ -94,32 +104,38 @@ int rcc_post_send_list(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, i
 	return ep->ctx->ops->post_send(ep, wr, n, posted);
 }
 
-int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted)
+int rcci_recv_list_check(const struct rcc_recv_wr *wr, int n, uint32_t max_sge)
 {
 	uint64_t total;
+
+	for (int i = 0; i < n; i++)
+		if (wr[i].num_sge < 0 || (uint32_t)wr[i].num_sge > max_sge ||
+		    sge_total(wr[i].sg_list, wr[i].num_sge, &total))
+			return i;
+	return n;
+}
+
+int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted)
+{
 	int rc;
 
 	if (posted)
 		*posted = 0;
 	if (!ep || !wr || n <= 0)
 		return -EINVAL;
+	if (__builtin_expect(ep->attr.srq != NULL, 0)) {
+		rcci_error_clear(); /* this refusal is the text, not an older one */
+		return rcci_fail(-EINVAL,
+				 "this endpoint takes its receives from a shared receive queue: "
+				 "post them with rcc_srq_post_recv()");
+	}
 	rc = check_connected(ep);
 	if (rc)
 		return rc;
-	for (int i = 0; i < n; i++) {
-		if (wr[i].num_sge < 0 || (uint32_t)wr[i].num_sge > ep->attr.max_recv_sge ||
-		    sge_total(wr[i].sg_list, wr[i].num_sge, &total)) {
-			if (i > 0) {
-				int done = 0;
-				int rc2 = ep->ctx->ops->post_recv(ep, wr, i, &done);
-				if (posted)
-					*posted = done;
-				return rc2 ? rc2 : -EINVAL;
-			}
-			return -EINVAL;
-		}
-	}
-	return ep->ctx->ops->post_recv(ep, wr, n, posted);
+	int good = rcci_recv_list_check(wr, n, ep->attr.max_recv_sge);
+	/* Post the good prefix so the outcome matches verbs' bad_wr. */
+	rc = good ? ep->ctx->ops->post_recv(ep, wr, good, posted) : 0;
+	return rc ? rc : (good < n ? -EINVAL : 0);
 }
 
 int rcc_post_recv(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t wr_id)

@@ -20,16 +20,26 @@
 
 struct rcc_transport_ops;
 
+/* Limits of every work queue (endpoints' and SRQs'), whatever the device. */
+#define RCCI_MAX_QUEUE_DEPTH 16384u
+#define RCCI_MAX_SGE 16u
+
 /*
  * Connection events of a context (rcc_ctx_get_event): the endpoints whose
- * state changed, oldest first, each queued at most once (an intrusive list,
- * so a peer cannot grow it past the number of open endpoints). Off until
- * the application first asks; the descriptor is readable exactly while the
- * queue is not empty.
+ * state changed and the SRQs whose limit was reached, oldest first, each
+ * queued at most once (an intrusive list, so a peer cannot grow it past the
+ * number of open endpoints and SRQs). Off until the application first asks;
+ * the descriptor is readable exactly while the queue is not empty.
  */
+struct rcci_event_node {
+	struct rcci_event_node *next;
+	bool queued;
+	bool is_srq; /* the node is in a struct rcc_srq, else in a struct rcc_ep */
+};
+
 struct rcci_event_queue {
 	pthread_mutex_t lock;
-	struct rcc_ep *head, *tail;
+	struct rcci_event_node *head, *tail;
 	int fd; /* eventfd; -1 while off */
 };
 
@@ -78,15 +88,34 @@ struct rcc_ep {
 	/* Private data this side sends (copied from the caller's attr). */
 	uint8_t own_pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
 	uint32_t own_pdata_len;
-	/* in ctx->events, under its lock */
-	struct rcc_ep *event_next;
-	bool event_queued;
+	struct rcci_event_node event; /* in ctx->events, under its lock */
 	/* rcc_connect_start(): the attempt runs on a thread of its own; while
 	 * `connecting` the application sees RCC_EP_CONNECTING and cannot post.
 	 * NULL for an endpoint made by rcc_connect() or an accept. */
 	struct rcci_connector *connector;
 	atomic_bool connecting;
 };
+
+/* A shared receive queue (rcc_srq_create); the transport's struct starts with it. */
+struct rcc_srq {
+	struct rcc_ctx *ctx;
+	uint32_t max_wr;              /* resolved: defaults filled in */
+	uint32_t max_sge;             /* resolved */
+	atomic_int users;             /* open endpoints taking receives from it */
+	struct rcci_event_node event; /* in ctx->events, under its lock */
+};
+
+/* A transport calls this when srq's armed limit was reached: queues an
+ * RCC_EVENT_SRQ_LIMIT (at most one untaken per SRQ). Any thread, any lock
+ * held except ctx->events.lock. */
+void rcci_srq_limit_reached(struct rcc_srq *srq);
+/* Drop srq's queued event: rcc_srq_destroy() before it frees srq. */
+void rcci_events_forget_srq(struct rcc_srq *srq);
+/* The first malformed request of wr[0..n) against max_sge (its index), or n. */
+int rcci_recv_list_check(const struct rcc_recv_wr *wr, int n, uint32_t max_sge);
+/* Undo rcci_ep_count_users(): the endpoint no longer holds its CQs, SRQ and
+ * context. */
+void rcci_ep_uncount_users(struct rcc_ep *ep);
 
 /* A transport calls this right after it moved ep->state (out of
  * RCC_EP_CONNECTED, or from disconnected to error): queues a connection
@@ -145,7 +174,7 @@ struct rcc_conn_req {
  */
 struct rcc_transport_ops {
 	const char *name;
-	size_t ctx_size, mr_size, cq_size, ep_size, listener_size, req_size;
+	size_t ctx_size, mr_size, cq_size, ep_size, listener_size, req_size, srq_size;
 
 	/* -ENODEV: no usable device (AUTO then falls back to tcp). */
 	int (*ctx_open)(struct rcc_ctx *ctx);
@@ -190,6 +219,14 @@ struct rcc_transport_ops {
 	/* Remove the endpoint's remaining completions from its CQs and release
 	 * transport resources; the core frees the struct. */
 	void (*ep_destroy)(struct rcc_ep *ep);
+
+	/* Shared receive queues: srq->max_wr/max_sge are resolved and checked;
+	 * destroy is called only when no endpoint uses it. post_recv: requests
+	 * already validated against max_sge. arm: limit <= max_wr, 0 disarms. */
+	int (*srq_create)(struct rcc_srq *srq);
+	void (*srq_destroy)(struct rcc_srq *srq);
+	int (*srq_post_recv)(struct rcc_srq *srq, const struct rcc_recv_wr *wr, int n, int *posted);
+	int (*srq_arm)(struct rcc_srq *srq, uint32_t limit);
 };
 
 extern const struct rcc_transport_ops rcci_tcp_ops;

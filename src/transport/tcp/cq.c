@@ -122,6 +122,8 @@ static int cq_pop(struct tcp_cq *cq, struct rcc_wc *wc, int max)
 		struct tcp_ep *ep = tep(e->wc.ep);
 		atomic_store_explicit(e->frees == FREES_SQ ? &ep->sq_free : &ep->rq_free, e->next,
 				      memory_order_release);
+		if (e->frees == FREES_RQ && ep->base.attr.srq)
+			srq_slot_free(ep->base.attr.srq);
 	}
 	cq->head = (cq->head + n) & (cq->cap - 1);
 	cq->count -= n;
@@ -141,6 +143,8 @@ void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep)
 		struct tcp_cqe *w = &cq->ring[(cq->head + i) & (cq->cap - 1)];
 		if (w->wc.ep != ep)
 			cq->ring[(cq->head + kept++) & (cq->cap - 1)] = *w;
+		else if (w->frees == FREES_RQ && ep->attr.srq)
+			srq_slot_free(ep->attr.srq); /* never to be polled: its slot is free */
 	}
 	cq->count = kept;
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);

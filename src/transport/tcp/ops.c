@@ -75,6 +75,7 @@ const struct rcc_transport_ops rcci_tcp_ops = {
 	.ep_size = sizeof(struct tcp_ep),
 	.listener_size = sizeof(struct tcp_listener),
 	.req_size = sizeof(struct tcp_req),
+	.srq_size = sizeof(struct tcp_srq),
 	.ctx_open = tcp_ctx_open,
 	.ctx_close = tcp_ctx_close,
 	.mr_reg = tcp_mr_reg,
@@ -94,4 +95,8 @@ const struct rcc_transport_ops rcci_tcp_ops = {
 	.post_recv = tcp_post_recv,
 	.ep_disconnect = tcp_ep_disconnect,
 	.ep_destroy = tcp_ep_destroy,
+	.srq_create = tcp_srq_create,
+	.srq_destroy = tcp_srq_destroy,
+	.srq_post_recv = tcp_srq_post_recv,
+	.srq_arm = tcp_srq_arm,
 };

@@ -131,6 +131,19 @@ out:
 	return rc;
 }
 
+void rq_wqe_fill(struct tcp_ctx *ctx, struct rq_wqe *q, struct rcc_sge *sge,
+		 const struct rcc_recv_wr *wr)
+{
+	q->wr_id = wr->wr_id;
+	q->num_sge = (uint8_t)wr->num_sge;
+	q->total = sge_sum(wr->sg_list, wr->num_sge);
+	q->status = sges_ok(ctx, wr->sg_list, wr->num_sge, RCC_ACCESS_LOCAL_WRITE) ?
+			    RCC_WC_SUCCESS :
+			    RCC_WC_LOC_PROT_ERR;
+	if (wr->num_sge)
+		memcpy(sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*wr->sg_list));
+}
+
 int tcp_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int *posted)
 {
 	struct tcp_ep *ep = tep(base);
@@ -152,15 +165,7 @@ int tcp_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int 
 			rc = -ENOMEM;
 			break;
 		}
-		q->wr_id = wr[i].wr_id;
-		q->num_sge = (uint8_t)wr[i].num_sge;
-		q->total = sge_sum(wr[i].sg_list, wr[i].num_sge);
-		q->status = sges_ok(ep->ctx, wr[i].sg_list, wr[i].num_sge, RCC_ACCESS_LOCAL_WRITE) ?
-				    RCC_WC_SUCCESS :
-				    RCC_WC_LOC_PROT_ERR;
-		if (wr[i].num_sge)
-			memcpy(&ep->rq_sge[(size_t)(idx & ep->rq_mask) * max_sge], wr[i].sg_list,
-			       (size_t)wr[i].num_sge * sizeof(*wr[i].sg_list));
+		rq_wqe_fill(ep->ctx, q, &ep->rq_sge[(size_t)(idx & ep->rq_mask) * max_sge], &wr[i]);
 		ep->rq_tail = idx + 1;
 	}
 out:

@@ -265,10 +265,17 @@ static void refuse_rnr(struct tcp_ep *ep, uint32_t msn)
 	ep->rx_dest = DEST_DISCARD;
 }
 
+/* Whether a receive is there for the message arriving now (rq_lock held):
+ * an endpoint with an SRQ takes the SRQ's oldest when it holds none. */
+static bool rq_ready_locked(struct tcp_ep *ep)
+{
+	return ep->rq_head != ep->rq_tail || (ep->base.attr.srq && srq_take(ep));
+}
+
 static bool rq_empty(struct tcp_ep *ep)
 {
 	pthread_mutex_lock(&ep->rq_lock);
-	bool empty = ep->rq_head == ep->rq_tail;
+	bool empty = !rq_ready_locked(ep);
 	pthread_mutex_unlock(&ep->rq_lock);
 	return empty;
 }
@@ -288,7 +295,7 @@ static int on_send(struct tcp_ep *ep, const struct wire_hdr *h)
 	if (h->flags & WIRE_F_FIRST) {
 		struct rq_wqe r;
 		pthread_mutex_lock(&ep->rq_lock);
-		bool empty = ep->rq_head == ep->rq_tail;
+		bool empty = !rq_ready_locked(ep);
 		if (!empty)
 			r = ep->rq[ep->rq_head & ep->rq_mask];
 		pthread_mutex_unlock(&ep->rq_lock);

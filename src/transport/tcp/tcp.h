@@ -22,8 +22,8 @@
  * watching their input) so the two never fight over a core.
  *
  * Locks, always taken in this order, each optional:
- *   cq->eps_lock -> ep->rx_lock -> ep->tx_lock -> ep->rq_lock -> ep->ev_lock
- *   -> ctx->mr_lock (read side) -> cq->lock
+ *   cq->eps_lock -> ep->rx_lock -> ep->tx_lock -> ep->rq_lock -> srq->lock
+ *   -> ep->ev_lock -> ctx->mr_lock (read side) -> cq->lock
  * ctx->eps_lock is taken only by the progress thread's list walk and by
  * endpoint creation/destruction, never while holding any lock above.
  */
@@ -179,6 +179,35 @@ struct rq_wqe {
 	uint8_t num_sge;
 	uint8_t status; /* non-zero: failed its key check at post time */
 };
+
+/*
+ * A shared receive queue: posted receives in FIFO order. A message takes the
+ * oldest into the receive queue of the endpoint it arrives on (which holds
+ * just that one, see resolve_attr), so everything after that -- filling,
+ * completing, flushing -- is the endpoint's ordinary receive path. A slot
+ * counts against max_wr from its post until its completion was polled.
+ */
+struct tcp_srq {
+	struct rcc_srq base;
+	pthread_mutex_t lock;
+	struct rq_wqe *wqe;
+	struct rcc_sge *sge; /* base.max_sge per slot */
+	uint32_t mask, head, tail;
+	uint32_t limit;   /* armed low-watermark; 0: disarmed */
+	atomic_uint held; /* posted, or completed and not yet polled */
+};
+
+static inline struct tcp_srq *tsrq(struct rcc_srq *s) { return (struct tcp_srq *)s; }
+
+int tcp_srq_create(struct rcc_srq *srq);
+void tcp_srq_destroy(struct rcc_srq *srq);
+int tcp_srq_post_recv(struct rcc_srq *srq, const struct rcc_recv_wr *wr, int n, int *posted);
+int tcp_srq_arm(struct rcc_srq *srq, uint32_t limit);
+/* Move the SRQ's oldest receive into ep's (empty) receive queue; false when
+ * the SRQ is empty. Caller holds ep->rq_lock. */
+bool srq_take(struct tcp_ep *ep);
+/* A completion of a receive taken from srq was polled (or dropped). */
+void srq_slot_free(struct rcc_srq *srq);
 
 /* A response owed to the peer; sent in order, before our own requests. */
 struct resp_job {
@@ -378,6 +407,9 @@ void ep_set_want_out(struct tcp_ep *ep, bool on);
 void ep_update_events(struct tcp_ep *ep);
 
 /* post.c */
+/* Fill q and its SGE slot from a receive request (key checked now). */
+void rq_wqe_fill(struct tcp_ctx *ctx, struct rq_wqe *q, struct rcc_sge *sge,
+		 const struct rcc_recv_wr *wr);
 int tcp_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
 int tcp_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
 /* Check that [addr, addr+len) lies in the live region of key with access.

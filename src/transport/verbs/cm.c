@@ -138,8 +138,7 @@ static int qp_to(struct verbs_ep *ep, enum ibv_qp_state st, uint8_t rd)
 		return cm_err("rdma_init_qp_attr");
 	switch (st) {
 	case IBV_QPS_INIT:
-		a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+		a.qp_access_flags = (unsigned)rcci_qp_access(ep);
 		mask |= IBV_QP_ACCESS_FLAGS;
 		return rcci_qp_modify(ep, &a, mask, "INIT");
 	case IBV_QPS_RTR:
@@ -273,6 +272,7 @@ int rcci_cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t sa
 	cp.retry_count = (uint8_t)base->attr.retry_cnt;
 	cp.rnr_retry_count = (uint8_t)base->attr.rnr_retry;
 	cp.qp_num = ep->qpn;
+	cp.srq = base->attr.srq != NULL; /* the QP is ours, not the cm_id's: say so */
 	if (rdma_connect(ep->id, &cp)) {
 		rc = cm_err("rdma_connect");
 		goto err;
@@ -464,6 +464,7 @@ int rcci_cm_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 	cp.flow_control = 1;
 	cp.rnr_retry_count = (uint8_t)base->attr.rnr_retry;
 	cp.qp_num = ep->qpn;
+	cp.srq = base->attr.srq != NULL; /* the QP is ours, not the cm_id's: say so */
 	if (rdma_accept(ep->id, &cp)) {
 		rc = cm_err("rdma_accept");
 		goto err;

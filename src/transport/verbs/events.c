@@ -168,6 +168,15 @@ static void async_events(struct verbs_ctx *ctx)
 				rcci_ep_leave(ep, RCC_EP_ERROR, "device fatal error");
 			pthread_mutex_unlock(&ctx->eps_lock);
 			break;
+		case IBV_EVENT_SRQ_LIMIT_REACHED:
+			/* srq_context is the rcc SRQ; ibv_destroy_srq() waits for this
+			 * event's ack, so it is still alive here */
+			log_debug("verbs: SRQ limit reached");
+			rcci_srq_limit_reached(ev.element.srq->srq_context);
+			break;
+		case IBV_EVENT_SRQ_ERR:
+			log_error("verbs: an SRQ failed (%s)", ibv_event_type_str(t));
+			break;
 		case IBV_EVENT_PORT_ERR:
 			log_warn("verbs: port %d is down", ev.element.port_num);
 			break;

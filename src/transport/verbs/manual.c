@@ -156,8 +156,7 @@ static int qp_init(struct verbs_ep *ep)
 		.qp_state = IBV_QPS_INIT,
 		.pkey_index = 0,
 		.port_num = ep->ctx->port,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+		.qp_access_flags = (unsigned)rcci_qp_access(ep),
 	};
 	return rcci_qp_modify(ep, &a,
 			      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS,

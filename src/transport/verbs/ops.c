@@ -152,6 +152,7 @@ const struct rcc_transport_ops rcci_verbs_ops = {
 	.ep_size = sizeof(struct verbs_ep),
 	.listener_size = sizeof(struct verbs_listener),
 	.req_size = sizeof(struct verbs_req),
+	.srq_size = sizeof(struct verbs_srq),
 	.ctx_open = verbs_ctx_open,
 	.ctx_close = verbs_ctx_close,
 	.mr_reg = verbs_mr_reg,
@@ -172,4 +173,8 @@ const struct rcc_transport_ops rcci_verbs_ops = {
 	.post_recv = rcci_verbs_post_recv,
 	.ep_disconnect = rcci_verbs_ep_disconnect,
 	.ep_destroy = rcci_verbs_ep_destroy,
+	.srq_create = rcci_vsrq_create,
+	.srq_destroy = rcci_vsrq_destroy,
+	.srq_post_recv = rcci_vsrq_post_recv,
+	.srq_arm = rcci_vsrq_arm,
 };

@@ -122,7 +122,12 @@ int rcci_verbs_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int 
 
 int rcci_verbs_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int *posted)
 {
-	struct verbs_ep *ep = vep(base);
+	return rcci_verbs_post_recv_to(vep(base)->qp, NULL, wr, n, posted);
+}
+
+int rcci_verbs_post_recv_to(struct ibv_qp *qp, struct ibv_srq *srq, const struct rcc_recv_wr *wr,
+			    int n, int *posted)
+{
 	struct ibv_recv_wr w[CHUNK], *bad;
 	int done = 0;
 
@@ -135,7 +140,7 @@ int rcci_verbs_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int 
 			w[i].next = i + 1 < k ? &w[i + 1] : NULL;
 		}
 		bad = NULL;
-		int rc = ibv_post_recv(ep->qp, w, &bad);
+		int rc = srq ? ibv_post_srq_recv(srq, w, &bad) : ibv_post_recv(qp, w, &bad);
 		if (__builtin_expect(rc != 0, 0)) {
 			rc = post_err(rc);
 			if (posted)

@@ -16,13 +16,20 @@ static uint8_t min_u8(uint32_t a, uint32_t b)
 	return (uint8_t)(m > 255 ? 255 : m);
 }
 
+static bool is_uc(const struct verbs_ep *ep) { return ep->base.attr.qp_type == RCC_QP_UC; }
+
+/* UC has no READ or atomics: no depth to offer or ask for. */
 uint8_t rcci_rd_atomic_responder(struct verbs_ep *ep)
 {
+	if (is_uc(ep))
+		return 0;
 	return min_u8(ep->base.attr.max_rd_atomic, (uint32_t)ep->ctx->dev_attr.max_qp_rd_atom);
 }
 
 uint8_t rcci_rd_atomic_initiator(struct verbs_ep *ep)
 {
+	if (is_uc(ep))
+		return 0;
 	return min_u8(ep->base.attr.max_rd_atomic, (uint32_t)ep->ctx->dev_attr.max_qp_init_rd_atom);
 }
 
@@ -40,14 +47,16 @@ int rcci_qp_create(struct verbs_ep *ep)
 		struct ibv_qp_init_attr ia = {
 			.send_cq = vcq(a->send_cq)->cq,
 			.recv_cq = vcq(a->recv_cq)->cq,
-			.qp_type = IBV_QPT_RC,
+			.srq = a->srq ? vsrq(a->srq)->srq : NULL,
+			.qp_type = is_uc(ep) ? IBV_QPT_UC : IBV_QPT_RC,
 			.sq_sig_all = a->sig_all,
 			.cap = {
-				/* +1: the disconnect marker always finds room. */
+				/* +1: the disconnect marker always finds room. With
+				 * an SRQ the QP has no receive queue at all. */
 				.max_send_wr = a->sq_depth + 1,
-				.max_recv_wr = a->rq_depth + 1,
+				.max_recv_wr = a->srq ? 0 : a->rq_depth + 1,
 				.max_send_sge = a->max_send_sge,
-				.max_recv_sge = a->max_recv_sge,
+				.max_recv_sge = a->srq ? 0 : a->max_recv_sge,
 				.max_inline_data = a->max_inline ? a->max_inline : fallback[i],
 			},
 		};
@@ -99,9 +108,24 @@ int rcci_qp_modify(struct verbs_ep *ep, struct ibv_qp_attr *attr, int mask, cons
 	return rc;
 }
 
+int rcci_qp_access(const struct verbs_ep *ep)
+{
+	return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+	       (is_uc(ep) ? 0 : IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+}
+
+/*
+ * A UC QP has no responder resources, RNR timer, ACK timeout or retries:
+ * modify_qp refuses those attributes (and rdma_cm, whose RDMA_PS_TCP ids are
+ * RC to the kernel, fills them in), so they are taken out of the mask.
+ */
 void rcci_qp_rtr_overrides(struct verbs_ep *ep, struct ibv_qp_attr *a, int *mask,
 			   uint8_t max_dest_rd_atomic)
 {
+	if (is_uc(ep)) {
+		*mask &= ~(IBV_QP_MIN_RNR_TIMER | IBV_QP_MAX_DEST_RD_ATOMIC);
+		return;
+	}
 	a->min_rnr_timer = ep->base.attr.min_rnr_timer;
 	a->max_dest_rd_atomic = max_dest_rd_atomic;
 	*mask |= IBV_QP_MIN_RNR_TIMER | IBV_QP_MAX_DEST_RD_ATOMIC;
@@ -112,6 +136,11 @@ void rcci_qp_rts_overrides(struct verbs_ep *ep, struct ibv_qp_attr *a, int *mask
 {
 	const struct rcc_ep_attr *at = &ep->base.attr;
 
+	if (is_uc(ep)) {
+		*mask &= ~(IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			   IBV_QP_MAX_QP_RD_ATOMIC);
+		return;
+	}
 	a->timeout = at->timeout;
 	a->retry_cnt = (uint8_t)at->retry_cnt;
 	a->rnr_retry = (uint8_t)at->rnr_retry;

@@ -133,6 +133,20 @@ void rcci_vcq_drain(struct verbs_cq *cq);
 /* Drop backlog entries that name ep. */
 void rcci_vcq_forget(struct verbs_cq *cq, struct verbs_ep *ep);
 
+/* --------------------------------------------------------------------- SRQ */
+struct verbs_srq {
+	struct rcc_srq base;
+	struct ibv_srq *srq; /* srq_context is &base: the async limit event finds it */
+};
+
+static inline struct verbs_srq *vsrq(struct rcc_srq *s) { return (struct verbs_srq *)s; }
+
+/* srq.c */
+int rcci_vsrq_create(struct rcc_srq *srq);
+void rcci_vsrq_destroy(struct rcc_srq *srq);
+int rcci_vsrq_post_recv(struct rcc_srq *srq, const struct rcc_recv_wr *wr, int n, int *posted);
+int rcci_vsrq_arm(struct rcc_srq *srq, uint32_t limit);
+
 /* ---------------------------------------------------------------- endpoint */
 
 enum verbs_bringup_kind {
@@ -180,7 +194,10 @@ void rcci_qp_destroy(struct verbs_ep *ep);
 int rcci_qp_post_initial(struct verbs_ep *ep);
 /* Modify with attr/mask; logs and returns a negative errno on failure. */
 int rcci_qp_modify(struct verbs_ep *ep, struct ibv_qp_attr *attr, int mask, const char *what);
-/* RTR/RTS fields rcc controls, applied on top of whatever the bring-up filled. */
+/* The QP's access flags at INIT: UC allows remote writes only. */
+int rcci_qp_access(const struct verbs_ep *ep);
+/* RTR/RTS fields rcc controls, applied on top of whatever the bring-up filled
+ * (for UC: the RC-only attributes removed from the mask). */
 void rcci_qp_rtr_overrides(struct verbs_ep *ep, struct ibv_qp_attr *a, int *mask,
 			   uint8_t max_dest_rd_atomic);
 void rcci_qp_rts_overrides(struct verbs_ep *ep, struct ibv_qp_attr *a, int *mask,
@@ -192,6 +209,9 @@ uint8_t rcci_rd_atomic_initiator(struct verbs_ep *ep);
 /* post.c */
 int rcci_verbs_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
 int rcci_verbs_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
+/* Post receives to a QP's receive queue (srq NULL) or to an SRQ (qp NULL). */
+int rcci_verbs_post_recv_to(struct ibv_qp *qp, struct ibv_srq *srq, const struct rcc_recv_wr *wr,
+			    int n, int *posted);
 
 /* ep.c */
 /* Fields every bring-up starts from (lock, sockets, flags). */

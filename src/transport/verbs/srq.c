@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shared receive queues on verbs: an ibv_srq on the context's PD. The QPs
+ * of endpoints that use it are created with it (qp.c); its low-watermark
+ * event arrives on the device's async event descriptor (events.c).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "core/log.h"
+#include "verbs.h"
+
+static int verbs_err(int rc) { return rc > 0 ? -rc : (errno ? -errno : -EINVAL); }
+
+int rcci_vsrq_create(struct rcc_srq *base)
+{
+	struct verbs_srq *srq = vsrq(base);
+	struct ibv_srq_init_attr ia = {
+		.srq_context = base,
+		.attr = { .max_wr = base->max_wr, .max_sge = base->max_sge },
+	};
+
+	errno = 0;
+	srq->srq = ibv_create_srq(vctx(base->ctx)->pd, &ia);
+	if (!srq->srq) {
+		int rc = errno ? -errno : -ENOMEM;
+		log_error("verbs: ibv_create_srq (max_wr %u, max_sge %u): %s", base->max_wr,
+			  base->max_sge, rcc_strerror(rc));
+		return rc;
+	}
+	return 0;
+}
+
+void rcci_vsrq_destroy(struct rcc_srq *base)
+{
+	struct verbs_srq *srq = vsrq(base);
+	int rc = ibv_destroy_srq(srq->srq);
+
+	if (rc)
+		log_warn("verbs: ibv_destroy_srq: %s", rcc_strerror(verbs_err(rc)));
+	srq->srq = NULL;
+}
+
+int rcci_vsrq_post_recv(struct rcc_srq *base, const struct rcc_recv_wr *wr, int n, int *posted)
+{
+	return rcci_verbs_post_recv_to(NULL, vsrq(base)->srq, wr, n, posted);
+}
+
+int rcci_vsrq_arm(struct rcc_srq *base, uint32_t limit)
+{
+	struct ibv_srq_attr a = { .srq_limit = limit };
+
+	errno = 0;
+	int rc = ibv_modify_srq(vsrq(base)->srq, &a, IBV_SRQ_LIMIT);
+	if (rc) {
+		rc = verbs_err(rc);
+		log_info("verbs: arming the SRQ limit at %u: %s", limit, rcc_strerror(rc));
+	}
+	return rc;
+}
