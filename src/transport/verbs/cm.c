@@ -218,7 +218,8 @@ static int wait_for(struct verbs_ep *ep, enum rdma_cm_event_type want, uint64_t 
 	}
 }
 
-int rcci_cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen, int timeout_ms)
+static int cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
+		      int timeout_ms)
 {
 	struct verbs_ep *ep = vep(base);
 	uint64_t deadline = rcci_deadline(timeout_ms);
@@ -308,8 +309,8 @@ err:
 
 /* --------------------------------------------------------------- passive */
 
-int rcci_cm_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen,
-		   int backlog)
+static int cm_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen,
+		     int backlog)
 {
 	struct verbs_listener *lst = (struct verbs_listener *)base;
 	struct verbs_ctx *ctx = vctx(base->ctx);
@@ -351,7 +352,7 @@ err_ch:
 	return rc;
 }
 
-void rcci_cm_listener_close(struct rcc_listener *base)
+static void cm_listener_close(struct rcc_listener *base)
 {
 	struct verbs_listener *lst = (struct verbs_listener *)base;
 	struct rdma_cm_event *ev;
@@ -370,7 +371,7 @@ void rcci_cm_listener_close(struct rcc_listener *base)
 	rdma_destroy_event_channel(lst->ch);
 }
 
-int rcci_cm_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_req *rbase)
+static int cm_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_req *rbase)
 {
 	struct verbs_listener *lst = (struct verbs_listener *)base;
 	struct verbs_req *req = (struct verbs_req *)rbase;
@@ -424,7 +425,7 @@ int rcci_cm_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_co
 	}
 }
 
-int rcci_cm_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
+static int cm_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 {
 	struct verbs_req *req = (struct verbs_req *)rbase;
 	struct verbs_ep *ep = vep(base);
@@ -490,7 +491,7 @@ err:
 	return rc;
 }
 
-int rcci_cm_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
+static int cm_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 {
 	struct verbs_req *req = (struct verbs_req *)rbase;
 	uint8_t pd[PD_HDR + RCC_REJECT_PRIVATE_DATA_MAX];
@@ -502,3 +503,18 @@ int rcci_cm_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 	rdma_destroy_event_channel(req->ch);
 	return rc;
 }
+
+static int cm_listener_fd(const struct rcc_listener *base)
+{
+	return ((const struct verbs_listener *)base)->ch->fd;
+}
+
+const struct verbs_bringup rcci_cm_bringup = {
+	.listen = cm_listen,
+	.listener_close = cm_listener_close,
+	.listener_fd = cm_listener_fd,
+	.get_request = cm_get_request,
+	.accept = cm_accept,
+	.reject = cm_reject,
+	.connect = cm_connect,
+};

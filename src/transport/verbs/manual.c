@@ -215,8 +215,8 @@ static int setup_qp(struct verbs_ep *ep)
 
 /* ---------------------------------------------------------------- active */
 
-int rcci_man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
-		     int timeout_ms)
+static int man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
+		       int timeout_ms)
 {
 	struct verbs_ep *ep = vep(base);
 	uint64_t deadline = rcci_deadline(timeout_ms);
@@ -290,8 +290,8 @@ static long hello_len(const uint8_t *buf, size_t have)
 	return MSG_HDR + m.pdata_len;
 }
 
-int rcci_man_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen,
-		    int backlog)
+static int man_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen,
+		      int backlog)
 {
 	struct verbs_listener *lst = (struct verbs_listener *)base;
 	int fd = rcci_sock_listen(sa, salen, backlog, &base->port);
@@ -308,7 +308,7 @@ int rcci_man_listen(struct rcc_listener *base, const struct sockaddr *sa, sockle
 	return 0;
 }
 
-void rcci_man_listener_close(struct rcc_listener *base)
+static void man_listener_close(struct rcc_listener *base)
 {
 	struct verbs_listener *lst = (struct verbs_listener *)base;
 
@@ -316,7 +316,7 @@ void rcci_man_listener_close(struct rcc_listener *base)
 	close(lst->fd);
 }
 
-int rcci_man_listener_fd(const struct rcc_listener *base)
+static int man_listener_fd(const struct rcc_listener *base)
 {
 	return ((const struct verbs_listener *)base)->hs.epfd;
 }
@@ -324,7 +324,7 @@ int rcci_man_listener_fd(const struct rcc_listener *base)
 /* Every client's HELLO progresses at once (core/handshakes.c), each with the
  * listener's handshake deadline (the client creates its QP before it
  * speaks); the caller's timeout bounds only this call. */
-int rcci_man_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_req *rbase)
+static int man_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_req *rbase)
 {
 	struct verbs_listener *lst = (struct verbs_listener *)base;
 	struct verbs_req *req = (struct verbs_req *)rbase;
@@ -352,7 +352,7 @@ int rcci_man_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_c
 	return 0;
 }
 
-int rcci_man_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
+static int man_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 {
 	struct verbs_req *req = (struct verbs_req *)rbase;
 	struct verbs_ep *ep = vep(base);
@@ -408,7 +408,7 @@ err:
 	return rc;
 }
 
-int rcci_man_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
+static int man_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 {
 	struct verbs_req *req = (struct verbs_req *)rbase;
 	struct msg m;
@@ -423,3 +423,13 @@ int rcci_man_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 	close(req->fd);
 	return rc;
 }
+
+const struct verbs_bringup rcci_man_bringup = {
+	.listen = man_listen,
+	.listener_close = man_listener_close,
+	.listener_fd = man_listener_fd,
+	.get_request = man_get_request,
+	.accept = man_accept,
+	.reject = man_reject,
+	.connect = man_connect,
+};

@@ -26,6 +26,7 @@ static int verbs_ctx_open(struct rcc_ctx *base)
 	rc = rcci_verbs_select(ctx);
 	if (rc)
 		return rc;
+	ctx->bringup = base->bringup == RCC_BRINGUP_MANUAL ? &rcci_man_bringup : &rcci_cm_bringup;
 	ctx->pd = ibv_alloc_pd(ctx->verbs);
 	if (!ctx->pd) {
 		rc = -errno ? -errno : -ENOMEM;
@@ -97,51 +98,46 @@ static int verbs_mr_dereg(struct rcc_mr *base)
 	return rc;
 }
 
-static bool manual(const struct rcc_ctx *ctx) { return ctx->bringup == RCC_BRINGUP_MANUAL; }
+static const struct verbs_bringup *bringup(const struct rcc_ctx *ctx)
+{
+	return vctx((struct rcc_ctx *)ctx)->bringup;
+}
 
 static int verbs_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
 			int backlog)
 {
-	return manual(lst->ctx) ? rcci_man_listen(lst, sa, salen, backlog) :
-				  rcci_cm_listen(lst, sa, salen, backlog);
+	return bringup(lst->ctx)->listen(lst, sa, salen, backlog);
 }
 
 static void verbs_listener_close(struct rcc_listener *lst)
 {
-	if (manual(lst->ctx))
-		rcci_man_listener_close(lst);
-	else
-		rcci_cm_listener_close(lst);
+	bringup(lst->ctx)->listener_close(lst);
 }
 
-static int verbs_listener_fd(const struct rcc_listener *base)
+static int verbs_listener_fd(const struct rcc_listener *lst)
 {
-	const struct verbs_listener *lst = (const struct verbs_listener *)base;
-	return manual(base->ctx) ? rcci_man_listener_fd(base) : lst->ch->fd;
+	return bringup(lst->ctx)->listener_fd(lst);
 }
 
 static int verbs_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req)
 {
-	return manual(lst->ctx) ? rcci_man_get_request(lst, timeout_ms, req) :
-				  rcci_cm_get_request(lst, timeout_ms, req);
+	return bringup(lst->ctx)->get_request(lst, timeout_ms, req);
 }
 
 static int verbs_accept(struct rcc_conn_req *req, struct rcc_ep *ep)
 {
-	return manual(ep->ctx) ? rcci_man_accept(req, ep) : rcci_cm_accept(req, ep);
+	return bringup(ep->ctx)->accept(req, ep);
 }
 
 static int verbs_reject(struct rcc_conn_req *req, const void *pdata, size_t len)
 {
-	return manual(req->lst->ctx) ? rcci_man_reject(req, pdata, len) :
-				       rcci_cm_reject(req, pdata, len);
+	return bringup(req->lst->ctx)->reject(req, pdata, len);
 }
 
 static int verbs_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
 			 int timeout_ms)
 {
-	return manual(ep->ctx) ? rcci_man_connect(ep, sa, salen, timeout_ms) :
-				 rcci_cm_connect(ep, sa, salen, timeout_ms);
+	return bringup(ep->ctx)->connect(ep, sa, salen, timeout_ms);
 }
 
 const struct rcc_transport_ops rcci_verbs_ops = {
