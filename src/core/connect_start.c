@@ -42,9 +42,9 @@ static void *connect_main(void *arg)
 	struct rcci_connector *c = ep->connector;
 
 	bool accepting = c->req != NULL;
-	int rc = accepting ? ep->ctx->ops->accept(c->req, ep) :
-			     ep->ctx->ops->connect(ep, (struct sockaddr *)&c->ss, c->len,
-						   c->timeout_ms);
+	int rc = accepting ? ep->ctx->conn->accept(c->req, ep) :
+			     ep->ctx->conn->connect(ep, (struct sockaddr *)&c->ss, c->len,
+						    c->timeout_ms);
 	free(c->req); /* consumed either way, as by rcc_accept_req() */
 	c->req = NULL;
 	if (rc) {
@@ -116,7 +116,7 @@ static int launch(struct rcci_connector *c, struct rcc_ep *ep)
 
 err_ep:
 	if (c->req) {
-		ep->ctx->ops->reject(c->req, NULL, 0);
+		ep->ctx->conn->reject(c->req, NULL, 0);
 		free(c->req);
 	}
 	free(ep);
@@ -170,7 +170,7 @@ int rcc_accept_start(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, s
 	if (!c) {
 		/* the request is consumed either way */
 		rc = rc ? rc : -ENOMEM;
-		req->lst->ctx->ops->reject(req, NULL, 0);
+		req->lst->ctx->conn->reject(req, NULL, 0);
 		free(req);
 		return rc;
 	}

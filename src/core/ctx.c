@@ -34,6 +34,7 @@ static int open_with(const struct rcc_transport_ops *ops, enum rcc_transport t,
 	if (!ctx)
 		return -ENOMEM;
 	ctx->ops = ops;
+	ctx->conn = &ops->conn;
 	ctx->transport = t;
 	ctx->bringup = attr->bringup;
 	if (attr->device)

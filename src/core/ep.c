@@ -189,7 +189,7 @@ int rcc_listen_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_listen
 	lst->max_pending = a.max_pending ? a.max_pending : RCC_DEFAULT_MAX_PENDING;
 	lst->handshake_ms = a.handshake_timeout_ms ? a.handshake_timeout_ms :
 						     RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS;
-	rc = ctx->ops->listen(lst, (struct sockaddr *)&ss, len, a.backlog ? a.backlog : 128);
+	rc = ctx->conn->listen(lst, (struct sockaddr *)&ss, len, a.backlog ? a.backlog : 128);
 	if (rc) {
 		log_info("listen on '%s' failed: %s", addr, rcc_strerror(rc));
 		free(lst);
@@ -216,7 +216,7 @@ int rcc_listener_close(struct rcc_listener *lst)
 	if (!lst)
 		return -EINVAL;
 	struct rcc_ctx *ctx = lst->ctx;
-	ctx->ops->listener_close(lst);
+	ctx->conn->listener_close(lst);
 	atomic_fetch_sub(&ctx->children, 1);
 	free(lst);
 	return 0;
@@ -226,7 +226,7 @@ int rcc_listener_port(const struct rcc_listener *lst) { return lst ? lst->port :
 
 int rcc_listener_fd(const struct rcc_listener *lst)
 {
-	return lst ? lst->ctx->ops->listener_fd(lst) : -EINVAL;
+	return lst ? lst->ctx->conn->listener_fd(lst) : -EINVAL;
 }
 
 int rcc_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req **out)
@@ -241,7 +241,7 @@ int rcc_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_re
 	if (!req)
 		return -ENOMEM;
 	req->lst = lst;
-	rc = lst->ctx->ops->get_request(lst, timeout_ms, req);
+	rc = lst->ctx->conn->get_request(lst, timeout_ms, req);
 	if (rc) {
 		free(req);
 		return rc;
@@ -275,13 +275,13 @@ int rcci_accept_prepare(struct rcc_conn_req *req, const struct rcc_ep_attr *attr
 	rc = want_ep ? resolve_attr(ctx, attr, RCC_ACCEPT_PRIVATE_DATA_MAX, &ra) : -EINVAL;
 	if (rc) {
 		/* The request is consumed either way, so turn the peer away. */
-		ctx->ops->reject(req, NULL, 0);
+		ctx->conn->reject(req, NULL, 0);
 		free(req);
 		return rc;
 	}
 	ep = ep_alloc(ctx, &ra);
 	if (!ep) {
-		ctx->ops->reject(req, NULL, 0);
+		ctx->conn->reject(req, NULL, 0);
 		free(req);
 		return -ENOMEM;
 	}
@@ -301,7 +301,7 @@ int rcc_accept_req(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, str
 	rc = rcci_accept_prepare(req, attr, out != NULL, &ep);
 	if (rc)
 		return rc;
-	rc = req->lst->ctx->ops->accept(req, ep);
+	rc = req->lst->ctx->conn->accept(req, ep);
 	if (rc) {
 		log_info("accept from %s failed: %s", req->peer, rcc_strerror(rc));
 		rcci_fail(rc, "accepting %s failed: %s", req->peer, rcc_strerror(rc));
@@ -326,9 +326,9 @@ int rcc_reject_req(struct rcc_conn_req *req, const void *private_data, size_t le
 		private_data = NULL;
 		len = 0;
 		rc = -EINVAL;
-		req->lst->ctx->ops->reject(req, NULL, 0);
+		req->lst->ctx->conn->reject(req, NULL, 0);
 	} else {
-		rc = req->lst->ctx->ops->reject(req, private_data, len);
+		rc = req->lst->ctx->conn->reject(req, private_data, len);
 	}
 	free(req);
 	return rc;
@@ -440,7 +440,7 @@ int rcc_connect_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_at
 	rc = rcci_connect_prepare(ctx, addr, attr, &ep, &ss, &len);
 	if (rc)
 		return rc;
-	rc = ctx->ops->connect(ep, (struct sockaddr *)&ss, len, timeout_ms);
+	rc = ctx->conn->connect(ep, (struct sockaddr *)&ss, len, timeout_ms);
 	if (rc) {
 		log_debug("connect to %s failed: %s", addr, rcc_strerror(rc));
 		if (rc == -ECONNABORTED && reject_data) {

@@ -45,6 +45,7 @@ struct rcci_event_queue {
 
 struct rcc_ctx {
 	const struct rcc_transport_ops *ops;
+	const struct rcc_conn_ops *conn; /* ops->conn unless ctx_open chose another */
 	enum rcc_transport transport;
 	enum rcc_bringup bringup;
 	char device[64];     /* "" when not given */
@@ -168,6 +169,27 @@ struct rcc_conn_req {
 };
 
 /*
+ * How a transport listens and connects. The core always goes through
+ * rcc_ctx.conn: the transport's own table (rcc_transport_ops.conn) unless its
+ * ctx_open chose another (verbs: rdma_cm or the manual exchange).
+ */
+struct rcc_conn_ops {
+	int (*listen)(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
+		      int backlog);
+	void (*listener_close)(struct rcc_listener *lst);
+	int (*listener_fd)(const struct rcc_listener *lst);
+	/* Fill req (pdata, peer and the transport's own part). */
+	int (*get_request)(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
+	/* Both consume the request's transport resources, success or not. */
+	int (*accept)(struct rcc_conn_req *req, struct rcc_ep *ep);
+	int (*reject)(struct rcc_conn_req *req, const void *pdata, size_t len);
+
+	/* ep->attr, send/recv CQs and own_pdata are filled in. */
+	int (*connect)(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
+		       int timeout_ms);
+};
+
+/*
  * Every call returns 0 or a negative errno unless noted. Calls that create
  * an object receive it zeroed past the base part, with the base filled in;
  * on failure they release whatever they acquired.
@@ -195,19 +217,8 @@ struct rcc_transport_ops {
 	 * RCC_CQ_POLL; rcc_cq_wait() itself is the core's (src/core/cq.c). */
 	int (*cq_fd)(struct rcc_cq *cq);
 
-	int (*listen)(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
-		      int backlog);
-	void (*listener_close)(struct rcc_listener *lst);
-	int (*listener_fd)(const struct rcc_listener *lst);
-	/* Fill req (pdata, peer and the transport's own part). */
-	int (*get_request)(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
-	/* Both consume the request's transport resources, success or not. */
-	int (*accept)(struct rcc_conn_req *req, struct rcc_ep *ep);
-	int (*reject)(struct rcc_conn_req *req, const void *pdata, size_t len);
-
-	/* ep->attr, send/recv CQs and own_pdata are filled in. */
-	int (*connect)(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
-		       int timeout_ms);
+	/* Listening and connecting; a context may use other ones (rcc_ctx.conn). */
+	struct rcc_conn_ops conn;
 
 	/* Hot path: requests are already validated against ep->attr. */
 	int (*post_send)(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);

@@ -509,7 +509,7 @@ static int cm_listener_fd(const struct rcc_listener *base)
 	return ((const struct verbs_listener *)base)->ch->fd;
 }
 
-const struct verbs_bringup rcci_cm_bringup = {
+const struct rcc_conn_ops rcci_cm_conn_ops = {
 	.listen = cm_listen,
 	.listener_close = cm_listener_close,
 	.listener_fd = cm_listener_fd,

@@ -424,7 +424,7 @@ static int man_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 	return rc;
 }
 
-const struct verbs_bringup rcci_man_bringup = {
+const struct rcc_conn_ops rcci_man_conn_ops = {
 	.listen = man_listen,
 	.listener_close = man_listener_close,
 	.listener_fd = man_listener_fd,

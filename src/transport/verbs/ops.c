@@ -26,7 +26,7 @@ static int verbs_ctx_open(struct rcc_ctx *base)
 	rc = rcci_verbs_select(ctx);
 	if (rc)
 		return rc;
-	ctx->bringup = base->bringup == RCC_BRINGUP_MANUAL ? &rcci_man_bringup : &rcci_cm_bringup;
+	base->conn = base->bringup == RCC_BRINGUP_MANUAL ? &rcci_man_conn_ops : &rcci_cm_conn_ops;
 	ctx->pd = ibv_alloc_pd(ctx->verbs);
 	if (!ctx->pd) {
 		rc = -errno ? -errno : -ENOMEM;
@@ -98,48 +98,6 @@ static int verbs_mr_dereg(struct rcc_mr *base)
 	return rc;
 }
 
-static const struct verbs_bringup *bringup(const struct rcc_ctx *ctx)
-{
-	return vctx((struct rcc_ctx *)ctx)->bringup;
-}
-
-static int verbs_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
-			int backlog)
-{
-	return bringup(lst->ctx)->listen(lst, sa, salen, backlog);
-}
-
-static void verbs_listener_close(struct rcc_listener *lst)
-{
-	bringup(lst->ctx)->listener_close(lst);
-}
-
-static int verbs_listener_fd(const struct rcc_listener *lst)
-{
-	return bringup(lst->ctx)->listener_fd(lst);
-}
-
-static int verbs_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req)
-{
-	return bringup(lst->ctx)->get_request(lst, timeout_ms, req);
-}
-
-static int verbs_accept(struct rcc_conn_req *req, struct rcc_ep *ep)
-{
-	return bringup(ep->ctx)->accept(req, ep);
-}
-
-static int verbs_reject(struct rcc_conn_req *req, const void *pdata, size_t len)
-{
-	return bringup(req->lst->ctx)->reject(req, pdata, len);
-}
-
-static int verbs_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
-			 int timeout_ms)
-{
-	return bringup(ep->ctx)->connect(ep, sa, salen, timeout_ms);
-}
-
 const struct rcc_transport_ops rcci_verbs_ops = {
 	.name = "verbs",
 	.ctx_size = sizeof(struct verbs_ctx),
@@ -158,13 +116,7 @@ const struct rcc_transport_ops rcci_verbs_ops = {
 	.cq_poll = rcci_vcq_poll,
 	.cq_spin_poll = rcci_vcq_spin_poll,
 	.cq_fd = rcci_vcq_fd,
-	.listen = verbs_listen,
-	.listener_close = verbs_listener_close,
-	.listener_fd = verbs_listener_fd,
-	.get_request = verbs_get_request,
-	.accept = verbs_accept,
-	.reject = verbs_reject,
-	.connect = verbs_connect,
+	/* .conn: none of its own; ctx_open picks rdma_cm's or the manual one */
 	.post_send = rcci_verbs_post_send,
 	.post_recv = rcci_verbs_post_recv,
 	.ep_disconnect = rcci_verbs_ep_disconnect,

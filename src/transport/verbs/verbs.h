@@ -63,7 +63,6 @@ struct verbs_ctx {
 	uint16_t lid;
 	enum ibv_mtu mtu; /* the port's active MTU */
 	bool eth;         /* link layer Ethernet (RoCE): GRH required */
-	const struct verbs_bringup *bringup;
 
 	/* The background thread: cm events, manual sockets, async events. */
 	pthread_t thread;
@@ -269,23 +268,10 @@ struct verbs_req {
 	uint8_t peer_gid[16];
 };
 
-/*
- * How connections come up: rdma_cm (cm.c) or QP information exchanged over a
- * TCP socket (manual.c). The context picks one at open (verbs_ctx.bringup);
- * the transport's connection ops go through it.
- */
-struct verbs_bringup {
-	int (*listen)(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
-		      int backlog);
-	void (*listener_close)(struct rcc_listener *lst);
-	int (*listener_fd)(const struct rcc_listener *lst);
-	int (*get_request)(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
-	int (*accept)(struct rcc_conn_req *req, struct rcc_ep *ep);
-	int (*reject)(struct rcc_conn_req *req, const void *pdata, size_t len);
-	int (*connect)(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen,
-		       int timeout_ms);
-};
-extern const struct verbs_bringup rcci_cm_bringup, rcci_man_bringup;
+/* How connections come up: rdma_cm (cm.c) or QP information exchanged over a
+ * TCP socket (manual.c); ctx_open sets rcc_ctx.conn to the one the context
+ * asked for. */
+extern const struct rcc_conn_ops rcci_cm_conn_ops, rcci_man_conn_ops;
 
 /* util (ops.c) */
 int rcci_verbs_set_nonblock(int fd);
