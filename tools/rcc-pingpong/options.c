@@ -75,7 +75,8 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 {
 	struct cli c = {
 		.prog = "rcc-pingpong",
-		.take = CLI_VERBS | CLI_MODE | CLI_PORT | CLI_TIMEOUT | CLI_JSON | CLI_QUIET,
+		.take = CLI_VERBS | CLI_MODE | CLI_QP_TYPE | CLI_PORT | CLI_TIMEOUT | CLI_JSON |
+			CLI_QUIET,
 		.shorts = "b:n:w:s:S:t:q",
 		.longs = longs,
 		.help = help,
@@ -145,6 +146,7 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 	}
 	cli_finish(&c);
 	o->cq_mode = c.mode;
+	o->qp_type = c.qp_type;
 	o->port = c.port;
 	o->timeout_ms = c.timeout_ms;
 	o->json = c.json;

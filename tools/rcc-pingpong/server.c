@@ -52,11 +52,22 @@ static int on_request(struct rcc_conn_req *req, void *arg, void **conn,
 	size_t len;
 	const void *pd = rcc_conn_req_private_data(req, &len);
 	uint32_t size;
+	enum rcc_qp_type type;
 	int rc;
 
 	/* rdma-core's rdma_client sends no hello: serve it at our own -S size */
-	if (pp_hello_decode(pd, len, &size))
+	if (pp_hello_decode(pd, len, &size, &type)) {
 		size = srv->o->size;
+		type = srv->o->qp_type;
+	}
+	if (type != srv->o->qp_type) {
+		/* endpoints of two types cannot talk: say so rather than hang */
+		fprintf(stderr,
+			"rcc-pingpong: client %s turned away: it asks for %s, this server "
+			"serves %s (-c)\n",
+			rcc_conn_req_peer(req), qp_type_name(type), qp_type_name(srv->o->qp_type));
+		return -EPROTO;
+	}
 	struct pp_conn *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -207,7 +218,7 @@ int pp_server(const struct pp_opts *o)
 		.thread_mode = o->thread_mode,
 		.num_threads = o->threads,
 		.cq_mode = o->cq_mode,
-		.ep_attr = { .sq_depth = 8, .rq_depth = 8 },
+		.ep_attr = { .sq_depth = 8, .rq_depth = 8, .qp_type = o->qp_type },
 		.ops = &pp_ops,
 		.arg = &srv,
 	};
@@ -217,9 +228,10 @@ int pp_server(const struct pp_opts *o)
 			explain_status(rc));
 		goto out_fd;
 	}
-	printf("rcc-pingpong: listening on %s:%d (transport %s, %s threads, cq %s)\n", o->bind,
+	printf("rcc-pingpong: listening on %s:%d (transport %s, %s threads, cq %s, %s)\n", o->bind,
 	       rcc_server_port(s), rcc_transport_name(rcc_ctx_transport(srv.ctx)),
-	       thread_mode_name(o->thread_mode), cq_mode_name(o->cq_mode));
+	       thread_mode_name(o->thread_mode), cq_mode_name(o->cq_mode),
+	       qp_type_name(o->qp_type));
 	fflush(stdout);
 	if (o->boot && pp_launch_publish(o, rcc_server_port(s))) {
 		rcc_server_stop(s);
