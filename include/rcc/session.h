@@ -102,13 +102,16 @@ struct rcc_server_attr {
 	 * by messages not yet delivered, senders meet receiver-not-ready and
 	 * retry (their rnr_retry), as with an empty receive queue. A message
 	 * longer than srq_buf_size fails on its connection as with any too
-	 * short receive. ep_attr.srq must then be NULL (and rq_depth and
-	 * max_recv_sge are ignored); the SRQ and buffers are freed by
-	 * rcc_server_stop() after the last endpoint.
+	 * short receive. On verbs, the one receive a connection was filling
+	 * when it left service may be removed by the endpoint's close before
+	 * its flush reaches the server (docs/verbs.md, shared receive
+	 * queues): the SRQ then keeps one receive less. ep_attr.srq must be
+	 * NULL (rq_depth and max_recv_sge are ignored); the SRQ and buffers
+	 * are freed by rcc_server_stop() after the last endpoint.
 	 */
 	uint32_t srq_depth;
-	uint32_t
-		srq_buf_size; /* bytes per SRQ receive, up to RCC_MAX_MSG_SIZE; 0: RCC_SERVER_SRQ_BUF_DEFAULT */
+	/* Bytes per SRQ receive, up to RCC_MAX_MSG_SIZE; 0: RCC_SERVER_SRQ_BUF_DEFAULT. */
+	uint32_t srq_buf_size;
 };
 
 struct rcc_server_stats {
