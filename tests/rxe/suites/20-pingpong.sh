@@ -29,4 +29,15 @@ for size in 16 65536; do
 		"$pp -T verbs -p $port -n 200 -S $size $RXE_IP"
 	check "cm poll per-ep, $size bytes" $? "$LAST_TIME s"
 done
+# unreliable connected endpoints (-c uc) on both sides, both bring-ups
+for bringup in cm manual; do
+	port=$((port + 1))
+	common="-T verbs -B $bringup -c uc -p $port"
+	server_client "pp-uc-$bringup" "$ready" "$pp $common -b $RXE_IP --once" \
+		"$pp $common -n 300 -S 4096 $RXE_IP"
+	st=$?
+	grep -q '(cq poll, UC), all pongs verified' "$RXE_LOGDIR/pp-uc-$bringup.cli" || [ $st -ne 0 ] ||
+		st=92
+	check "UC $bringup poll per-ep (4 KiB x 300)" "$st" "$LAST_TIME s"
+done
 suite_result
