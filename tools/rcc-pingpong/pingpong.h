@@ -22,7 +22,8 @@ struct pp_opts {
 	enum rcc_cq_mode cq_mode;
 	enum rcc_qp_type qp_type; /* -c: both sides must agree (the hello says) */
 	enum rcc_thread_mode thread_mode;
-	int threads; /* shared mode: progress threads */
+	int threads;        /* shared mode: progress threads */
+	uint32_t srq_depth; /* server --srq N: one shared receive queue for all clients */
 	struct rcc_ctx_attr ctx;
 	bool verify;
 	bool once;
