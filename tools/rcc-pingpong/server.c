@@ -7,9 +7,9 @@
  * two pong buffers of the connection's (the one not in flight) and echoed
  * from there. With --srq the pings land in the session server's shared
  * receive queue and it reposts them; with UC the receive is reposted at once,
- * because a UC ping that meets no receive is dropped (no RNR retry) and a
- * repost that waited for its pong's send completion can come too late (rxe
- * reports UC send completions lazily: seen in the Soft-RoCE suite).
+ * because a UC ping that meets no receive is dropped (no RNR retry), and a
+ * repost that waited for its pong's send completion can come too late (most
+ * likely why a UC run on Soft-RoCE once stalled after 197 pongs).
  */
 #include <errno.h>
 #include <poll.h>
