@@ -48,14 +48,32 @@ struct rcc_server_ops {
 	/* Optional. The connection is up; *conn holds what on_request set.
 	 * A negative return closes the connection. */
 	int (*on_connect)(struct rcc_ep *ep, void *arg, void **conn);
-	/* One completion of this connection, flush completions included. */
+	/* One completion of this connection, flush completions included --
+	 * except those of the server's SRQ receives (srq_depth), which go to
+	 * on_recv. */
 	void (*on_completion)(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn);
 	/* Optional. The connection ended (peer left, error, rcc_ep_disconnect()
 	 * from a callback, server stop) or never came up (ep is then NULL).
 	 * Every completion has been delivered; free per-connection state. The
 	 * endpoint is closed after this returns. */
 	void (*on_disconnect)(struct rcc_ep *ep, void *conn);
+	/* Required with srq_depth, unused without. A message of this
+	 * connection took one of the server's SRQ receives (RCC_WC_SUCCESS
+	 * only; opcode RCC_WC_RECV or RCC_WC_RECV_WRITE_IMM, byte_len, imm_data
+	 * and wc_flags as in any receive completion; wr_id is the server's).
+	 * data holds the wc->byte_len bytes of a RCC_WC_RECV; it is NULL for a
+	 * RCC_WC_RECV_WRITE_IMM (its bytes went where the WRITE pointed). data
+	 * belongs to the server and is valid only during the call: copy what
+	 * you keep. The buffer is posted to the SRQ again as soon as on_recv
+	 * returns. Runs on the connection's agent thread, in the connection's
+	 * order of arrival, interleaved with its on_completion calls. */
+	void (*on_recv)(struct rcc_ep *ep, const struct rcc_wc *wc, const void *data, void *conn);
 };
+
+/* Largest rcc_server_attr.srq_depth (the largest SRQ, as rcc_srq_create()). */
+#define RCC_SERVER_SRQ_MAX 16384u
+/* rcc_server_attr.srq_buf_size when it is 0. */
+#define RCC_SERVER_SRQ_BUF_DEFAULT 4096u
 
 struct rcc_server_attr {
 	const char *addr; /* listen address, e.g. ":7471" */
@@ -69,6 +87,31 @@ struct rcc_server_attr {
 	int max_connections;        /* 0: 1024; further requests are rejected */
 	const struct rcc_server_ops *ops;
 	void *arg; /* passed to on_request / on_connect */
+	/*
+	 * Shared receive queue. 0 (the default): off, each connection has its
+	 * own receive queue and the application posts to it. 1..RCC_SERVER_SRQ_MAX:
+	 * the server creates one SRQ (rcc_srq_create()) that every connection's
+	 * endpoint takes its receives from, and srq_depth registered buffers
+	 * of srq_buf_size bytes that it keeps posted to it, so receive memory is
+	 * srq_depth * srq_buf_size for all connections together instead of a
+	 * queue per connection. Received messages go to ops->on_recv (required
+	 * then); each buffer is posted again as soon as on_recv returns, and a
+	 * receive flushed by a connection leaving service at once -- the SRQ
+	 * never runs low while on_recv keeps up, so the server arms no limit
+	 * (RCC_EVENT_SRQ_LIMIT never names its SRQ). When every buffer is held
+	 * by messages not yet delivered, senders meet receiver-not-ready and
+	 * retry (their rnr_retry), as with an empty receive queue. A message
+	 * longer than srq_buf_size fails on its connection as with any too
+	 * short receive. On verbs, the one receive a connection was filling
+	 * when it left service may be removed by the endpoint's close before
+	 * its flush reaches the server (docs/verbs.md, shared receive
+	 * queues): the SRQ then keeps one receive less. ep_attr.srq must be
+	 * NULL (rq_depth and max_recv_sge are ignored); the SRQ and buffers
+	 * are freed by rcc_server_stop() after the last endpoint.
+	 */
+	uint32_t srq_depth;
+	/* Bytes per SRQ receive, up to RCC_MAX_MSG_SIZE; 0: RCC_SERVER_SRQ_BUF_DEFAULT. */
+	uint32_t srq_buf_size;
 };
 
 struct rcc_server_stats {
@@ -77,7 +120,11 @@ struct rcc_server_stats {
 	uint64_t active;
 };
 
-/* Start listening and accepting on a background thread. */
+/* Start listening and accepting on a background thread. Returns 0 and sets
+ * *srv; -EINVAL for missing or out-of-range attributes (rcc_last_error()
+ * says which; srq_depth without ops->on_recv included), or the status of
+ * creating the listener, the SRQ and its buffers, or a thread. Does not
+ * block on peers. Thread-safe; *srv is the caller's until rcc_server_stop(). */
 int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		     struct rcc_server **srv);
 /* The bound port (useful with port 0). */

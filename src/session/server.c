@@ -24,6 +24,7 @@
 #include "rcc/util.h"
 #include "rcc/session.h"
 #include "cq_depth.h"
+#include "server_srq.h"
 
 /* How often an idle agent looks for connections that ended without a completion. */
 #define STATE_CHECK_MS 100
@@ -81,7 +82,8 @@ struct rcc_server {
 	struct agent **shared;
 	int nshared;
 	atomic_uint_fast64_t accepted, rejected, active;
-	uint64_t spin_ns; /* RCC_CQ_HYBRID: how long an agent spins before it sleeps */
+	uint64_t spin_ns;      /* RCC_CQ_HYBRID: how long an agent spins before it sleeps */
+	struct server_srq srq; /* attr.srq_depth: every connection's receives */
 };
 
 static void wake(int fd)
@@ -100,10 +102,29 @@ static void drain_fd(int fd)
 
 /* ---------------------------------------------------------------- agents */
 
+/* One of the server's SRQ receives completed: the message goes to on_recv and
+ * the buffer straight back to the SRQ; a flushed receive only goes back. */
+static void deliver_srq_recv(struct rcc_server *srv, const struct rcc_wc *wc, void *buf)
+{
+	struct conn *c = rcc_ep_context(wc->ep);
+	int rc;
+
+	if (c && wc->status == RCC_WC_SUCCESS)
+		srv->ops.on_recv(wc->ep, wc, wc->opcode == RCC_WC_RECV ? buf : NULL, c->user);
+	rc = server_srq_repost(&srv->srq, buf);
+	if (rc)
+		log_warn("server: reposting an SRQ receive failed, %u bytes less: %s",
+			 srv->srq.buf_size, rcc_strerror(rc));
+}
+
 static void dispatch(struct agent *ag, const struct rcc_wc *wc)
 {
 	struct conn *c = rcc_ep_context(wc->ep);
-	if (c)
+	void *buf = server_srq_buffer(&ag->srv->srq, wc);
+
+	if (buf)
+		deliver_srq_recv(ag->srv, wc, buf);
+	else if (c)
 		ag->srv->ops.on_completion(wc->ep, wc, c->user);
 }
 
@@ -269,9 +290,14 @@ static void agent_free(struct agent *ag)
 
 static uint32_t cq_depth_for(const struct rcc_server *srv, bool per_ep)
 {
+	struct rcc_ep_attr ea = srv->attr.ep_attr;
+
 	if (srv->attr.cq_depth)
 		return srv->attr.cq_depth;
-	return per_ep ? rcci_ep_cq_depth(&srv->attr.ep_attr) : SHARED_CQ_DEPTH;
+	/* every SRQ receive may complete on any one connection's CQ */
+	if (srv->attr.srq_depth)
+		ea.rq_depth = srv->attr.srq_depth;
+	return per_ep ? rcci_ep_cq_depth(&ea) : SHARED_CQ_DEPTH + srv->attr.srq_depth;
 }
 
 static int agent_new(struct rcc_server *srv, bool per_ep, struct agent **out)
@@ -437,6 +463,13 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 			goto err_user;
 		}
 	}
+	if (srv->srq.srq && nrecv) {
+		log_warn("server: %s turned away: on_request named receives, but the "
+			 "server's SRQ takes every receive",
+			 peer);
+		turn_away(srv, req);
+		goto err_user;
+	}
 	if (srv->attr.thread_mode == RCC_THREAD_PER_EP) {
 		rc = agent_new(srv, true, &ag);
 		if (rc) {
@@ -451,6 +484,8 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 	ea.send_cq = ea.recv_cq = ag->cq;
 	ea.initial_recv = recv;
 	ea.num_initial_recv = nrecv;
+	if (srv->srq.srq)
+		ea.srq = srv->srq.srq;
 	ea.context = c;
 	if (reply.set) {
 		ea.private_data = reply.data;
@@ -549,6 +584,12 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 	    attr->num_threads > 256 || attr->max_connections < 0)
 		return rcci_fail(-EINVAL, "rcc_server_start: unknown thread or CQ mode, threads "
 					  "not in 0..256, or negative max_connections");
+	if (attr->srq_depth &&
+	    (!attr->ops->on_recv || attr->ep_attr.srq || attr->srq_depth > RCC_SERVER_SRQ_MAX ||
+	     attr->srq_buf_size > RCC_MAX_MSG_SIZE))
+		return rcci_fail(-EINVAL, "rcc_server_start: srq_depth needs ops->on_recv, no "
+					  "ep_attr.srq, a depth up to RCC_SERVER_SRQ_MAX and "
+					  "srq_buf_size up to RCC_MAX_MSG_SIZE");
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		return -ENOMEM;
@@ -559,6 +600,8 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 	srv->attr.ops = &srv->ops;
 	if (!srv->attr.max_connections)
 		srv->attr.max_connections = 1024;
+	if (attr->srq_depth && !attr->srq_buf_size)
+		srv->attr.srq_buf_size = RCC_SERVER_SRQ_BUF_DEFAULT;
 	srv->stopfd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
 
@@ -567,9 +610,14 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		rc = -errno;
 		goto err_srv;
 	}
+	if (attr->srq_depth) {
+		rc = server_srq_open(ctx, attr->srq_depth, srv->attr.srq_buf_size, &srv->srq);
+		if (rc)
+			goto err_stopfd;
+	}
 	rc = rcc_listen(ctx, attr->addr, 0, &srv->lst);
 	if (rc)
-		goto err_stopfd;
+		goto err_srq;
 	if (attr->thread_mode == RCC_THREAD_SHARED_CQ) {
 		srv->nshared = attr->num_threads ? attr->num_threads : 1;
 		srv->shared = calloc((size_t)srv->nshared, sizeof(*srv->shared));
@@ -604,6 +652,8 @@ err_agents:
 	free(srv->shared);
 err_lst:
 	rcc_listener_close(srv->lst);
+err_srq:
+	server_srq_close(&srv->srq);
 err_stopfd:
 	close(srv->stopfd);
 err_srv:
@@ -668,6 +718,7 @@ int rcc_server_stop(struct rcc_server *srv)
 	rcc_listener_close(srv->lst);
 
 	stop_agents(srv);
+	server_srq_close(&srv->srq); /* after every endpoint using it */
 	free(srv->shared);
 	close(srv->stopfd);
 	pthread_mutex_destroy(&srv->lock);

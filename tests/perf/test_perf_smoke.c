@@ -331,6 +331,15 @@ static void validate_everything(void)
 	    "--warmup", "1");
 }
 
+/* -c UC alone runs what UC carries: send, write and write_imm, both kinds,
+ * every byte checked (perftest's upper case and rcc's lower case alike). */
+static void unreliable_connected(void)
+{
+	RUN(6, "-c", "UC", "--validate", "-s", "256", "-n", "40");
+	RUN(2, "-c", "uc", "--bw", "-q", "2", "--test", "send,write_imm", "-s", "1024", "-n",
+	    "100");
+}
+
 static void duration_mode(void) { RUN(4, "-D", "0.2", "--test", "send,read"); }
 
 static void inline_off_and_target_poll(void)
@@ -383,6 +392,7 @@ static void refused_and_bad_options(void)
 	const char *argv[MAX_ARGS];
 	const char *args1[] = { "-p", "1", test_addr(), NULL };
 	const char *args2[] = { "-s", "0", test_addr(), NULL };
+	const char *args3[] = { "-c", "UC", "--test", "send,read", test_addr(), NULL };
 	struct child c = { .out = -1 };
 	int st;
 
@@ -397,6 +407,12 @@ static void refused_and_bad_options(void)
 	CHECK_OK(spawn(argv, 1, false, cli_out, cli_err, &c));
 	CHECK_OK(reap(&c, 10000, &st));
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+	/* READ over UC: a usage error naming the cure, before any connection */
+	build_argv(argv, args3);
+	CHECK_OK(spawn(argv, 1, false, cli_out, cli_err, &c));
+	CHECK_OK(reap(&c, 10000, &st));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+	CHECK_EQ(count_in_file(cli_err, "READ and atomics need -c RC"), 1);
 }
 
 /* The server dies in the middle: the client says so and exits 1, never hangs. */
@@ -534,21 +550,14 @@ static void cleanup(void)
 }
 
 static const struct test_case cases[] = {
-	TEST(latency_every_op),
-	TEST(bandwidth_every_op),
-	TEST(all_sizes),
-	TEST(blocking_completions),
-	TEST(epoll_completions),
-	TEST(hybrid_completions),
-	TEST(bidirectional),
-	TEST(endpoints_post_lists_moderation),
-	TEST(validate_everything),
-	TEST(duration_mode),
-	TEST(inline_off_and_target_poll),
-	TEST(json_csv_plot),
-	TEST(refused_and_bad_options),
-	TEST(peer_dies),
-	TEST(stray_data_connection_turned_away),
+	TEST(latency_every_op),    TEST(bandwidth_every_op),
+	TEST(all_sizes),           TEST(blocking_completions),
+	TEST(epoll_completions),   TEST(hybrid_completions),
+	TEST(bidirectional),       TEST(endpoints_post_lists_moderation),
+	TEST(validate_everything), TEST(unreliable_connected),
+	TEST(duration_mode),       TEST(inline_off_and_target_poll),
+	TEST(json_csv_plot),       TEST(refused_and_bad_options),
+	TEST(peer_dies),           TEST(stray_data_connection_turned_away),
 };
 
 int main(int argc, char **argv)

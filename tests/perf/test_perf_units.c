@@ -238,6 +238,19 @@ static void plan_sizes_and_iters(void)
 	p.kinds = 1u << KIND_LAT;
 	p.qps = 2;
 	CHECK(plan_check(&p) != NULL);
+	p.qps = 1;
+
+	/* -c UC: SEND and WRITE only; a type rcc does not know is refused */
+	CHECK(plan_check(&p) == NULL);
+	p.qp_type = RCC_QP_UC;
+	CHECK(plan_check(&p) != NULL); /* the plan still has READ and atomics */
+	p.ops = OPS_UC;
+	CHECK(plan_check(&p) == NULL);
+	p.ops |= 1u << OP_FADD;
+	CHECK(strstr(plan_check(&p), "need -c RC") != NULL);
+	p.ops = OPS_UC;
+	p.qp_type = 2;
+	CHECK(plan_check(&p) != NULL);
 }
 
 static void wire_round_trips(void)
@@ -257,6 +270,7 @@ static void wire_round_trips(void)
 				 .inline_size = PERF_INLINE_AUTO,
 				 .outs = 9,
 				 .cq_mode = 2,
+				 .qp_type = RCC_QP_UC,
 				 .cookie = 0xdeadbeef };
 	struct perf_params q;
 	uint8_t buf[PERF_PARAMS_WIRE_LEN];
@@ -270,7 +284,12 @@ static void wire_round_trips(void)
 	CHECK(p.qps == q.qps && p.post_list == q.post_list && p.cq_mod == q.cq_mod);
 	CHECK(p.tx_depth == q.tx_depth && p.rx_depth == q.rx_depth && p.outs == q.outs);
 	CHECK(p.inline_size == q.inline_size && p.cq_mode == q.cq_mode && p.cookie == q.cookie);
+	CHECK_EQ(q.qp_type, RCC_QP_UC);
 	CHECK_EQ(buf[8], 0x78); /* little endian on the wire */
+	/* a plan of a client older than -c has a zero there: RC */
+	buf[43] = 0;
+	CHECK_OK(params_decode(buf, sizeof(buf), &q));
+	CHECK_EQ(q.qp_type, RCC_QP_RC);
 	CHECK(params_decode(buf, sizeof(buf) - 1, &q) == -EPROTO);
 	buf[2]++;
 	CHECK(params_decode(buf, sizeof(buf), &q) == -EPROTONOSUPPORT);

@@ -4,7 +4,9 @@
 # concurrent clients in each thread and completion mode with every pong
 # verified; its progress lines reach a log while it runs; --verify catches a
 # server that corrupts one byte of a pong (exit 3), and only --no-verify lets
-# it pass; a peer that sends garbage does not stop the server.
+# it pass; a peer that sends garbage does not stop the server; -c uc serves UC
+# endpoints and turns an RC client away; --srq serves every client from one
+# shared receive queue.
 #   pingpong.sh RCC_PINGPONG CORRUPT_SERVER
 set -u
 PP=${1:?usage: $0 rcc-pingpong corrupt_server}
@@ -81,6 +83,37 @@ for mode in poll wait fd hybrid; do
 			grep -q 'served 5 clients (0 turned away)' "$WORK/$name.srv"
 	done
 done
+
+# -c uc on both sides: UC endpoints, every pong verified; the client says so
+# (either case). A client of the other type is turned away with the reason,
+# and the server goes on serving.
+if start_server uc -c uc -t shared; then
+	check "uc: 2 concurrent clients, 1 KiB x 200, verified" clients uc 2 -c UC -n 200 -S 1K
+	check "uc: the client ran UC" grep -q '(cq poll, UC), all pongs verified' "$WORK/uc.1.out"
+	check "uc: the server listens for UC" grep -q 'shared threads, cq poll, UC)' "$WORK/uc.srv"
+	timeout -s KILL "$T" "$PP" -T tcp -p "$SRV_PORT" -n 10 127.0.0.1 > "$WORK/uc-rc.out" 2>&1
+	check "uc: an RC client is refused (exit 1)" test $? -eq 1
+	check "uc: ... and the server says why" \
+		grep -q 'turned away: it asks for RC, this server serves UC (-c)' "$WORK/uc.srv"
+	check "uc: then a UC client is still served" clients uc-after 1 -c uc -n 50
+	check "uc: server still running" alive "$SRV_PID"
+fi
+# --srq 4: every client's pings land in one shared receive queue of 4
+# buffers of -S bytes; a client with larger pings is turned away, saying why
+if start_server srq --srq 4 -S 4K -t shared; then
+	check "srq: 3 concurrent clients, 1 KiB x 300, verified" clients srq 3 -n 300 -S 1K
+	check "srq: 4 KiB (the buffers' size), verified" clients srq-4k 1 -n 100 -S 4K
+	timeout -s KILL "$T" "$PP" -T tcp -p "$SRV_PORT" -n 10 -S 8K 127.0.0.1 > "$WORK/srq-big.out" 2>&1
+	check "srq: an 8 KiB client is refused (exit 1)" test $? -eq 1
+	check "srq: ... and the server says why" \
+		grep -q "its 8192-byte pings do not fit the SRQ's 4096-byte buffers" "$WORK/srq.srv"
+	check "srq: server still running" alive "$SRV_PID"
+fi
+timeout -s KILL "$T" "$PP" --srq 4 127.0.0.1 > "$WORK/srq-cli.out" 2>&1
+check "--srq on a client: a usage error (exit 2)" test $? -eq 2
+timeout -s KILL "$T" "$PP" -c ud 127.0.0.1 > "$WORK/ud.out" 2>&1
+check "-c ud: a usage error (exit 2)" test $? -eq 2
+check "-c ud: ... naming the choices" grep -q 'must be RC or UC, not .ud.' "$WORK/ud.out"
 
 # a peer that sends garbage, then one that connects and leaves: the server serves on
 if start_server garbage; then

@@ -132,6 +132,20 @@ static void long_forms_and_aliases(void)
 	CHECK_EQ(c.port, 0);
 	CHECK_EQ(c.timeout_ms, 250);
 	CHECK_EQ(iters, 3);
+	CHECK_EQ(c.qp_type, RCC_QP_RC); /* -c not taken, not given: RC */
+}
+
+static void connection_type(void)
+{
+	struct cli c;
+	const char *a[] = { "-c", "UC", NULL }, *b[] = { "--connection=rc", NULL };
+
+	init(&c, CLI_VERBS | CLI_QP_TYPE);
+	CHECK_EQ(parse(&c, a), 3);
+	CHECK_EQ(c.qp_type, RCC_QP_UC);
+	init(&c, CLI_VERBS | CLI_QP_TYPE);
+	CHECK_EQ(parse(&c, b), 2);
+	CHECK_EQ(c.qp_type, RCC_QP_RC);
 }
 
 /* (Without CLI_TRANSPORT: a tool that opens no transport does not look the
@@ -238,6 +252,12 @@ static void usage_errors(void)
 	/* an option the tool does not take is unknown, not silently accepted */
 	EXPECT_RUN(CLI_TRANSPORT, NULL, 2, "unknown option '--json'", "--json");
 	EXPECT_RUN(CLI_TRANSPORT, NULL, 2, "unknown option -m", "-m", "poll");
+	EXPECT_RUN(CLI_VERBS | CLI_QP_TYPE, NULL, 2,
+		   "rcc-test: the connection type (-c) must be RC or UC, not 'xrc'", "-c", "xrc");
+	EXPECT_RUN(CLI_VERBS | CLI_QP_TYPE, NULL, 2, "not 'ud' (rcc has no datagram endpoints",
+		   "-c", "ud");
+	EXPECT_RUN(CLI_TRANSPORT, NULL, 2, "unknown option -c", "-c", "uc");
+	EXPECT_RUN(CLI_VERBS | CLI_QP_TYPE, NULL, 0, "  -c, --connection TYPE", "-h");
 }
 
 static void help_and_version(void)
@@ -269,5 +289,5 @@ static void help_lists_what_is_taken(void)
 }
 
 TEST_MAIN(TEST(durations), TEST(common_options), TEST(long_forms_and_aliases),
-	  TEST(device_implies_verbs), TEST(legacy_milliseconds), TEST(usage_errors),
-	  TEST(help_and_version), TEST(help_lists_what_is_taken))
+	  TEST(connection_type), TEST(device_implies_verbs), TEST(legacy_milliseconds),
+	  TEST(usage_errors), TEST(help_and_version), TEST(help_lists_what_is_taken))

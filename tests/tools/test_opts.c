@@ -53,4 +53,22 @@ static void cq_modes(void)
 	CHECK_EQ(parse_cq_mode("", &m), -EINVAL);
 }
 
-TEST_MAIN(TEST(peer_forms), TEST(bad_peers), TEST(cq_modes))
+/* -c: perftest writes RC and UC, rcc rc and uc; both are taken. */
+static void qp_types(void)
+{
+	enum rcc_qp_type t = RCC_QP_RC;
+
+	CHECK_EQ(parse_qp_type("UC", &t), 0);
+	CHECK_EQ(t, RCC_QP_UC);
+	CHECK_EQ(parse_qp_type("rc", &t), 0);
+	CHECK_EQ(t, RCC_QP_RC);
+	CHECK_EQ(parse_qp_type("uC", &t), 0);
+	CHECK_EQ(t, RCC_QP_UC);
+	CHECK(!strcmp(qp_type_name(t), "UC") && !strcmp(qp_type_name(RCC_QP_RC), "RC"));
+	CHECK_EQ(parse_qp_type("UD", &t), -EINVAL);
+	CHECK_EQ(parse_qp_type("", &t), -EINVAL);
+	CHECK_EQ(parse_qp_type("rcx", &t), -EINVAL);
+	CHECK_EQ(t, RCC_QP_UC); /* untouched by a refusal */
+}
+
+TEST_MAIN(TEST(peer_forms), TEST(bad_peers), TEST(cq_modes), TEST(qp_types))

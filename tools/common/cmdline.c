@@ -30,6 +30,9 @@ static const struct common_opt common[] = {
 	{ CLI_MODE, 'm', "mode", required_argument, "M",
 	  "poll (spin), wait (sleep), fd (epoll) or hybrid (spin, then sleep)" },
 	{ CLI_PORT, 'p', "port", required_argument, "PORT", "service port" },
+	{ CLI_QP_TYPE, 'c', "connection", required_argument, "TYPE",
+	  "RC (reliable connected) or UC (unreliable connected: SEND and WRITE only), "
+	  "either case; both sides must use the same" },
 	{ CLI_TIMEOUT, CLI_OPT_TIMEOUT, "timeout", required_argument, "TIME", NULL },
 	{ CLI_JSON, CLI_OPT_JSON, "json", no_argument, NULL,
 	  "print the results as JSON on stdout (docs/json.md)" },
@@ -127,6 +130,13 @@ static void set_mode(struct cli *c, const char *arg)
 	c->mode = m;
 }
 
+static void set_qp_type(struct cli *c, const char *arg)
+{
+	if (parse_qp_type(arg, &c->qp_type))
+		usage_error(c->prog, "the connection type (-c) must be RC or UC, not '%s'%s", arg,
+			    !strcasecmp(arg, "ud") ? " (rcc has no datagram endpoints yet)" : "");
+}
+
 void cli_apply(struct cli *c, int code, const char *arg)
 {
 	long v;
@@ -151,6 +161,9 @@ void cli_apply(struct cli *c, int code, const char *arg)
 		break;
 	case 'm':
 		set_mode(c, arg);
+		break;
+	case 'c':
+		set_qp_type(c, arg);
 		break;
 	case 'p':
 		if (parse_int(arg, 0, 65535, &v))
@@ -354,6 +367,9 @@ void cli_help_common(const struct cli *c, FILE *f)
 			t = c->device_help;
 		} else if (o->code == 'm') {
 			snprintf(text, sizeof(text), "%s (%s)", o->help, cq_mode_name(c->mode));
+			t = text;
+		} else if (o->code == 'c') {
+			snprintf(text, sizeof(text), "%s (%s)", o->help, qp_type_name(c->qp_type));
 			t = text;
 		} else if (o->code == 'p') {
 			snprintf(text, sizeof(text), "%s (%d)", o->help, c->port);

@@ -2,8 +2,9 @@
 /*
  * The command-line grammar all rcc tools share (docs/cli.md): one table of the
  * common options -- transport, device, device port, GID index, bring-up,
- * completion mode, service port, timeout, JSON, quiet, help, version -- with
- * the same letter, long name, value syntax and message in every tool. A tool
+ * completion mode, connection type, service port, timeout, JSON, quiet, help,
+ * version -- with the same letter, long name, value syntax and message in
+ * every tool. A tool
  * declares which common options it takes and its own options; cli_next()
  * handles the common ones and hands the tool only its own.
  *
@@ -34,6 +35,7 @@ enum {
 	CLI_TIMEOUT = 1 << 7,   /* --timeout DURATION */
 	CLI_JSON = 1 << 8,      /* --json */
 	CLI_QUIET = 1 << 9,     /* --quiet */
+	CLI_QP_TYPE = 1 << 10,  /* -c, --connection rc|uc (perftest's letter; either case) */
 	/* everything that opens a transport */
 	CLI_VERBS = CLI_TRANSPORT | CLI_DEVICE | CLI_IB_PORT | CLI_GID | CLI_BRINGUP,
 };
@@ -67,6 +69,7 @@ struct cli {
 	int timeout_ms;
 	bool json;
 	bool quiet;
+	enum rcc_qp_type qp_type; /* -c; RCC_QP_RC unless given */
 	/* Private. */
 	bool ready;
 	char all_shorts[96];

@@ -145,6 +145,19 @@ const char *cq_mode_name(enum rcc_cq_mode m)
 				    "fd";
 }
 
+int parse_qp_type(const char *s, enum rcc_qp_type *t)
+{
+	if (!strcasecmp(s, "rc"))
+		*t = RCC_QP_RC;
+	else if (!strcasecmp(s, "uc"))
+		*t = RCC_QP_UC;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *qp_type_name(enum rcc_qp_type t) { return t == RCC_QP_UC ? "UC" : "RC"; }
+
 int parse_thread_mode(const char *s, enum rcc_thread_mode *m)
 {
 	if (!strcmp(s, "per-ep"))

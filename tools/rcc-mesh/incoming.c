@@ -98,6 +98,27 @@ static int check_hello(struct mesh *m, struct rcc_conn_req *req, struct mesh_hel
 	return 0;
 }
 
+/* A connection's own receives, posted before it can send (without --srq). */
+static int own_receives(struct mesh *m, struct in_conn *c)
+{
+	int rc;
+
+	c->rbuf = calloc(m->nrecv, sizeof(*c->rbuf));
+	c->rsge = calloc(m->nrecv, sizeof(*c->rsge));
+	c->rwr = calloc(m->nrecv, sizeof(*c->rwr));
+	if (!c->rbuf || !c->rsge || !c->rwr)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < m->nrecv; i++) {
+		if ((rc = rcc_pool_get(m->recv_pool, &c->rbuf[i])))
+			return rc;
+		c->rsge[i] = rcc_pool_sge(m->recv_pool, c->rbuf[i], m->recv_piece);
+		c->rwr[i] = (struct rcc_recv_wr){ .wr_id = WR_ID(WR_RECV, 0, i),
+						  .sg_list = &c->rsge[i],
+						  .num_sge = 1 };
+	}
+	return 0;
+}
+
 static int on_request(struct rcc_conn_req *req, void *arg, void **conn,
 		      const struct rcc_recv_wr **recv, int *num_recv)
 {
@@ -125,27 +146,17 @@ static int on_request(struct rcc_conn_req *req, void *arg, void **conn,
 		goto err_claim;
 	c->m = m;
 	c->p = p;
-	c->rbuf = calloc(m->nrecv, sizeof(*c->rbuf));
-	c->rsge = calloc(m->nrecv, sizeof(*c->rsge));
-	c->rwr = calloc(m->nrecv, sizeof(*c->rwr));
-	if (!c->rbuf || !c->rsge || !c->rwr)
+	/* with --srq the server's SRQ takes every receive */
+	if (!m->srq_depth && (rc = own_receives(m, c)))
 		goto err_conn;
 	if (m->target_pool && (rc = rcc_pool_get(m->target_pool, (void **)&c->target)))
 		goto err_conn;
-	for (uint32_t i = 0; i < m->nrecv; i++) {
-		if ((rc = rcc_pool_get(m->recv_pool, &c->rbuf[i])))
-			goto err_conn;
-		c->rsge[i] = rcc_pool_sge(m->recv_pool, c->rbuf[i], m->recv_piece);
-		c->rwr[i] = (struct rcc_recv_wr){ .wr_id = WR_ID(WR_RECV, 0, i),
-						  .sg_list = &c->rsge[i],
-						  .num_sge = 1 };
-	}
 	for (int i = 0; i < SRV_CTRL_SENDS; i++)
 		if ((rc = rcc_pool_get(m->ctrl_pool, &c->csend[i])))
 			goto err_conn;
 	*conn = c;
 	*recv = c->rwr;
-	*num_recv = (int)m->nrecv;
+	*num_recv = c->rwr ? (int)m->nrecv : 0;
 	return 0;
 
 err_conn:
@@ -366,6 +377,29 @@ static void check(struct in_conn *c, int s, const uint8_t *buf, uint32_t len, ui
 	}
 }
 
+/* One received message of either kind of receive: data to check, or control. */
+static void on_message(struct in_conn *c, const struct rcc_wc *wc, const uint8_t *buf)
+{
+	struct mesh *m = c->m;
+
+	if (wc->opcode == RCC_WC_RECV_WRITE_IMM && m->q[STREAM_WRITE]) {
+		uint64_t i = c->got[STREAM_WRITE];
+		check(c, STREAM_WRITE, c->target + (i % m->q[STREAM_WRITE]) * m->stride,
+		      wc->byte_len, wc->imm_data);
+		maybe_credit(c);
+	} else if (wc->opcode == RCC_WC_RECV && (wc->wc_flags & RCC_WC_WITH_IMM) &&
+		   wc->imm_data == MESH_CTRL_IMM) {
+		on_ctrl(c, buf, wc->byte_len);
+	} else if (wc->opcode == RCC_WC_RECV && !(wc->wc_flags & RCC_WC_WITH_IMM) &&
+		   m->q[STREAM_SEND]) {
+		check(c, STREAM_SEND, buf, wc->byte_len, 0);
+		maybe_credit(c);
+	} else {
+		peer_fail(c->p, "it sent us a %s we did not agree on",
+			  rcc_wc_opcode_str(wc->opcode));
+	}
+}
+
 static void on_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn)
 {
 	struct in_conn *c = conn;
@@ -389,28 +423,21 @@ static void on_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn
 			send_credit(c);
 		return;
 	}
-	if (kind != WR_RECV || idx >= m->nrecv)
+	if (kind != WR_RECV || idx >= m->nrecv || !c->rbuf)
 		return;
-	const uint8_t *buf = c->rbuf[idx];
-	if (wc->opcode == RCC_WC_RECV_WRITE_IMM && m->q[STREAM_WRITE]) {
-		uint64_t i = c->got[STREAM_WRITE];
-		check(c, STREAM_WRITE, c->target + (i % m->q[STREAM_WRITE]) * m->stride,
-		      wc->byte_len, wc->imm_data);
-		maybe_credit(c);
-	} else if (wc->opcode == RCC_WC_RECV && (wc->wc_flags & RCC_WC_WITH_IMM) &&
-		   wc->imm_data == MESH_CTRL_IMM) {
-		on_ctrl(c, buf, wc->byte_len);
-	} else if (wc->opcode == RCC_WC_RECV && !(wc->wc_flags & RCC_WC_WITH_IMM) &&
-		   m->q[STREAM_SEND]) {
-		check(c, STREAM_SEND, buf, wc->byte_len, 0);
-		maybe_credit(c);
-	} else {
-		peer_fail(c->p, "it sent us a %s we did not agree on",
-			  rcc_wc_opcode_str(wc->opcode));
-	}
+	on_message(c, wc, c->rbuf[idx]);
 	int rc = rcc_post_recv_list(ep, &c->rwr[idx], 1, NULL);
 	if (rc && rc != -ENOTCONN)
 		peer_fail(c->p, "cannot repost a receive for it: %s", rcc_strerror(rc));
+}
+
+/* --srq: a message in one of the session server's buffers, which it reposts. */
+static void on_recv(struct rcc_ep *ep, const struct rcc_wc *wc, const void *data, void *conn)
+{
+	struct in_conn *c = conn;
+	(void)ep;
+	atomic_store_explicit(&c->p->in_seen_ns, mono_ns(), memory_order_relaxed);
+	on_message(c, wc, data);
 }
 
 /* -------------------------------------------------------- connect/close */
@@ -472,4 +499,5 @@ const struct rcc_server_ops incoming_ops = {
 	.on_connect = on_connect,
 	.on_completion = on_completion,
 	.on_disconnect = on_disconnect,
+	.on_recv = on_recv,
 };

@@ -93,6 +93,7 @@ struct mesh_opts {
 	bool json;
 	bool quiet;
 	bool brief; /* collector: aggregate only, no per-pair rows */
+	bool srq;   /* incoming connections share one SRQ of the session server */
 	enum inject_kind inject;
 	/* under a launcher (no --nodes, no --rank): nodes are filled in by
 	 * launch_exchange() once every rank listens */
@@ -162,6 +163,7 @@ struct mesh {
 	uint32_t q[2];              /* window per stream; 0: stream not used */
 	uint32_t stride;            /* write slot stride */
 	uint32_t recv_piece, nrecv; /* incoming receives: size and count per connection */
+	uint32_t srq_depth;         /* --srq: the server's SRQ receives, for all of them; else 0 */
 	uint32_t list_hash;
 	uint8_t accept_pd[ACCEPT_LEN];
 	/* under a launcher, the node list (and list_hash) exist once the

@@ -80,6 +80,11 @@ static void help(const struct cli *c)
 	       "                           driven by as many threads (per-ep)\n"
 	       "      --threads N          progress threads per side in shared mode (1)\n"
 	       "\n"
+	       "Receives:\n"
+	       "      --srq                the incoming connections take their receives\n"
+	       "                           from one shared receive queue as deep as one\n"
+	       "                           connection's receives, not a queue each\n"
+	       "\n"
 	       "Bounds:\n"
 	       "      --connect-timeout TIME  bound on setup: all connections and the\n"
 	       "                           barrier (30s)\n"
@@ -138,6 +143,7 @@ enum {
 	OPT_COLLECTOR,
 	OPT_BRIEF,
 	OPT_INJECT,
+	OPT_SRQ,
 	OPT_BOOTSTRAP,
 };
 
@@ -194,6 +200,7 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 		{ "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
 		{ "collector", required_argument, NULL, OPT_COLLECTOR },
 		{ "brief", no_argument, NULL, OPT_BRIEF },
+		{ "srq", no_argument, NULL, OPT_SRQ },
 		{ "inject", required_argument, NULL, OPT_INJECT },
 		{ "bootstrap", required_argument, NULL, OPT_BOOTSTRAP },
 		{ NULL, 0, NULL, 0 },
@@ -284,6 +291,9 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 			break;
 		case OPT_BRIEF:
 			o->brief = true;
+			break;
+		case OPT_SRQ:
+			o->srq = true;
 			break;
 		case OPT_INJECT:
 			if (!strcmp(optarg, "corrupt"))

@@ -229,6 +229,16 @@ static const char *ops_name(unsigned ops)
 	return ops == (OPS_WRITE | OPS_SEND) ? "write+send" : ops == OPS_WRITE ? "write" : "send";
 }
 
+/* Receive buffers per incoming connection, from our own set-up (every rank
+ * runs with the same options): a queue of its own each, or its share of the
+ * server's SRQ (--srq). Write targets are not counted: --srq leaves them. */
+static double recv_kib_per_conn(const struct mesh *m)
+{
+	if (!m->srq_depth)
+		return (double)m->nrecv * m->recv_piece / 1024;
+	return (double)m->srq_depth * m->recv_piece / (m->n > 1 ? m->n - 1 : 1) / 1024;
+}
+
 static void print_table(struct mesh *m, const bool *dead, const struct totals *t, int status)
 {
 	const struct mesh_opts *o = m->o;
@@ -278,6 +288,14 @@ static void print_table(struct mesh *m, const bool *dead, const struct totals *t
 		       "%.0f threads\n",
 		       t->kb_per_conn, 2 * (m->n - 1), t->mem_ranks, t->rss_mib_per_rank,
 		       t->threads_per_rank);
+	if (m->srq_depth)
+		printf("  receive buffers: %.1f KiB per incoming connection (--srq: one shared "
+		       "receive queue of %u x %u B for %d connections)\n",
+		       recv_kib_per_conn(m), m->srq_depth, m->recv_piece, m->n - 1);
+	else
+		printf("  receive buffers: %.1f KiB per incoming connection (%u receives of %u B "
+		       "each; --srq shares one queue of as many among all)\n",
+		       recv_kib_per_conn(m), m->nrecv, m->recv_piece);
 	fflush(stdout);
 }
 
@@ -321,11 +339,12 @@ static void print_json(struct mesh *m, const bool *dead, const struct totals *t,
 	       "\"msgs_per_s\":%.1f,\"worst_pair_lat_us\":{\"p50\":%.2f,\"p99\":%.2f,\"p999\":%.2f,"
 	       "\"max\":%.2f},\"corrupt\":%llu,\"lost\":%llu,\"dup\":%llu,"
 	       "\"rss_kib_per_connection\":%.1f,\"rss_mib_per_rank\":%.2f,"
-	       "\"threads_per_rank\":%.1f},\"failed_ranks\":[",
+	       "\"threads_per_rank\":%.1f,\"recv_kib_per_connection\":%.1f,\"srq_depth\":%u},"
+	       "\"failed_ranks\":[",
 	       t->pairs, t->verified, t->mbps, t->msgps, (double)t->p50 / 1e3, (double)t->p99 / 1e3,
 	       (double)t->p999 / 1e3, (double)t->max / 1e3, (unsigned long long)t->bad,
 	       (unsigned long long)t->lost, (unsigned long long)t->dup, t->kb_per_conn,
-	       t->rss_mib_per_rank, t->threads_per_rank);
+	       t->rss_mib_per_rank, t->threads_per_rank, recv_kib_per_conn(m), m->srq_depth);
 	first = true;
 	for (int r = 0; r < m->n; r++)
 		if (dead[r]) {

@@ -47,7 +47,9 @@ static int pools_create(struct mesh *m)
 	    (rc = pool(m, "write target", (size_t)m->stride * m->q[STREAM_WRITE], peers, ACC_TARGET,
 		       &m->target_pool)))
 		goto err;
-	if ((rc = pool(m, "receive", m->recv_piece, peers * m->nrecv, ACC_LOCAL, &m->recv_pool)))
+	/* with --srq the session server owns the receive buffers */
+	if (!m->srq_depth &&
+	    (rc = pool(m, "receive", m->recv_piece, peers * m->nrecv, ACC_LOCAL, &m->recv_pool)))
 		goto err;
 	if ((rc = pool(m, "control", CTRL_SIZE,
 		       peers * (SRV_CTRL_SENDS + CLI_CTRL_RECVS + CLI_CTRL_SENDS), ACC_LOCAL,
@@ -74,6 +76,9 @@ int mesh_open(struct mesh *m, const struct mesh_opts *o)
 	/* Receives are consumed in arrival order by data and control alike. */
 	m->recv_piece = o->size > CTRL_SIZE ? o->size : CTRL_SIZE;
 	m->nrecv = m->q[0] + m->q[1] + SRV_CTRL_RECVS;
+	/* One connection's worth of receives for all of them: receive memory no
+	 * longer grows with the peers; senders that find it empty wait (RNR). */
+	m->srq_depth = o->srq ? m->nrecv : 0;
 	for (int i = 0; i < m->n; i++)
 		addrs[i] = o->nodes[i].addr;
 	m->list_hash = list_hash(addrs, m->n);
@@ -160,6 +165,8 @@ int mesh_listen(struct mesh *m)
 		.max_connections = m->n, /* room for a stray connection to be told off */
 		.ops = &incoming_ops,
 		.arg = m,
+		.srq_depth = m->srq_depth,
+		.srq_buf_size = m->recv_piece,
 	};
 	rc = rcc_server_start(m->ctx, &attr, &m->srv);
 	if (rc) {
@@ -169,9 +176,9 @@ int mesh_listen(struct mesh *m)
 	if (m->o->boot) /* the port the system chose */
 		join_host_port(addr, sizeof(addr), m->o->bind ? m->o->bind : "0.0.0.0",
 			       rcc_server_port(m->srv));
-	say(m, "listening on %s (transport %s, %s threads, cq %s)", addr,
+	say(m, "listening on %s (transport %s, %s threads, cq %s%s)", addr,
 	    rcc_transport_name(rcc_ctx_transport(m->ctx)), thread_mode_name(m->o->thread_mode),
-	    cq_mode_name(m->o->cq_mode));
+	    cq_mode_name(m->o->cq_mode), m->srq_depth ? ", one SRQ" : "");
 	return 0;
 }
 

@@ -48,6 +48,7 @@ static void ep_attr_data(struct sess *s, struct rcc_ep_attr *a)
 	a->max_recv_sge = 1;
 	a->max_inline = p->inline_size == PERF_INLINE_AUTO ? 0 : p->inline_size;
 	a->max_rd_atomic = p->outs;
+	a->qp_type = (enum rcc_qp_type)p->qp_type;
 }
 
 /* CQ, epoll set and the registered regions of every data endpoint. */

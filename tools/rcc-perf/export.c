@@ -87,6 +87,7 @@ static void json_params(FILE *f, const struct perf_config *cfg, const struct per
 		fprintf(f, "    \"inline_size\": %u,\n", p->inline_size);
 	fprintf(f, "    \"max_inline\": %u,\n", ri->max_inline);
 	fprintf(f, "    \"cq_mode\": \"%s\",\n", cq_mode_name((enum rcc_cq_mode)p->cq_mode));
+	fprintf(f, "    \"connection\": \"%s\",\n", qp_type_name((enum rcc_qp_type)p->qp_type));
 	fprintf(f, "    \"bidirectional\": %s,\n", p->flags & PF_BIDIR ? "true" : "false");
 	fprintf(f, "    \"validate\": %s,\n", p->flags & PF_VALIDATE ? "true" : "false");
 	fprintf(f, "    \"target_poll\": %s,\n", p->flags & PF_TARGET_POLL ? "true" : "false");

@@ -37,7 +37,8 @@ static void help(const struct cli *c)
 	       "average is the figure to compare. -N skips the peak.\n"
 	       "\n"
 	       "Tests (client):\n"
-	       "      --test LIST          send,write,write_imm,read,cas,fadd,atomic,all (all)\n"
+	       "      --test LIST          send,write,write_imm,read,cas,fadd,atomic,all (all;\n"
+	       "                           with -c UC: send,write,write_imm)\n"
 	       "      --lat, --bw          latency tests only / bandwidth tests only (both)\n"
 	       "  -s, --size BYTES         message size, e.g. 64, 4K, 1M (2; atomics: 8)\n"
 	       "  -a, --all                every power of two from 2 B to 8 MiB\n"
@@ -78,7 +79,8 @@ static void help(const struct cli *c)
 	       "  -R, --rdma_cm            for -B cm (the default)\n"
 	       "  -F, --CPU-freq           ignored\n"
 	       "\n"
-	       "Common options (the server needs only these):\n");
+	       "Common options (the server needs only these; -c is the client's, whose plan\n"
+	       "the server follows):\n");
 	cli_help_common(c, stdout);
 	printf("\n"
 	       "The port is 18515, as perftest's; a server given -p 0 picks a free one and\n"
@@ -211,7 +213,7 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 	const char *prog = "rcc-perf";
 	struct cli c = {
 		.prog = prog,
-		.take = CLI_VERBS | CLI_MODE | CLI_PORT | CLI_TIMEOUT | CLI_QUIET,
+		.take = CLI_VERBS | CLI_MODE | CLI_QP_TYPE | CLI_PORT | CLI_TIMEOUT | CLI_QUIET,
 		.shorts = "s:an:D:q:l:Q:I:t:r:o:ebNx:RF",
 		.longs = longs,
 		.help = help,
@@ -222,7 +224,7 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 		.port = 18515,
 		.timeout_ms = 15000,
 	};
-	bool cq_mod_set = false, size_set = false;
+	bool cq_mod_set = false, size_set = false, ops_set = false;
 	const char *json_next = NULL; /* the word after a bare --json */
 	uint8_t kinds = 0;
 	uint64_t size;
@@ -235,6 +237,7 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 		case OPT_TEST:
 			if (parse_ops(optarg, &cfg->p.ops))
 				usage_error(prog, "bad test list '%s'", optarg);
+			ops_set = true;
 			break;
 		case OPT_LAT:
 			kinds |= 1u << KIND_LAT;
@@ -347,6 +350,10 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 	}
 	cli_finish(&c);
 	cfg->p.cq_mode = (uint8_t)c.mode;
+	cfg->p.qp_type = (uint8_t)c.qp_type;
+	/* -c UC alone: every test UC can run; a named READ or atomic is refused below */
+	if (c.qp_type == RCC_QP_UC && !ops_set)
+		cfg->p.ops &= OPS_UC;
 	cfg->port = c.port;
 	cfg->timeout_ms = c.timeout_ms;
 	cfg->quiet = c.quiet;

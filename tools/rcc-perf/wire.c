@@ -59,6 +59,7 @@ void params_encode(const struct perf_params *p, uint8_t out[PERF_PARAMS_WIRE_LEN
 	rcc_put_le16(out + 36, p->outs);
 	out[38] = p->cq_mode;
 	rcc_put_le32(out + 39, p->cookie);
+	out[43] = p->qp_type; /* 0 (RC) in the plans of clients older than -c */
 }
 
 int params_decode(const void *in, size_t len, struct perf_params *p)
@@ -84,6 +85,7 @@ int params_decode(const void *in, size_t len, struct perf_params *p)
 	p->outs = rcc_get_le16(b + 36);
 	p->cq_mode = b[38];
 	p->cookie = rcc_get_le32(b + 39);
+	p->qp_type = b[43];
 	return 0;
 }
 

@@ -101,19 +101,21 @@ static void report(const struct pp_opts *o, struct samples *s, double secs, cons
 	if (o->json) {
 		char jb[300];
 		printf("{\"tool\":\"rcc-pingpong\",\"transport\":\"%s\",\"server\":%s,"
-		       "\"size\":%u,\"iters\":%zu,\"cq_mode\":\"%s\","
+		       "\"size\":%u,\"iters\":%zu,\"cq_mode\":\"%s\",\"connection\":\"%s\","
 		       "\"half_rtt_us\":{\"min\":%.3f,\"median\":%.3f,\"avg\":%.3f,"
 		       "\"p99\":%.3f,\"max\":%.3f,\"stdev\":%.3f},"
 		       "\"round_trips_per_s\":%.1f,\"msgs_per_s\":%.1f,\"verified\":%s,"
 		       "\"schema\":%d}\n",
 		       rcc_transport_name(t), json_str(peer, jb, sizeof(jb)), o->size, m.n,
-		       cq_mode_name(o->cq_mode), m.min, m.median, m.mean, m.p99, m.max, m.stdev,
-		       rt_per_s, 2 * rt_per_s, o->verify ? "true" : "false", PP_JSON_SCHEMA);
+		       cq_mode_name(o->cq_mode), qp_type_name(o->qp_type), m.min, m.median, m.mean,
+		       m.p99, m.max, m.stdev, rt_per_s, 2 * rt_per_s, o->verify ? "true" : "false",
+		       PP_JSON_SCHEMA);
 		return;
 	}
-	printf("rcc-pingpong: %zu round trips of %u bytes with %s over %s (cq %s), all pongs %s\n",
+	printf("rcc-pingpong: %zu round trips of %u bytes with %s over %s (cq %s, %s), all pongs "
+	       "%s\n",
 	       m.n, o->size, peer, rcc_transport_name(t), cq_mode_name(o->cq_mode),
-	       o->verify ? "verified" : "unchecked");
+	       qp_type_name(o->qp_type), o->verify ? "verified" : "unchecked");
 	printf("  half round trip (us): min %.2f  median %.2f  avg %.2f  p99 %.2f  max %.2f\n",
 	       m.min, m.median, m.mean, m.p99, m.max);
 	printf("  rate: %.0f round trips/s, %.0f messages/s\n", rt_per_s, 2 * rt_per_s);
@@ -138,13 +140,14 @@ int pp_client(const struct pp_opts *o)
 		return 1;
 	}
 	join_host_port(addr, sizeof(addr), o->host, o->port);
-	pp_hello_encode(o->size, hello);
+	pp_hello_encode(o->size, o->qp_type, hello);
 	struct rcc_client_attr ca = {
 		.cq_mode = o->cq_mode,
 		.ep_attr = { .sq_depth = 4,
 			     .rq_depth = 4,
 			     .private_data = hello,
-			     .private_data_len = sizeof(hello) },
+			     .private_data_len = sizeof(hello),
+			     .qp_type = o->qp_type },
 		.connect_timeout_ms = o->timeout_ms,
 	};
 	rc = rcc_client_connect(ctx, addr, &ca, &cli);

@@ -33,6 +33,9 @@ static void help(const struct cli *c)
 	       "                           CQ for all clients) (per-ep)\n"
 	       "      --threads N          server: progress threads in shared mode (1)\n"
 	       "      --once               server: exit after the first client leaves\n"
+	       "      --srq N              server: every client's pings land in one shared\n"
+	       "                           receive queue of N buffers of -S bytes (larger\n"
+	       "                           clients are turned away), not two receives each\n"
 	       "  -q                       the same as --quiet\n"
 	       "\n"
 	       "Common options:\n");
@@ -56,6 +59,7 @@ enum {
 	OPT_NO_VERIFY = CLI_OPT_TOOL,
 	OPT_ONCE,
 	OPT_THREADS,
+	OPT_SRQ,
 };
 
 static const struct option longs[] = {
@@ -68,6 +72,7 @@ static const struct option longs[] = {
 	{ "shared-threads", required_argument, NULL, OPT_THREADS }, /* its old name */
 	{ "no-verify", no_argument, NULL, OPT_NO_VERIFY },
 	{ "once", no_argument, NULL, OPT_ONCE },
+	{ "srq", required_argument, NULL, OPT_SRQ },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -75,7 +80,8 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 {
 	struct cli c = {
 		.prog = "rcc-pingpong",
-		.take = CLI_VERBS | CLI_MODE | CLI_PORT | CLI_TIMEOUT | CLI_JSON | CLI_QUIET,
+		.take = CLI_VERBS | CLI_MODE | CLI_QP_TYPE | CLI_PORT | CLI_TIMEOUT | CLI_JSON |
+			CLI_QUIET,
 		.shorts = "b:n:w:s:S:t:q",
 		.longs = longs,
 		.help = help,
@@ -138,6 +144,12 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 		case OPT_ONCE:
 			o->once = true;
 			break;
+		case OPT_SRQ:
+			if (parse_int(optarg, 1, RCC_SERVER_SRQ_MAX, &v))
+				usage_error(prog, "bad SRQ depth '%s' (1..%u)", optarg,
+					    RCC_SERVER_SRQ_MAX);
+			o->srq_depth = (uint32_t)v;
+			break;
 		case 'q':
 			cli_apply(&c, CLI_OPT_QUIET, NULL);
 			break;
@@ -145,6 +157,7 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 	}
 	cli_finish(&c);
 	o->cq_mode = c.mode;
+	o->qp_type = c.qp_type;
 	o->port = c.port;
 	o->timeout_ms = c.timeout_ms;
 	o->json = c.json;
@@ -157,6 +170,8 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 	/* HOST may carry its port (host:port, [v6]:port): it wins over -p */
 	if (!o->server && !o->boot)
 		cli_peer(&c, "HOST", argv[optind], o->host_buf, sizeof(o->host_buf), &o->port);
+	if (!o->server && o->srq_depth)
+		usage_error(prog, "--srq belongs to the server");
 	if (o->server && o->json)
 		usage_error(prog, "--json belongs to the client: the server prints no figures");
 	if (!o->server && !o->port && !o->boot)

@@ -20,8 +20,10 @@ struct pp_opts {
 	long warmup;
 	uint32_t size;
 	enum rcc_cq_mode cq_mode;
+	enum rcc_qp_type qp_type; /* -c: both sides must agree (the hello says) */
 	enum rcc_thread_mode thread_mode;
-	int threads; /* shared mode: progress threads */
+	int threads;        /* shared mode: progress threads */
+	uint32_t srq_depth; /* server --srq N: one shared receive queue for all clients */
 	struct rcc_ctx_attr ctx;
 	bool verify;
 	bool once;
@@ -45,13 +47,15 @@ int pp_client(const struct pp_opts *o);
 
 /*
  * The client's hello, carried as connect private data: "rcpp", version,
- * message size (u32 LE). A client without it (rdma-core's rdma_client) is
- * served with the server's own -S size.
+ * connection type (enum rcc_qp_type; 0, RC, from clients older than -c),
+ * two zero bytes, message size (u32 LE). A client without it (rdma-core's
+ * rdma_client) is served with the server's own -S size and -c type.
  */
 #define PP_HELLO_LEN 12
-void pp_hello_encode(uint32_t size, uint8_t out[PP_HELLO_LEN]);
-/* 0 and the size, or -EINVAL when the data is not a hello. */
-int pp_hello_decode(const void *data, size_t len, uint32_t *size);
+void pp_hello_encode(uint32_t size, enum rcc_qp_type type, uint8_t out[PP_HELLO_LEN]);
+/* 0, the size and the type, or -EINVAL when the data is not a hello (or
+ * names a type rcc does not know). */
+int pp_hello_decode(const void *data, size_t len, uint32_t *size, enum rcc_qp_type *type);
 
 /* Version of the client's --json layout (docs/json.md): bumped when a field
  * changes meaning or goes away, not when one is added. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # rcc-mesh on verbs (Soft-RoCE): 3 ranks as processes in the VM, all on
-# RXE_IP with distinct ports. Both thread modes, both bring-ups, a rank killed
+# RXE_IP with distinct ports. Both thread modes, both bring-ups, --srq, a rank killed
 # mid-run, and an injected corruption that the receivers must catch.
 # Runs inside the VM from the repo root (see tests/rxe/run-suites.sh).
 # Threads sleep on completions (cq wait), so nothing busy-polls a vCPU.
@@ -104,6 +104,8 @@ run_ok "shared cm, write+send 4K" -t shared --threads 1 -D 2 -s 4K -q 8
 # with timeout 0 while a client's HELLO may still be on its way.
 run_ok "per-ep manual bring-up, 64 B" -t per-ep -B manual -D 1 -s 64 -q 8
 run_ok "shared, multi-MTU 64K writes" -t shared -D 1 -s 64K -q 4 -o write
+# the served connections share one SRQ of the session server (verbs SRQ)
+run_ok "per-ep --srq, write+send 4K" -t per-ep -D 2 -s 4K -q 8 --srq
 
 # an injected corruption: every receiver names the pair and the byte
 start_mesh inject -D 1 -s 1K -q 4 --inject corrupt
