@@ -493,7 +493,9 @@ enum rcc_ep_state {
  *                      (RCC_DEFAULT_MAX_PENDING: each holds a descriptor, and
  *                      128 stays far inside the usual limit of 1024 per process)
  *   handshake_timeout_ms  how long one may take to complete its handshake
- *                      (RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS)
+ *                      (the environment variable RCC_HANDSHAKE_TIMEOUT_MS,
+ *                      1..3600000 ms, read at rcc_listen(); else
+ *                      RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS)
  * tcp and verbs' manual bring-up read the handshake themselves and apply all
  * three; rdma_cm (verbs' default) exchanges it in the kernel and the device,
  * asynchronously, and uses backlog only.

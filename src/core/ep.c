@@ -32,6 +32,27 @@ static uint32_t env_peer_timeout_ms(void)
 	return (uint32_t)ms;
 }
 
+/* A listener's handshake deadline above an hour is surely a mistake. */
+#define MAX_HANDSHAKE_TIMEOUT_MS (3600 * 1000)
+
+/* RCC_HANDSHAKE_TIMEOUT_MS, or the built-in default when unset or unusable. */
+static int env_handshake_timeout_ms(void)
+{
+	const char *v = getenv("RCC_HANDSHAKE_TIMEOUT_MS");
+	char *end;
+
+	if (!v || !*v)
+		return RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS;
+	errno = 0;
+	long ms = strtol(v, &end, 10);
+	if (errno || *end || ms < 1 || ms > MAX_HANDSHAKE_TIMEOUT_MS) {
+		log_warn("RCC_HANDSHAKE_TIMEOUT_MS: want 1..%d ms; using %d",
+			 MAX_HANDSHAKE_TIMEOUT_MS, RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS);
+		return RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS;
+	}
+	return (int)ms;
+}
+
 /*
  * Fill defaults into a copy of attr and check it. Retry counts come out as the
  * real number of retries (RCC_NO_RETRY becomes 0).
@@ -188,7 +209,7 @@ int rcc_listen_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_listen
 	lst->ctx = ctx;
 	lst->max_pending = a.max_pending ? a.max_pending : RCC_DEFAULT_MAX_PENDING;
 	lst->handshake_ms = a.handshake_timeout_ms ? a.handshake_timeout_ms :
-						     RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS;
+						     env_handshake_timeout_ms();
 	rc = ctx->conn->listen(lst, (struct sockaddr *)&ss, len, a.backlog ? a.backlog : 128);
 	if (rc) {
 		log_info("listen on '%s' failed: %s", addr, rcc_strerror(rc));

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -365,5 +366,31 @@ static void handshake_deadline(void)
 		  gone1);
 }
 
+/* A listener that leaves handshake_timeout_ms 0 takes RCC_HANDSHAKE_TIMEOUT_MS
+ * (the default, 5 s, would outlast the 3 s of calls below). */
+static void handshake_deadline_from_environment(void)
+{
+	int raw[1] = { -1 };
+	struct rcc_ctx *ctx;
+	struct rcc_listener *lst;
+	struct rcc_conn_req *req;
+
+	SKIP_UNLESS_TCP_LISTENER();
+	CHECK_OK(test_ctx_open(&ctx));
+	setenv("RCC_HANDSHAKE_TIMEOUT_MS", "200", 1);
+	int lrc = listen_with(ctx, 0, 0, &lst);
+	unsetenv("RCC_HANDSHAKE_TIMEOUT_MS");
+	CHECK_OK(lrc);
+	CHECK(open_raw(rcc_listener_port(lst), raw, 1, 1) == 0);
+	int rc = rcc_get_request(lst, 3000, &req);
+	bool gone = closed_by_listener(raw[0], 0);
+	close_raw(raw, 1);
+	rcc_listener_close(lst);
+	rcc_ctx_close(ctx);
+	CHECK_EQ(rc, -ETIMEDOUT);
+	CHECK_MSG(gone, "RCC_HANDSHAKE_TIMEOUT_MS=200 was not applied");
+}
+
 TEST_MAIN(TEST(flood_does_not_stall_clients), TEST(oldest_dropped_past_the_bound),
-	  TEST(zero_timeout_never_blocks), TEST(handshake_deadline))
+	  TEST(zero_timeout_never_blocks), TEST(handshake_deadline),
+	  TEST(handshake_deadline_from_environment))
