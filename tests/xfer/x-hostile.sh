@@ -32,7 +32,7 @@ t0=$(now_ms)
 send s1 "$RECV_PORT_r" "$src/a.bin"
 expect_status "an authenticated sender is served behind them" 0 $? "$WORK/s1.err" "$WORK/r.err"
 check "  its file arrived byte-identical" same "$src/a.bin" "$dst/a.bin"
-check "  within 10 s (took $(($(now_ms) - t0)) ms)" test $(($(now_ms) - t0)) -lt 10000
+check "  before any auth deadline could free a slot (60 s; took $(($(now_ms) - t0)) ms)" test $(($(now_ms) - t0)) -lt 45000
 check "the receiver dropped the oldest unauthenticated ones" \
 	has_line "$WORK/r.err" 'dropping .*have not authenticated yet \(--max-unauth\)'
 check "the receiver is still running" kill -0 "$RECV_PID_r"
