@@ -137,6 +137,19 @@ enum rcc_bringup {
 	RCC_BRINGUP_MANUAL, /* lid/qpn/psn/gid exchanged over a TCP socket */
 };
 
+/*
+ * Same-host connections of the tcp transport (docs/shm.md): when both ends
+ * run on one kernel (same boot id and network namespace, compared in the
+ * handshake -- never the address), the byte stream runs through a shared
+ * memory ring instead of the kernel's TCP, with the same semantics.
+ */
+enum rcc_shm {
+	RCC_SHM_AUTO =
+		0,   /* RCC_SHM decides ("0", "1", "auto"); unset: shared memory when possible */
+	RCC_SHM_OFF, /* always the socket */
+	RCC_SHM_REQUIRE, /* a connection that cannot use shared memory fails */
+};
+
 /* gid_index value that selects index 0 explicitly (0 means "automatic"). */
 #define RCC_GID_INDEX_ZERO (-1)
 
@@ -146,6 +159,14 @@ struct rcc_ctx_attr {
 	const char *device; /* verbs device name, e.g. "rxe0"; NULL: first usable */
 	int port;           /* device port; 0: first ACTIVE port */
 	int gid_index;      /* 0: automatic (RoCE v2 IPv4 GID on Ethernet links) */
+	/* tcp transport: same-host shared memory. RCC_SHM_AUTO (0) reads the
+	 * environment variable RCC_SHM: "0" off, "1" required, "auto" or unset
+	 * when possible. Another value of RCC_SHM makes rcc_ctx_open() fail with
+	 * -EINVAL. With RCC_SHM_REQUIRE (either way), rcc_connect() to, or
+	 * rcc_accept() of, a peer that is not on this host, does not offer it,
+	 * or whose region cannot be shared fails with -EPROTONOSUPPORT
+	 * (rcc_last_error() says why). verbs ignores it. */
+	enum rcc_shm shm;
 };
 
 /* Open a context. attr may be NULL (all defaults). With RCC_TRANSPORT_VERBS
@@ -655,6 +676,16 @@ int rcc_ep_close(struct rcc_ep *ep);
 /* The endpoint's state now; it may change at any time from another thread
  * (a peer leaving). Never blocks. */
 enum rcc_ep_state rcc_ep_state(const struct rcc_ep *ep);
+
+/*
+ * The path the endpoint's bytes take: "shm" (tcp transport, same-host
+ * shared memory), "tcp" (tcp transport over the kernel's TCP) or "verbs".
+ * ep: an endpoint that is connected or was (a NULL ep or one still
+ * connecting gives "tcp" or "verbs" by its context, NULL ep gives "none").
+ * Returns a static string, never NULL, valid for the life of the program.
+ * Never blocks; safe from any thread (the path is fixed once connected).
+ */
+const char *rcc_ep_path(const struct rcc_ep *ep);
 
 /* Text for a state, e.g. "connected". Never NULL; static storage. */
 const char *rcc_ep_state_str(enum rcc_ep_state s);

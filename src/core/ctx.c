@@ -41,6 +41,7 @@ static int open_with(const struct rcc_transport_ops *ops, enum rcc_transport t,
 		strncpy(ctx->device, attr->device, sizeof(ctx->device) - 1);
 	ctx->port = attr->port;
 	ctx->gid_index = attr->gid_index;
+	ctx->shm = attr->shm;
 	atomic_init(&ctx->children, 0);
 	rcci_events_init(&ctx->events);
 	rc = ops->ctx_open(ctx);
@@ -59,16 +60,38 @@ static int open_with(const struct rcc_transport_ops *ops, enum rcc_transport t,
 	return 0;
 }
 
-int rcc_ctx_open(const struct rcc_ctx_attr *attr, struct rcc_ctx **ctx)
+/* The context attribute wins; RCC_SHM decides when it is left at auto. */
+static int resolve_shm(const struct rcc_ctx_attr *in, struct rcc_ctx_attr *out)
 {
+	const char *env = getenv("RCC_SHM");
+
+	*out = *in;
+	if (in->shm < RCC_SHM_AUTO || in->shm > RCC_SHM_REQUIRE)
+		return rcci_fail(-EINVAL, "unknown shm mode %d", (int)in->shm);
+	if (in->shm != RCC_SHM_AUTO || !env || !*env || !strcmp(env, "auto"))
+		return 0;
+	if (!strcmp(env, "0"))
+		out->shm = RCC_SHM_OFF;
+	else if (!strcmp(env, "1"))
+		out->shm = RCC_SHM_REQUIRE;
+	else
+		return rcci_fail(-EINVAL, "RCC_SHM must be 0, 1 or auto");
+	return 0;
+}
+
+int rcc_ctx_open(const struct rcc_ctx_attr *in, struct rcc_ctx **ctx)
+{
+	struct rcc_ctx_attr resolved;
+	const struct rcc_ctx_attr *attr = &resolved;
 	static const struct rcc_ctx_attr defaults;
 	int rc;
 
 	rcci_error_clear();
 	if (!ctx)
 		return rcci_fail(-EINVAL, "rcc_ctx_open: ctx is NULL");
-	if (!attr)
-		attr = &defaults;
+	rc = resolve_shm(in ? in : &defaults, &resolved);
+	if (rc)
+		return rc;
 	if (attr->transport < RCC_TRANSPORT_AUTO || attr->transport > RCC_TRANSPORT_TCP)
 		return rcci_fail(-EINVAL, "unknown transport %d", (int)attr->transport);
 	if (attr->bringup < RCC_BRINGUP_CM || attr->bringup > RCC_BRINGUP_MANUAL)

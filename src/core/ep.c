@@ -397,6 +397,13 @@ static void explain_connect_failure(int rc, const char *peer, size_t reject_len,
 	case -EPROTO:
 		rcci_fail(rc, "%s answered with something that is not an rcc handshake", peer);
 		break;
+	case -EPROTONOSUPPORT:
+		rcci_fail(rc,
+			  "shared memory is required (RCC_SHM=1 or the context attribute) but "
+			  "%s is not on this host, does not offer it, or its region cannot be "
+			  "opened here (see the log)",
+			  peer);
+		break;
 	default:
 		rcci_fail(rc, "connecting to %s failed: %s", peer, rcc_strerror(rc));
 	}
@@ -503,6 +510,17 @@ int rcc_ep_close(struct rcc_ep *ep)
 	rcci_ep_uncount_users(ep);
 	free(ep);
 	return 0;
+}
+
+const char *rcc_ep_path(const struct rcc_ep *ep)
+{
+	if (!ep)
+		return "none";
+	if (ep->ctx->transport == RCC_TRANSPORT_VERBS)
+		return "verbs";
+	if (atomic_load_explicit(&ep->connecting, memory_order_acquire))
+		return "tcp";
+	return ep->on_shm ? "shm" : "tcp";
 }
 
 enum rcc_ep_state rcc_ep_state(const struct rcc_ep *ep)

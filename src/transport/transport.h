@@ -51,6 +51,7 @@ struct rcc_ctx {
 	char device[64];     /* "" when not given */
 	int port;            /* 0: automatic */
 	int gid_index;       /* as in rcc_ctx_attr */
+	enum rcc_shm shm;    /* resolved: never RCC_SHM_AUTO's "ask RCC_SHM" */
 	atomic_int children; /* open MRs, CQs, endpoints, listeners */
 	struct rcci_event_queue events;
 };
@@ -81,6 +82,7 @@ struct rcc_ep {
 	 * during accept/connect, which must post it before the peer may send. */
 	struct rcc_ep_attr attr;
 	uint32_t max_inline; /* the transport sets the real value */
+	bool on_shm;         /* tcp transport: the stream runs over shared memory */
 	_Atomic int state;   /* enum rcc_ep_state, written by the transport */
 	void *_Atomic context;
 	uint8_t peer_pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];

@@ -107,21 +107,36 @@ int test_main(int argc, char **argv, const struct test_case *cases, size_t n)
 		skipped += test_skipped;
 	}
 	printf("%d of %d cases passed, %d skipped (transport %s)\n", ran - failures - skipped, ran,
-	       skipped, rcc_transport_name(test_transport()));
+	       skipped, test_transport_name());
 	if (failures || ran == 0)
 		return 1;
 	return skipped == ran ? 77 : 0;
+}
+
+/* "shm": the tcp transport with shared memory required, so that a test can
+ * never pass by falling back to the socket. */
+static bool test_on_shm(void)
+{
+	const char *s = getenv("RCC_TEST_TRANSPORT");
+	return s && !strcmp(s, "shm");
 }
 
 enum rcc_transport test_transport(void)
 {
 	const char *s = getenv("RCC_TEST_TRANSPORT");
 	enum rcc_transport t = RCC_TRANSPORT_TCP;
-	if (s && *s && rcc_transport_parse(s, &t)) {
-		fprintf(stderr, "RCC_TEST_TRANSPORT=%s is not auto, verbs or tcp\n", s);
+	if (s && *s && !test_on_shm() && rcc_transport_parse(s, &t)) {
+		fprintf(stderr, "RCC_TEST_TRANSPORT=%s is not auto, verbs, tcp or shm\n", s);
 		exit(2);
 	}
 	return t;
+}
+
+enum rcc_shm test_shm(void) { return test_on_shm() ? RCC_SHM_REQUIRE : RCC_SHM_OFF; }
+
+const char *test_transport_name(void)
+{
+	return test_on_shm() ? "shm" : rcc_transport_name(test_transport());
 }
 
 bool test_on_verbs(void) { return test_transport() == RCC_TRANSPORT_VERBS; }

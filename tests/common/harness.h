@@ -111,9 +111,13 @@ int test_skip_all(const char *need, const char *why);
 		}                                                                                  \
 	} while (0)
 
-/* Environment of integration tests. */
+/* Environment of integration tests. RCC_TEST_TRANSPORT: auto, verbs, tcp
+ * (the socket: shared memory off) or shm (the tcp transport with shared
+ * memory required). */
 enum rcc_transport test_transport(void);
-const char *test_addr(void); /* host part only */
+enum rcc_shm test_shm(void);
+const char *test_transport_name(void); /* "tcp", "shm", "verbs", "auto" */
+const char *test_addr(void);           /* host part only */
 bool test_on_verbs(void);
 /* RCC_TEST_QUICK=1 (set under valgrind): large sizes and counts are scaled down. */
 bool test_quick(void);

@@ -7,7 +7,9 @@
 
 int test_ctx_open(struct rcc_ctx **ctx)
 {
-	struct rcc_ctx_attr a = { .transport = test_transport(), .bringup = test_bringup() };
+	struct rcc_ctx_attr a = { .transport = test_transport(),
+				  .bringup = test_bringup(),
+				  .shm = test_shm() };
 	int rc = rcc_ctx_open(&a, ctx);
 	if (rc)
 		fprintf(stderr, "rcc_ctx_open(%s): %s\n", rcc_transport_name(a.transport),

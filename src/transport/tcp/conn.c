@@ -13,30 +13,38 @@
 #include "core/addr.h"
 #include "core/log.h"
 #include "core/sock.h"
+#include "rcc/util.h"
+#include "shm_region.h"
 #include "tcp.h"
 
 /* Bound on each step of accepting or rejecting (the answer to a hello). */
 #define HANDSHAKE_MS 5000
 
+/* Send a handshake message; ext (flags: WIRE_HS_F_SHM) is the shared-memory
+ * extension after the private data. */
 static int send_hs(int fd, uint16_t kind, uint32_t rd_max, const void *pdata, size_t len,
-		   uint64_t deadline)
+		   const uint8_t *ext, size_t ext_len, uint64_t deadline)
 {
-	uint8_t buf[WIRE_HS_HDR_LEN + RCC_ACCEPT_PRIVATE_DATA_MAX];
+	uint8_t buf[WIRE_HS_HDR_LEN + RCC_ACCEPT_PRIVATE_DATA_MAX + WIRE_SHM_ACCEPT_LEN];
 	struct wire_hs h = {
 		.version = WIRE_VERSION,
 		.kind = kind,
 		.pdata_len = (uint16_t)len,
+		.flags = ext_len ? WIRE_HS_F_SHM : 0,
 		.max_rd_atomic = rd_max,
 	};
 
 	wire_hs_encode(&h, buf);
 	if (len)
 		memcpy(buf + WIRE_HS_HDR_LEN, pdata, len);
-	return rcci_send_all(fd, buf, WIRE_HS_HDR_LEN + len, deadline);
+	if (ext_len)
+		memcpy(buf + WIRE_HS_HDR_LEN + len, ext, ext_len);
+	return rcci_send_all(fd, buf, WIRE_HS_HDR_LEN + len + ext_len, deadline);
 }
 
-/* Read one handshake message; its private data lands in pdata (room for any kind). */
-static int recv_hs(int fd, struct wire_hs *h, uint8_t *pdata, uint64_t deadline)
+/* Read one handshake message; its private data lands in pdata (room for any
+ * kind), its shared-memory extension in ext (room for WIRE_SHM_ACCEPT_LEN). */
+static int recv_hs(int fd, struct wire_hs *h, uint8_t *pdata, uint8_t *ext, uint64_t deadline)
 {
 	uint8_t hdr[WIRE_HS_HDR_LEN];
 	int rc = rcci_recv_all(fd, hdr, sizeof(hdr), deadline);
@@ -45,7 +53,33 @@ static int recv_hs(int fd, struct wire_hs *h, uint8_t *pdata, uint64_t deadline)
 		return rc;
 	if (wire_hs_decode(hdr, h))
 		return -EPROTO;
-	return rcci_recv_all(fd, pdata, h->pdata_len, deadline);
+	rc = rcci_recv_all(fd, pdata, h->pdata_len, deadline);
+	if (rc)
+		return rc;
+	return rcci_recv_all(fd, ext, wire_hs_ext_len(h), deadline);
+}
+
+/* The client's last word on shared memory: 0 (mapped) or a reason not to. */
+static int send_confirm(int fd, uint32_t result, uint64_t deadline)
+{
+	uint8_t msg[WIRE_SHM_CONFIRM_LEN];
+
+	memcpy(msg, WIRE_SHM_MAGIC, 4);
+	rcc_put_le32(msg + 4, result);
+	return rcci_send_all(fd, msg, sizeof(msg), deadline);
+}
+
+/* 1: the client mapped the region; 0: it falls back to the socket. */
+static int recv_confirm(int fd, uint64_t deadline)
+{
+	uint8_t msg[WIRE_SHM_CONFIRM_LEN];
+	int rc = rcci_recv_all(fd, msg, sizeof(msg), deadline);
+
+	if (rc)
+		return rc;
+	if (memcmp(msg, WIRE_SHM_MAGIC, 4))
+		return -EPROTO;
+	return rcc_get_le32(msg + 4) == 0;
 }
 
 /* The length of a client's hello from its first bytes (rcci_msg_len_fn): a
@@ -59,7 +93,7 @@ static long hello_len(const uint8_t *buf, size_t have)
 	if (wire_hs_decode(buf, &h) || h.kind != WIRE_HS_HELLO ||
 	    h.pdata_len > RCC_CONNECT_PRIVATE_DATA_MAX)
 		return -EPROTO;
-	return WIRE_HS_HDR_LEN + h.pdata_len;
+	return (long)(WIRE_HS_HDR_LEN + h.pdata_len + wire_hs_ext_len(&h));
 }
 
 int tcp_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen, int backlog)
@@ -101,7 +135,7 @@ int tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_r
 {
 	struct tcp_listener *lst = (struct tcp_listener *)base;
 	struct tcp_req *req = (struct tcp_req *)rbase;
-	uint8_t msg[WIRE_HS_HDR_LEN + RCC_CONNECT_PRIVATE_DATA_MAX];
+	uint8_t msg[WIRE_HS_HDR_LEN + RCC_CONNECT_PRIVATE_DATA_MAX + WIRE_SHM_HELLO_LEN];
 	struct wire_hs h;
 	size_t len;
 	int fd, rc;
@@ -113,6 +147,9 @@ int tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_r
 	wire_hs_decode(msg, &h); /* hello_len() accepted it */
 	req->fd = fd;
 	req->peer_rd_max = h.max_rd_atomic;
+	req->peer_shm = (h.flags & WIRE_HS_F_SHM) != 0;
+	if (req->peer_shm)
+		wire_shm_id_decode(msg + WIRE_HS_HDR_LEN + h.pdata_len, &req->peer_id);
 	rbase->pdata_len = h.pdata_len;
 	memcpy(rbase->pdata, msg + WIRE_HS_HDR_LEN, h.pdata_len);
 	log_debug("connection request from %s (%u bytes of private data)", rbase->peer,
@@ -120,23 +157,101 @@ int tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_r
 	return 0;
 }
 
+/* Why a client is not offered shared memory (NULL: offer it). */
+static const char *shm_refusal(const struct tcp_req *req, enum rcc_shm mode)
+{
+	struct wire_shm_id me;
+
+	if (mode == RCC_SHM_OFF)
+		return "turned off here";
+	if (!req->peer_shm)
+		return "the peer does not offer it";
+	if (shm_local_id(&me))
+		return "this host's identity cannot be read";
+	if (!shm_same_host(&me, &req->peer_id))
+		return "the peer runs on another host or network namespace";
+	return NULL;
+}
+
+/* Offer the region in our ACCEPT and learn whether the client mapped it:
+ * 1 (it did), 0 (both stay on the socket), or a negative errno (the client
+ * went away). The region's name is unlinked before this returns, and the
+ * region unmapped unless the answer is 1. */
+static int accept_over_shm(struct tcp_req *req, struct rcc_ep *base,
+			   const struct wire_shm_accept *a, struct shm_ring *ring)
+{
+	uint8_t ext[WIRE_SHM_ACCEPT_LEN];
+	uint64_t deadline = rcci_deadline(HANDSHAKE_MS);
+	int rc;
+
+	wire_shm_accept_encode(a, ext);
+	rc = send_hs(req->fd, WIRE_HS_ACCEPT, base->attr.max_rd_atomic, base->own_pdata,
+		     base->own_pdata_len, ext, sizeof(ext), deadline);
+	if (!rc)
+		rc = recv_confirm(req->fd, deadline);
+	shm_region_unlink(a->name);
+	if (rc != 1)
+		shm_region_unmap(ring);
+	return rc;
+}
+
 int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 {
 	struct tcp_req *req = (struct tcp_req *)rbase;
 	struct tcp_ep *ep = tep(base);
+	enum rcc_shm mode = base->ctx->shm;
+	const char *why = shm_refusal(req, mode);
+	struct wire_shm_accept a = { .cap = SHM_RING_DEFAULT };
+	struct shm_ring ring = { 0 };
 	int rc;
 
 	memcpy(base->peer_pdata, rbase->pdata, rbase->pdata_len);
 	base->peer_pdata_len = rbase->pdata_len;
-	/* Queues and initial receives exist before the client may send. */
-	rc = ep_start(ep, req->fd, req->peer_rd_max);
-	if (rc) {
-		send_hs(req->fd, WIRE_HS_REJECT, 0, NULL, 0, rcci_deadline(HANDSHAKE_MS));
-		close(req->fd);
+	if (!why && (shm_local_id(&a.id) || shm_region_create(a.cap, a.name, &ring, &why)) && !why)
+		why = "this host's identity cannot be read";
+	if (why && mode == RCC_SHM_REQUIRE) {
+		log_info("%s: shared memory is required but not possible: %s", rbase->peer, why);
+		rc = -EPROTONOSUPPORT;
+		goto reject;
+	}
+	if (!why) {
+		/* The client reads our ACCEPT and confirms before it sends any
+		 * frame: the endpoint starts on whichever stream we agreed. */
+		rc = accept_over_shm(req, base, &a, &ring);
+		if (rc < 0) {
+			close(req->fd);
+			return rc;
+		}
+		if (rc == 0 && mode == RCC_SHM_REQUIRE) {
+			log_info("%s: shared memory is required but the peer could not map "
+				 "the region",
+				 rbase->peer);
+			close(req->fd);
+			return -EPROTONOSUPPORT;
+		}
+		if (rc == 1)
+			log_info("%s: connected over shared memory", rbase->peer);
+		else
+			log_info("%s: shared memory not used (the peer could not map the "
+				 "region): tcp",
+				 rbase->peer);
+		bool on_shm = rc == 1;
+		rc = ep_start(ep, req->fd, req->peer_rd_max, on_shm ? &ring : NULL);
+		if (rc) {
+			if (on_shm)
+				shm_region_unmap(&ring);
+			close(req->fd);
+		}
 		return rc;
 	}
+	if (req->peer_shm)
+		log_info("%s: shared memory not used (%s): tcp", rbase->peer, why);
+	/* Queues and initial receives exist before the client may send. */
+	rc = ep_start(ep, req->fd, req->peer_rd_max, NULL);
+	if (rc)
+		goto reject;
 	rc = send_hs(req->fd, WIRE_HS_ACCEPT, base->attr.max_rd_atomic, base->own_pdata,
-		     base->own_pdata_len, rcci_deadline(HANDSHAKE_MS));
+		     base->own_pdata_len, NULL, 0, rcci_deadline(HANDSHAKE_MS));
 	if (rc) {
 		/* The client went away during the handshake. */
 		tcp_ep_disconnect(base);
@@ -144,36 +259,90 @@ int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 		return rc;
 	}
 	return 0;
+
+reject:
+	send_hs(req->fd, WIRE_HS_REJECT, 0, NULL, 0, NULL, 0, rcci_deadline(HANDSHAKE_MS));
+	close(req->fd);
+	return rc;
 }
 
 int tcp_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 {
 	struct tcp_req *req = (struct tcp_req *)rbase;
-	int rc = send_hs(req->fd, WIRE_HS_REJECT, 0, pdata, len, rcci_deadline(HANDSHAKE_MS));
+	int rc = send_hs(req->fd, WIRE_HS_REJECT, 0, pdata, len, NULL, 0,
+			 rcci_deadline(HANDSHAKE_MS));
 	close(req->fd);
 	return rc;
+}
+
+/* The client's side of an ACCEPT that offers a region: map it and confirm,
+ * or tell the server we both stay on the socket. 1: on shared memory, 0: on
+ * the socket, negative errno: the connection is lost. */
+static int connect_over_shm(struct rcc_ep *base, int fd, const uint8_t *ext,
+			    const struct wire_shm_id *me, struct shm_ring *ring, uint64_t deadline)
+{
+	struct wire_shm_accept a;
+	const char *why = NULL;
+	int rc;
+
+	if (wire_shm_accept_decode(ext, &a))
+		return -EPROTO;
+	if (!shm_same_host(me, &a.id))
+		why = "the server runs on another host or network namespace";
+	else if (shm_region_open(a.name, a.cap, ring, &why) && !why)
+		why = "the region cannot be opened";
+	rc = send_confirm(fd, why ? 1 : 0, deadline);
+	shm_region_unlink(a.name); /* whoever is first: the name is not needed any more */
+	if (rc) {
+		if (!why)
+			shm_region_unmap(ring);
+		return rc;
+	}
+	if (why) {
+		log_info("%s: shared memory not used (%s): tcp", base->peer, why);
+		return 0;
+	}
+	log_info("%s: connected over shared memory", base->peer);
+	return 1;
 }
 
 int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen, int timeout_ms)
 {
 	struct tcp_ep *ep = tep(base);
+	enum rcc_shm mode = base->ctx->shm;
 	uint64_t deadline = rcci_deadline(timeout_ms);
 	uint8_t pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
+	uint8_t ext[WIRE_SHM_ACCEPT_LEN];
+	struct shm_ring ring = { 0 };
+	struct wire_shm_id me;
 	struct wire_hs h;
-	int fd, rc;
+	size_t ext_len = 0;
+	int fd, rc, on_shm = 0;
 
+	if (mode != RCC_SHM_OFF) {
+		rc = shm_local_id(&me);
+		if (!rc) {
+			wire_shm_id_encode(&me, ext);
+			ext_len = WIRE_SHM_HELLO_LEN;
+		} else if (mode == RCC_SHM_REQUIRE) {
+			log_info("%s: shared memory is required but this host's identity "
+				 "cannot be read: %s",
+				 base->peer, rcc_strerror(rc));
+			return -EPROTONOSUPPORT;
+		}
+	}
 	fd = rcci_sock_connect(sa, salen, deadline);
 	if (fd < 0)
 		return fd;
 	rc = send_hs(fd, WIRE_HS_HELLO, base->attr.max_rd_atomic, base->own_pdata,
-		     base->own_pdata_len, deadline);
+		     base->own_pdata_len, ext, ext_len, deadline);
 	if (rc == -EPIPE)
 		rc = -ECONNRESET; /* closed on us already: the same news as below */
 	if (rc)
 		goto err_fd;
 	/* -ECONNRESET: the server dropped us before answering (not "refused":
 	 * something was listening) */
-	rc = recv_hs(fd, &h, pdata, deadline);
+	rc = recv_hs(fd, &h, pdata, ext, deadline);
 	if (rc)
 		goto err_fd;
 	if (h.kind == WIRE_HS_REJECT) {
@@ -184,17 +353,34 @@ int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
 		rc = -ECONNABORTED;
 		goto err_fd;
 	}
-	if (h.kind != WIRE_HS_ACCEPT) {
-		rc = -EPROTO;
+	if (h.kind != WIRE_HS_ACCEPT || ((h.flags & WIRE_HS_F_SHM) && !ext_len)) {
+		rc = -EPROTO; /* an offer we did not ask for is not an rcc server's */
+		goto err_fd;
+	}
+	if (h.flags & WIRE_HS_F_SHM) {
+		on_shm = connect_over_shm(base, fd, ext, &me, &ring, deadline);
+		if (on_shm < 0) {
+			rc = on_shm;
+			goto err_fd;
+		}
+	} else if (ext_len) {
+		log_info("%s: shared memory not used (the server does not offer it): tcp",
+			 base->peer);
+	}
+	if (!on_shm && mode == RCC_SHM_REQUIRE) {
+		rc = -EPROTONOSUPPORT;
 		goto err_fd;
 	}
 	memcpy(base->peer_pdata, pdata, h.pdata_len);
 	base->peer_pdata_len = h.pdata_len;
-	rc = ep_start(ep, fd, h.max_rd_atomic);
+	rc = ep_start(ep, fd, h.max_rd_atomic, on_shm ? &ring : NULL);
 	if (rc)
-		goto err_fd;
+		goto err_ring;
 	return 0;
 
+err_ring:
+	if (on_shm)
+		shm_region_unmap(&ring);
 err_fd:
 	close(fd);
 	return rc;

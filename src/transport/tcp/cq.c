@@ -236,7 +236,8 @@ static void drive(struct tcp_cq *cq)
 		for (int i = 0; i < cq->neps; i++) {
 			struct tcp_ep *ep = cq->eps[i];
 			if (!atomic_load_explicit(&ep->tx_deferred, memory_order_relaxed) &&
-			    !atomic_load_explicit(&ep->thread_timer, memory_order_relaxed))
+			    !atomic_load_explicit(&ep->thread_timer, memory_order_relaxed) &&
+			    !(ep->base.on_shm && shm_stream_ready(ep)))
 				continue;
 			bool just_done = false;
 			for (int k = 0; k < n && !just_done; k++)

@@ -14,6 +14,7 @@
 
 #include "core/log.h"
 #include "core/sock.h"
+#include "shm_region.h"
 #include "tcp.h"
 
 /* Read at most this much per pass, so one busy endpoint cannot starve others. */
@@ -91,7 +92,7 @@ static int alloc_queues(struct tcp_ep *ep)
 	return 0;
 }
 
-int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max)
+int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct shm_ring *shm)
 {
 	struct rcc_ep *b = &ep->base;
 	int rc;
@@ -124,6 +125,14 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max)
 	atomic_init(&ep->last_rx_ns, ep->last_tx_ns);
 	atomic_init(&ep->peer_wants_ms, 0);
 	set_sockopts(ep);
+	if (shm) {
+		ep->shm = *shm;
+		b->on_shm = true;
+		/* Nobody watches the ring yet: the first bytes must ring the
+		 * doorbell (the progress thread may be asleep already). */
+		shm_ring_arm(&ep->shm);
+		atomic_fetch_add(&ep->ctx->nshm, 1);
+	}
 
 	/* Receives first: the peer may send the moment it learns we are up. */
 	if (b->attr.num_initial_recv) {
@@ -148,6 +157,10 @@ err_recv_cq:
 err_send_cq:
 	cq_detach(tcq(b->send_cq), ep);
 err_locks:
+	if (b->on_shm) {
+		atomic_fetch_sub(&ep->ctx->nshm, 1);
+		b->on_shm = false;
+	}
 	pthread_mutex_destroy(&ep->ev_lock);
 	pthread_mutex_destroy(&ep->rq_lock);
 	pthread_mutex_destroy(&ep->rx_lock);
@@ -251,6 +264,9 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 		ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, RCC_WC_SUCCESS, "its CQ overran");
 
 	if (!ep->rx_eof) {
+		/* On shared memory a busy poller never makes a system call: the
+		 * socket (doorbells, the peer's end) is the progress thread's. */
+		ep->shm_sock = !by_user;
 		got = rx_process(ep, RX_BUDGET);
 		if (got < 0) {
 			if (got == -ECONNRESET || got == -EPIPE) {
@@ -333,6 +349,12 @@ void ep_set_want_out(struct tcp_ep *ep, bool on)
 {
 	if (atomic_exchange(&ep->want_out, on) != on)
 		ep_update_events(ep);
+	/* On shared memory there is no EPOLLOUT: a transmit that stopped with
+	 * room left in the ring (its rounds used up) needs the thread's pass,
+	 * unless the application's polling comes back for it. A full ring
+	 * rings our doorbell when it drains. */
+	if (on && ep->base.on_shm && !atomic_load(&ep->parked) && shm_ring_tx_room(&ep->shm))
+		progress_kick(ep);
 }
 
 void ep_update_events(struct tcp_ep *ep)
@@ -345,7 +367,9 @@ void ep_update_events(struct tcp_ep *ep)
 		want = EPOLLRDHUP;
 		if (!atomic_load_explicit(&ep->parked, memory_order_relaxed))
 			want |= EPOLLIN;
-		if (atomic_load(&ep->want_out))
+		/* On shared memory the socket is always writable: room in the
+		 * ring comes with a doorbell (EPOLLIN) instead. */
+		if (atomic_load(&ep->want_out) && !ep->base.on_shm)
 			want |= EPOLLOUT;
 	}
 	if (want != ep->ev_mask) {
@@ -390,6 +414,10 @@ void tcp_ep_destroy(struct rcc_ep *base)
 	cq_forget_ep(tcq(base->send_cq), base);
 	cq_forget_ep(tcq(base->recv_cq), base);
 	close(ep->fd);
+	if (base->on_shm) {
+		shm_region_unmap(&ep->shm);
+		atomic_fetch_sub(&ep->ctx->nshm, 1);
+	}
 	pthread_mutex_destroy(&ep->ev_lock);
 	pthread_mutex_destroy(&ep->rq_lock);
 	pthread_mutex_destroy(&ep->rx_lock);

@@ -72,6 +72,33 @@ static void walk(struct tcp_ctx *ctx, bool tick, bool hb)
 	pthread_mutex_unlock(&ctx->eps_lock);
 }
 
+/*
+ * Endpoints on shared memory have no readiness on their socket while bytes
+ * flow (the doorbell rings only for a sleeper): serve every one the
+ * application is not polling whose ring has input or room for a blocked
+ * transmit. With arm, first announce that this thread is about to sleep (a
+ * producer then rings): returns whether one of them was served.
+ */
+static bool shm_sweep(struct tcp_ctx *ctx, bool arm)
+{
+	bool moved = false;
+
+	if (atomic_load_explicit(&ctx->nshm, memory_order_relaxed) == 0)
+		return false;
+	pthread_mutex_lock(&ctx->eps_lock);
+	for (struct tcp_ep *ep = ctx->eps; ep; ep = ep->next) {
+		if (!ep->base.on_shm || atomic_load(&ep->parked) ||
+		    atomic_load_explicit(&ep->link, memory_order_relaxed) == LINK_DOWN)
+			continue;
+		if (arm ? shm_stream_arm(ep) : shm_stream_ready(ep)) {
+			ep_progress(ep, false);
+			moved = true;
+		}
+	}
+	pthread_mutex_unlock(&ctx->eps_lock);
+	return moved;
+}
+
 static void *progress_main(void *arg)
 {
 	struct tcp_ctx *ctx = arg;
@@ -93,8 +120,11 @@ static void *progress_main(void *arg)
 			if (timeout < 0 || ms < (uint64_t)timeout)
 				timeout = (int)ms;
 		}
+		bool moved = shm_sweep(ctx, timeout != 0);
+		if (moved)
+			timeout = 0;
 		int n = epoll_wait(ctx->epfd, evs, 64, timeout);
-		bool kicked = false, moved = false;
+		bool kicked = false;
 
 		for (int i = 0; i < n; i++) {
 			struct tcp_ep *ep = evs[i].data.ptr;
@@ -233,6 +263,7 @@ int progress_start(struct tcp_ctx *ctx)
 	atomic_init(&ctx->parked, 0);
 	atomic_init(&ctx->timers, 0);
 	atomic_init(&ctx->hb_ns, 0);
+	atomic_init(&ctx->nshm, 0);
 	ctx->eps = NULL;
 	ctx->pass_seq = 0;
 	ctx->epfd = epoll_create1(EPOLL_CLOEXEC);

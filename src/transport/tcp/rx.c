@@ -34,6 +34,15 @@ static long fill(struct tcp_ep *ep, bool *drained)
 		ep->rx_start = 0;
 	}
 	uint32_t room = TCP_RXBUF_SIZE - ep->rx_end;
+	if (ep->base.on_shm) {
+		struct iovec v = { .iov_base = ep->rxbuf + ep->rx_end, .iov_len = room };
+		long r = shm_stream_recvv(ep, &v, 1);
+		if (r > 0) {
+			ep->rx_end += (uint32_t)r;
+			*drained = (uint32_t)r < room;
+		}
+		return r;
+	}
 	do
 		n = recv(ep->fd, ep->rxbuf + ep->rx_end, room, MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
@@ -49,13 +58,15 @@ static long fill(struct tcp_ep *ep, bool *drained)
 	return -errno;
 }
 
-static long recv_into(int fd, struct iovec *iov, int n)
+static long recv_into(struct tcp_ep *ep, struct iovec *iov, int n)
 {
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
 	ssize_t r;
 
+	if (ep->base.on_shm)
+		return shm_stream_recvv(ep, iov, n);
 	do
-		r = recvmsg(fd, &m, MSG_DONTWAIT);
+		r = recvmsg(ep->fd, &m, MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
 	if (r > 0)
 		return r;
@@ -102,7 +113,7 @@ static long sge_io(struct tcp_ep *ep, const struct rcc_sge *sg, int nsge, uint32
 			src += iov[i].iov_len;
 		}
 	} else {
-		r = recv_into(ep->fd, iov, n);
+		r = recv_into(ep, iov, n);
 	}
 out:
 	pthread_rwlock_unlock(&ep->ctx->mr_lock);
@@ -121,7 +132,7 @@ static long target_io(struct tcp_ep *ep, uint32_t len, const uint8_t *src)
 		memcpy((void *)(uintptr_t)ep->rx_addr, src, len);
 	} else {
 		struct iovec v = { (void *)(uintptr_t)ep->rx_addr, len };
-		r = recv_into(ep->fd, &v, 1);
+		r = recv_into(ep, &v, 1);
 	}
 	pthread_rwlock_unlock(&ep->ctx->mr_lock);
 	return r;

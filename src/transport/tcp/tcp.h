@@ -40,6 +40,7 @@
 #include "core/handshakes.h"
 #include "core/u32map.h"
 #include "transport/transport.h"
+#include "shm_ring.h"
 #include "wire.h"
 
 /* ------------------------------------------------------------------ memory */
@@ -88,6 +89,7 @@ struct tcp_ctx {
 	/* Shortest heartbeat period any endpoint has needed: the thread visits
 	 * every endpoint this often (0: none yet). Only ever shrinks. */
 	atomic_ullong hb_ns;
+	atomic_int nshm; /* endpoints on shared memory (the thread arms them before sleeping) */
 };
 
 /* Heartbeats go out at a quarter of the timeout; a peer cannot ask for them
@@ -251,8 +253,10 @@ enum link_state {
 struct tcp_ep {
 	struct rcc_ep base;
 	struct tcp_ctx *ctx;
-	int fd;
+	int fd; /* the socket; on shared memory only the doorbell and liveness */
 	struct tcp_ep *next, *prev; /* ctx->eps */
+	struct shm_ring shm;        /* the stream when base.on_shm */
+	bool shm_sock;              /* rx_lock: this pass may read the socket (shm) */
 	atomic_int link;            /* enum link_state */
 
 	/* ---- transmit side and the send queue (tx_lock) ---- */
@@ -348,6 +352,8 @@ struct tcp_req {
 	struct rcc_conn_req base;
 	int fd;               /* the accepted socket, handshake read */
 	uint32_t peer_rd_max; /* the client's max_rd_atomic */
+	bool peer_shm;        /* the client offered shared memory */
+	struct wire_shm_id peer_id;
 };
 
 static inline struct tcp_ep *tep(struct rcc_ep *ep) { return (struct tcp_ep *)ep; }
@@ -387,8 +393,9 @@ uint64_t ep_hb_period_ns(const struct tcp_ep *ep);
 /* Make the progress thread visit every endpoint at least every ns. */
 void progress_hb_at_most(struct tcp_ctx *ctx, uint64_t ns);
 
-/* ep.c: lifecycle */
-int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max);
+/* ep.c: lifecycle. shm: the mapped region the stream runs over (taken over
+ * on success), or NULL for the socket. */
+int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct shm_ring *shm);
 /* Move the endpoint out of service: public state (RCC_EP_ERROR or
  * RCC_EP_DISCONNECTED) first, then every outstanding request completes: the
  * oldest send with send_status and the oldest receive with recv_status when
@@ -431,6 +438,15 @@ uint64_t rnr_timer_ns(uint8_t code);
 /* rx.c: caller holds rx_lock. Returns bytes consumed (>= 0) or a negative
  * errno that ends the connection (-ECONNRESET for an orderly/unclean EOF). */
 long rx_process(struct tcp_ep *ep, size_t budget);
+
+/* shm_stream.c: the stream of an endpoint on shared memory, used by rx.c
+ * and tx.c in place of recvmsg()/sendmsg() (same results). */
+long shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n);
+ssize_t shm_stream_send(struct tcp_ep *ep, const struct iovec *iov, int n);
+/* Input waits, or a blocked transmit has room again: worth a pass. */
+bool shm_stream_ready(struct tcp_ep *ep);
+/* Announce that nobody will look without a doorbell; true: look now instead. */
+bool shm_stream_arm(struct tcp_ep *ep);
 
 /* conn.c */
 int tcp_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen, int backlog);

@@ -472,6 +472,8 @@ static ssize_t send_iov(struct tcp_ep *ep, struct iovec *iov, int n)
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
 	ssize_t r;
 
+	if (ep->base.on_shm)
+		return shm_stream_send(ep, iov, n);
 	do
 		r = sendmsg(ep->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
 	while (r < 0 && errno == EINTR);

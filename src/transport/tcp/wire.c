@@ -109,7 +109,7 @@ void wire_hs_encode(const struct wire_hs *h, uint8_t out[WIRE_HS_HDR_LEN])
 	rcc_put_le16(out + 4, h->version);
 	rcc_put_le16(out + 6, h->kind);
 	rcc_put_le16(out + 8, h->pdata_len);
-	rcc_put_le16(out + 10, 0);
+	rcc_put_le16(out + 10, h->flags);
 	rcc_put_le32(out + 12, h->max_rd_atomic);
 }
 
@@ -117,7 +117,10 @@ int wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h)
 {
 	struct wire_hs t;
 
-	if (memcmp(in, WIRE_MAGIC, 4) || rcc_get_le16(in + 10) != 0)
+	if (memcmp(in, WIRE_MAGIC, 4))
+		return -EPROTO;
+	t.flags = rcc_get_le16(in + 10);
+	if (t.flags & ~WIRE_HS_F_SHM)
 		return -EPROTO;
 	t.version = rcc_get_le16(in + 4);
 	t.kind = rcc_get_le16(in + 6);
@@ -135,7 +138,7 @@ int wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h)
 			return -EPROTO;
 		break;
 	case WIRE_HS_REJECT:
-		if (t.pdata_len > RCC_REJECT_PRIVATE_DATA_MAX)
+		if (t.pdata_len > RCC_REJECT_PRIVATE_DATA_MAX || t.flags)
 			return -EPROTO;
 		break;
 	default:
@@ -144,5 +147,44 @@ int wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h)
 	if (t.kind != WIRE_HS_REJECT && (t.max_rd_atomic == 0 || t.max_rd_atomic > 1024))
 		return -EPROTO;
 	*h = t;
+	return 0;
+}
+
+size_t wire_hs_ext_len(const struct wire_hs *h)
+{
+	if (!(h->flags & WIRE_HS_F_SHM))
+		return 0;
+	return h->kind == WIRE_HS_HELLO ? WIRE_SHM_HELLO_LEN : WIRE_SHM_ACCEPT_LEN;
+}
+
+void wire_shm_id_encode(const struct wire_shm_id *id, uint8_t out[WIRE_SHM_HELLO_LEN])
+{
+	memcpy(out, id->boot_id, 16);
+	rcc_put_le64(out + 16, id->netns_dev);
+	rcc_put_le64(out + 24, id->netns_ino);
+}
+
+void wire_shm_id_decode(const uint8_t in[WIRE_SHM_HELLO_LEN], struct wire_shm_id *id)
+{
+	memcpy(id->boot_id, in, 16);
+	id->netns_dev = rcc_get_le64(in + 16);
+	id->netns_ino = rcc_get_le64(in + 24);
+}
+
+void wire_shm_accept_encode(const struct wire_shm_accept *a, uint8_t out[WIRE_SHM_ACCEPT_LEN])
+{
+	wire_shm_id_encode(&a->id, out);
+	memcpy(out + WIRE_SHM_HELLO_LEN, a->name, WIRE_SHM_NAME_LEN);
+	rcc_put_le32(out + WIRE_SHM_HELLO_LEN + WIRE_SHM_NAME_LEN, a->cap);
+	rcc_put_le32(out + WIRE_SHM_HELLO_LEN + WIRE_SHM_NAME_LEN + 4, 0);
+}
+
+int wire_shm_accept_decode(const uint8_t in[WIRE_SHM_ACCEPT_LEN], struct wire_shm_accept *a)
+{
+	if (rcc_get_le32(in + WIRE_SHM_HELLO_LEN + WIRE_SHM_NAME_LEN + 4) != 0)
+		return -EPROTO;
+	wire_shm_id_decode(in, &a->id);
+	memcpy(a->name, in + WIRE_SHM_HELLO_LEN, WIRE_SHM_NAME_LEN);
+	a->cap = rcc_get_le32(in + WIRE_SHM_HELLO_LEN + WIRE_SHM_NAME_LEN);
 	return 0;
 }

@@ -5,7 +5,15 @@
  *
  * Handshake (before any frame), 16-byte header then private data:
  *   0 magic "RCCt"   4 u16 version   6 u16 kind (HELLO/ACCEPT/REJECT)
- *   8 u16 pdata_len 10 u16 reserved=0 12 u32 max_rd_atomic
+ *   8 u16 pdata_len 10 u16 flags 12 u32 max_rd_atomic
+ * flags (reserved=0 before shared memory; a peer that never sets them gets
+ * plain tcp): WIRE_HS_F_SHM on a HELLO offers shared memory and appends the
+ * client's host identity after the private data (WIRE_SHM_HELLO_LEN: 16-byte
+ * kernel boot id, u64 netns st_dev, u64 netns st_ino); on an ACCEPT it means
+ * "use the region named here": the server's identity, then a 16-byte random
+ * name, u32 ring capacity, u32 reserved=0 (WIRE_SHM_ACCEPT_LEN). The client
+ * then answers with an 8-byte confirmation: "RCCs", u32 0 (the region is
+ * mapped: the stream runs over it) or non-zero (both stay on the socket).
  *
  * Frame header, 40 bytes, followed by len payload bytes:
  *   0 u8 type   1 u8 flags   2 u16 status   4 u32 len   8 u32 msn
@@ -27,6 +35,13 @@
 #define WIRE_ATOMIC_REQ_LEN 16
 #define WIRE_ATOMIC_RESP_LEN 8
 
+#define WIRE_HS_F_SHM 1u
+#define WIRE_SHM_NAME_LEN 16
+#define WIRE_SHM_HELLO_LEN 32
+#define WIRE_SHM_ACCEPT_LEN (WIRE_SHM_HELLO_LEN + WIRE_SHM_NAME_LEN + 8)
+#define WIRE_SHM_CONFIRM_LEN 8
+#define WIRE_SHM_MAGIC "RCCs"
+
 enum wire_hs_kind {
 	WIRE_HS_HELLO = 1,
 	WIRE_HS_ACCEPT = 2,
@@ -37,7 +52,22 @@ struct wire_hs {
 	uint16_t version;
 	uint16_t kind;
 	uint16_t pdata_len;
+	uint16_t flags; /* WIRE_HS_F_* */
 	uint32_t max_rd_atomic;
+};
+
+/* Where a process runs: same boot id and network namespace = same host. */
+struct wire_shm_id {
+	uint8_t boot_id[16];
+	uint64_t netns_dev;
+	uint64_t netns_ino;
+};
+
+/* The shared-memory part of an ACCEPT. */
+struct wire_shm_accept {
+	struct wire_shm_id id;
+	uint8_t name[WIRE_SHM_NAME_LEN];
+	uint32_t cap;
 };
 
 enum wire_type {
@@ -88,5 +118,13 @@ int wire_hdr_decode(const uint8_t in[WIRE_HDR_LEN], struct wire_hdr *h);
 void wire_hs_encode(const struct wire_hs *h, uint8_t out[WIRE_HS_HDR_LEN]);
 /* Decode and validate a handshake header: 0 or -EPROTO. */
 int wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h);
+/* Length of the shared-memory extension a handshake of this header carries. */
+size_t wire_hs_ext_len(const struct wire_hs *h);
+
+void wire_shm_id_encode(const struct wire_shm_id *id, uint8_t out[WIRE_SHM_HELLO_LEN]);
+void wire_shm_id_decode(const uint8_t in[WIRE_SHM_HELLO_LEN], struct wire_shm_id *id);
+void wire_shm_accept_encode(const struct wire_shm_accept *a, uint8_t out[WIRE_SHM_ACCEPT_LEN]);
+/* 0 or -EPROTO (reserved bytes set). The capacity is checked by the user. */
+int wire_shm_accept_decode(const uint8_t in[WIRE_SHM_ACCEPT_LEN], struct wire_shm_accept *a);
 
 #endif

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Ring arithmetic over peer-writable memory. Indices are free-running u64;
+ * the peer's index is loaded once (acquire), checked (tail - head never more
+ * than cap), then used: a peer scribbling the region can make us fail the
+ * connection, never read or write outside the ring.
+ */
+#include "shm_ring.h"
+
+#include <errno.h>
+#include <string.h>
+
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "shared indices need lock-free 64-bit atomics");
+_Static_assert(sizeof(struct shm_hdr) <= SHM_HDR_SIZE, "header fits its page");
+
+void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter)
+{
+	struct shm_hdr *h = map;
+	uint8_t *data = (uint8_t *)map + SHM_HDR_SIZE;
+	int t = accepter ? 0 : 1;
+
+	r->map = map;
+	r->map_len = shm_region_len(cap);
+	r->cap = cap;
+	r->tx = &h->dir[t];
+	r->rx = &h->dir[1 - t];
+	r->tx_data = data + (size_t)t * cap;
+	r->rx_data = data + (size_t)(1 - t) * cap;
+	r->tx_tail = 0;
+	r->rx_head = 0;
+}
+
+/* Room in the ring we produce into: cap - used, or -1 when the consumer's
+ * head is impossible (ahead of what we produced, or more than cap behind). */
+static long tx_room(const struct shm_ring *r)
+{
+	uint64_t head = atomic_load_explicit(&r->tx->head, memory_order_acquire);
+	uint64_t used = r->tx_tail - head;
+
+	return used > r->cap ? -1 : (long)(r->cap - used);
+}
+
+/* Bytes waiting in the ring we consume, or -1 when the tail is impossible. */
+static long rx_avail(const struct shm_ring *r)
+{
+	uint64_t tail = atomic_load_explicit(&r->rx->tail, memory_order_acquire);
+	uint64_t have = tail - r->rx_head;
+
+	return have > r->cap ? -1 : (long)have;
+}
+
+/* Copy iov from byte skip on into the ring, up to room: bytes copied. */
+static size_t copy_in(struct shm_ring *r, const struct iovec *iov, int n, size_t skip, size_t room)
+{
+	size_t done = 0;
+
+	for (int i = 0; i < n && done < room; i++) {
+		if (skip >= iov[i].iov_len) {
+			skip -= iov[i].iov_len;
+			continue;
+		}
+		const uint8_t *src = (const uint8_t *)iov[i].iov_base + skip;
+		size_t left = iov[i].iov_len - skip;
+		skip = 0;
+		if (left > room - done)
+			left = room - done;
+		while (left) {
+			uint32_t at = (uint32_t)((r->tx_tail + done) & (r->cap - 1));
+			size_t take = r->cap - at < left ? r->cap - at : left;
+			memcpy(r->tx_data + at, src, take);
+			src += take;
+			left -= take;
+			done += take;
+		}
+	}
+	return done;
+}
+
+long shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
+{
+	size_t want = 0, done = 0;
+
+	for (int i = 0; i < n; i++)
+		want += iov[i].iov_len;
+	while (done < want) {
+		long room = tx_room(r);
+		if (room < 0)
+			return -EPROTO;
+		if (room == 0) {
+			/* Full: say we wait for room, then look again (the consumer
+			 * may have emptied it before it could see the flag). A short
+			 * write therefore always leaves the flag set on a ring seen
+			 * full after it: the consumer's next read rings for us. */
+			atomic_store_explicit(&r->tx->space_wait, 1, memory_order_relaxed);
+			atomic_thread_fence(memory_order_seq_cst);
+			room = tx_room(r);
+			if (room < 0)
+				return -EPROTO;
+			if (room == 0)
+				break;
+		}
+		size_t got = copy_in(r, iov, n, done, (size_t)room);
+		done += got;
+		r->tx_tail += got;
+		atomic_store_explicit(&r->tx->tail, r->tx_tail, memory_order_release);
+	}
+	return (long)done;
+}
+
+long shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
+{
+	long have = rx_avail(r);
+	size_t done = 0;
+
+	if (have < 0)
+		return -EPROTO;
+	for (int i = 0; i < n && have > 0; i++) {
+		uint8_t *dst = iov[i].iov_base;
+		size_t len = iov[i].iov_len < (size_t)have ? iov[i].iov_len : (size_t)have;
+		size_t left = len;
+		while (left) {
+			uint32_t at = (uint32_t)((r->rx_head + done) & (r->cap - 1));
+			size_t take = r->cap - at < left ? r->cap - at : left;
+			memcpy(dst, r->rx_data + at, take);
+			dst += take;
+			left -= take;
+			done += take;
+		}
+		have -= (long)len;
+	}
+	if (done) {
+		r->rx_head += done;
+		atomic_store_explicit(&r->rx->head, r->rx_head, memory_order_release);
+	}
+	return (long)done;
+}
+
+/* Dekker: our index store, a full fence, then the other side's flag. The
+ * other side sets its flag, fences, then re-reads our index: one of the two
+ * sees the other. */
+bool shm_ring_wake_consumer(struct shm_ring *r)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&r->tx->sleeping, memory_order_relaxed))
+		return false;
+	return atomic_exchange_explicit(&r->tx->sleeping, 0, memory_order_relaxed) != 0;
+}
+
+bool shm_ring_wake_producer(struct shm_ring *r)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&r->rx->space_wait, memory_order_relaxed))
+		return false;
+	return atomic_exchange_explicit(&r->rx->space_wait, 0, memory_order_relaxed) != 0;
+}
+
+bool shm_ring_arm(struct shm_ring *r)
+{
+	atomic_store_explicit(&r->rx->sleeping, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	return shm_ring_rx_ready(r);
+}
+
+bool shm_ring_rx_ready(const struct shm_ring *r) { return rx_avail(r) != 0; }
+
+bool shm_ring_tx_room(const struct shm_ring *r) { return tx_room(r) != 0; }

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shared-memory byte stream of a same-host tcp endpoint: two
+ * single-producer single-consumer byte rings in one shared region, one per
+ * direction. They replace only the socket's byte transport; the frames, their
+ * checks and every RC rule stay those of the tcp transport (see docs/shm.md).
+ *
+ * The region is shared with another process, which may write anything into
+ * it at any time: every index read from it is checked against the ring's
+ * capacity before use, read once, and never trusted for our own position
+ * (each side keeps its own index privately and only publishes it).
+ *
+ * Layout (the accepting side creates it; all offsets are fixed):
+ *   0     header: dir[0] (accepter -> connector), dir[1] (connector -> accepter)
+ *   4096  ring of dir[0], cap bytes
+ *   4096+cap  ring of dir[1], cap bytes
+ */
+#ifndef RCC_TCP_SHM_RING_H
+#define RCC_TCP_SHM_RING_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#define SHM_HDR_SIZE 4096u
+#define SHM_RING_MIN (4u * 1024u)
+#define SHM_RING_MAX (64u * 1024u * 1024u)
+#define SHM_RING_DEFAULT (256u * 1024u)
+
+/* Control words of one direction. The producer writes tail and space_wait
+ * (sets it); the consumer writes head and sleeping (sets it); the other side
+ * only clears a flag it found set. Separate cache lines: no false sharing. */
+struct shm_dir {
+	_Alignas(64) _Atomic uint64_t tail; /* bytes ever produced */
+	_Atomic uint32_t space_wait;        /* the producer waits for room */
+	_Alignas(64) _Atomic uint64_t head; /* bytes ever consumed */
+	_Atomic uint32_t sleeping;          /* the consumer is going to sleep */
+};
+
+struct shm_hdr {
+	struct shm_dir dir[2];
+};
+
+/* One side's view of a mapped region. */
+struct shm_ring {
+	void *map;
+	size_t map_len;
+	uint32_t cap; /* per direction, a power of two */
+	struct shm_dir *tx, *rx;
+	uint8_t *tx_data, *rx_data;
+	uint64_t tx_tail; /* private: what we produced (never read back from the region) */
+	uint64_t rx_head; /* private: what we consumed */
+};
+
+/* The region's size for a ring capacity. */
+static inline size_t shm_region_len(uint32_t cap) { return SHM_HDR_SIZE + 2 * (size_t)cap; }
+
+/* Whether cap is an acceptable ring capacity (peer input: checked). */
+static inline bool shm_cap_ok(uint32_t cap)
+{
+	return cap >= SHM_RING_MIN && cap <= SHM_RING_MAX && (cap & (cap - 1)) == 0;
+}
+
+/* Set up the view of a mapped region of shm_region_len(cap) bytes; the
+ * accepter (accepter true) produces into dir[0]. */
+void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter);
+
+/* Copy up to the free room from iov into the ring: bytes taken (0 when full;
+ * the producer has then announced it waits for room), or -EPROTO when the
+ * peer's index is impossible. */
+long shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n);
+/* Copy up to what is there into iov: bytes (0 when empty) or -EPROTO. */
+long shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n);
+
+/* After a write that moved bytes: whether the consumer said it sleeps (the
+ * flag is then cleared and the caller must ring the doorbell). */
+bool shm_ring_wake_consumer(struct shm_ring *r);
+/* After a read that moved bytes: whether the producer waits for room (then
+ * cleared; the caller rings the doorbell). */
+bool shm_ring_wake_producer(struct shm_ring *r);
+/* Announce that the consumer is going to sleep; then whether bytes are
+ * already there (do not sleep then). */
+bool shm_ring_arm(struct shm_ring *r);
+/* Whether bytes wait to be read, or the peer's index is impossible (the read
+ * reports it). No side effect. */
+bool shm_ring_rx_ready(const struct shm_ring *r);
+/* Whether the ring we produce into has room (or is broken). */
+bool shm_ring_tx_room(const struct shm_ring *r);
+
+#endif

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The byte stream of a same-host endpoint: the shared rings carry the
+ * frames, the socket stays open as the doorbell and as the liveness signal
+ * (a peer that dies closes it: EOF ends the connection as on the socket
+ * path). These calls behave like the non-blocking socket calls they replace
+ * in rx.c and tx.c: partial transfers, 0 when nothing can move now.
+ *
+ * Wake-ups (docs/shm.md): a consumer about to sleep sets its "sleeping" flag
+ * (shm_ring_arm) and the producer rings one byte on the socket only then; a
+ * producer that found the ring full sets "space_wait" and the consumer rings
+ * when it frees room. Busy polling therefore costs no system call.
+ */
+#include <errno.h>
+#include <sys/socket.h>
+
+#include "tcp.h"
+
+static void ring_doorbell(struct tcp_ep *ep)
+{
+	static const uint8_t one = 1;
+
+	/* EAGAIN: bytes the peer has not read yet wake it anyway; EPIPE: it is
+	 * gone, which its socket tells us on the receive side. */
+	(void)!send(ep->fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+/* Read and drop doorbell bytes: 0 (none left), -ECONNRESET at end of stream,
+ * another negative errno on failure. */
+static long drain_doorbell(struct tcp_ep *ep)
+{
+	uint8_t sink[64];
+
+	for (;;) {
+		ssize_t n = recv(ep->fd, sink, sizeof(sink), MSG_DONTWAIT);
+		if (n > 0)
+			continue;
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	}
+}
+
+static long ring_read(struct tcp_ep *ep, const struct iovec *iov, int n)
+{
+	long r = shm_ring_readv(&ep->shm, iov, n);
+
+	if (r > 0 && shm_ring_wake_producer(&ep->shm))
+		ring_doorbell(ep);
+	return r;
+}
+
+long shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n)
+{
+	long r = ring_read(ep, iov, n);
+
+	if (r != 0 || !ep->shm_sock)
+		return r;
+	/* The ring is empty and this pass may look at the socket (the progress
+	 * thread's, woken by it or visiting): doorbells, or the peer's end. */
+	long s = drain_doorbell(ep);
+	/* What the peer wrote before ringing or closing is in the ring now. */
+	r = ring_read(ep, iov, n);
+	return r != 0 ? r : s;
+}
+
+ssize_t shm_stream_send(struct tcp_ep *ep, const struct iovec *iov, int n)
+{
+	long r = shm_ring_write(&ep->shm, iov, n);
+
+	if (r < 0) {
+		ep->tx_err = EPROTO; /* the peer broke the ring */
+		return -1;
+	}
+	if (r > 0 && shm_ring_wake_consumer(&ep->shm))
+		ring_doorbell(ep);
+	return r;
+}
+
+bool shm_stream_ready(struct tcp_ep *ep)
+{
+	return shm_ring_rx_ready(&ep->shm) ||
+	       (atomic_load_explicit(&ep->want_out, memory_order_relaxed) &&
+		shm_ring_tx_room(&ep->shm));
+}
+
+bool shm_stream_arm(struct tcp_ep *ep) { return shm_ring_arm(&ep->shm) || shm_stream_ready(ep); }
