@@ -93,6 +93,7 @@ static void json_params(FILE *f, const struct perf_config *cfg, const struct per
 	fprintf(f, "    \"target_poll\": %s,\n", p->flags & PF_TARGET_POLL ? "true" : "false");
 	fprintf(f, "    \"peak\": %s,\n", p->flags & PF_NO_PEAK ? "false" : "true");
 	fprintf(f, "    \"transport\": \"%s\",\n", ri->transport);
+	fprintf(f, "    \"path\": \"%s\",\n", ri->path);
 	fprintf(f, "    \"bringup\": \"%s\",\n", bringup_str(cfg, ri));
 	char jb[300];
 	fprintf(f, "    \"device\": %s,\n",

@@ -246,7 +246,8 @@ void results_free(struct perf_results *r);
 
 /* report.c: perftest-style terminal output on cfg->text */
 void report_banner(const struct perf_config *cfg, const struct perf_params *p, enum perf_op op,
-		   enum perf_kind kind, const char *transport, uint32_t max_inline, bool server);
+		   enum perf_kind kind, const char *transport, const char *path,
+		   uint32_t max_inline, bool server);
 void report_header(const struct perf_config *cfg, enum perf_kind kind);
 void report_point(const struct perf_config *cfg, const struct perf_point *pt);
 void report_footer(const struct perf_config *cfg);
@@ -254,6 +255,7 @@ void report_footer(const struct perf_config *cfg);
 /* What the run ended up with (for the outputs). */
 struct run_info {
 	const char *transport; /* "tcp" or "verbs" */
+	const char *path;      /* "shm", "tcp" or "verbs" (rcc_ep_path) */
 	uint32_t max_inline;   /* inline limit in use */
 	const char *peer;      /* the server as given */
 };

@@ -50,7 +50,8 @@ static void iterations(const struct perf_params *p, enum perf_op op, enum perf_k
 }
 
 void report_banner(const struct perf_config *cfg, const struct perf_params *p, enum perf_op op,
-		   enum perf_kind kind, const char *transport, uint32_t max_inline, bool server)
+		   enum perf_kind kind, const char *transport, const char *path,
+		   uint32_t max_inline, bool server)
 {
 	const char *dev = cfg->ctx.device ? cfg->ctx.device : "(first)";
 	bool lat = kind == KIND_LAT;
@@ -69,6 +70,7 @@ void report_banner(const struct perf_config *cfg, const struct perf_params *p, e
 	fprintf(f, "                    %s %s Test%s\n", op_title(op), lat ? "Latency" : "BW",
 		server ? " (server)" : "");
 	row(f, "Transport", transport, "Device", dev);
+	row(f, "Path", path, NULL, NULL);
 	snprintf(a, sizeof(a), "%u", lat ? 1 : p->qps);
 	row(f, "Number of qps", a, "Completion",
 	    p->cq_mode == RCC_CQ_FD ? "fd (epoll)" : cq_mode_name((enum rcc_cq_mode)p->cq_mode));

@@ -80,7 +80,9 @@ static int walk(struct sess *s)
 						kind_name(kind), why);
 				continue;
 			}
-			report_banner(cfg, &s->p, op, kind, s->transport, s->max_inline, s->server);
+			s->path = rcc_ep_path(s->neps ? s->eps[0].ep : s->ctrl.ep);
+			report_banner(cfg, &s->p, op, kind, s->transport, s->path, s->max_inline,
+				      s->server);
 			if (!s->server)
 				report_header(cfg, kind);
 			fflush(cfg->text); /* a pipe reader sees the test start */
@@ -139,6 +141,7 @@ static int write_outputs(struct sess *s)
 {
 	const struct perf_config *cfg = s->cfg;
 	struct run_info ri = { .transport = s->transport,
+			       .path = s->path ? s->path : rcc_ep_path(s->ctrl.ep),
 			       .max_inline = s->max_inline,
 			       .peer = cfg->host };
 	int rc = 0;

@@ -76,6 +76,7 @@ struct sess {
 	struct perf_params p; /* the plan in force (the client's) */
 	bool server;
 	const char *transport;
+	const char *path; /* rcc_ep_path() of the data endpoints: "shm", "tcp", "verbs" */
 	struct rcc_ctx *ctx;
 	struct rcc_cq *cq; /* data CQ, every data endpoint */
 	int epfd;          /* FD mode: epoll over the CQ's descriptor */

@@ -92,7 +92,7 @@ static void stamp(uint8_t *buf, uint32_t size, uint64_t seq)
 }
 
 static void report(const struct pp_opts *o, struct samples *s, double secs, const char *peer,
-		   enum rcc_transport t)
+		   enum rcc_transport t, const char *path)
 {
 	struct summary m;
 	samples_summarise(s, &m);
@@ -100,13 +100,14 @@ static void report(const struct pp_opts *o, struct samples *s, double secs, cons
 
 	if (o->json) {
 		char jb[300];
-		printf("{\"tool\":\"rcc-pingpong\",\"transport\":\"%s\",\"server\":%s,"
+		printf("{\"tool\":\"rcc-pingpong\",\"transport\":\"%s\",\"path\":\"%s\","
+		       "\"server\":%s,"
 		       "\"size\":%u,\"iters\":%zu,\"cq_mode\":\"%s\",\"connection\":\"%s\","
 		       "\"half_rtt_us\":{\"min\":%.3f,\"median\":%.3f,\"avg\":%.3f,"
 		       "\"p99\":%.3f,\"max\":%.3f,\"stdev\":%.3f},"
 		       "\"round_trips_per_s\":%.1f,\"msgs_per_s\":%.1f,\"verified\":%s,"
 		       "\"schema\":%d}\n",
-		       rcc_transport_name(t), json_str(peer, jb, sizeof(jb)), o->size, m.n,
+		       rcc_transport_name(t), path, json_str(peer, jb, sizeof(jb)), o->size, m.n,
 		       cq_mode_name(o->cq_mode), qp_type_name(o->qp_type), m.min, m.median, m.mean,
 		       m.p99, m.max, m.stdev, rt_per_s, 2 * rt_per_s, o->verify ? "true" : "false",
 		       PP_JSON_SCHEMA);
@@ -116,6 +117,7 @@ static void report(const struct pp_opts *o, struct samples *s, double secs, cons
 	       "%s\n",
 	       m.n, o->size, peer, rcc_transport_name(t), cq_mode_name(o->cq_mode),
 	       qp_type_name(o->qp_type), o->verify ? "verified" : "unchecked");
+	printf("  path: %s\n", path);
 	printf("  half round trip (us): min %.2f  median %.2f  avg %.2f  p99 %.2f  max %.2f\n",
 	       m.min, m.median, m.mean, m.p99, m.max);
 	printf("  rate: %.0f round trips/s, %.0f messages/s\n", rt_per_s, 2 * rt_per_s);
@@ -228,7 +230,8 @@ int pp_client(const struct pp_opts *o)
 			goto out_buf;
 		}
 	}
-	report(o, &s, (double)(mono_ns() - t_start) / 1e9, addr, rcc_ctx_transport(ctx));
+	report(o, &s, (double)(mono_ns() - t_start) / 1e9, addr, rcc_ctx_transport(ctx),
+	       rcc_ep_path(ep));
 	status = 0;
 
 out_buf:
