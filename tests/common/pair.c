@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 int test_ctx_open(struct rcc_ctx **ctx)
 {
@@ -83,6 +84,16 @@ int pair_open(struct pair *p, const struct pair_opts *o)
 		goto err_lst;
 	}
 	p->b = job.ep;
+	/* RCC_TEST_TRANSPORT=shm: both ends must really be on shared memory. */
+	if (test_shm() == RCC_SHM_REQUIRE &&
+	    (strcmp(rcc_ep_path(p->a), "shm") || strcmp(rcc_ep_path(p->b), "shm"))) {
+		fprintf(stderr, "pair_open: paths %s/%s, want shm\n", rcc_ep_path(p->a),
+			rcc_ep_path(p->b));
+		rcc_ep_close(p->a);
+		rcc_ep_close(p->b);
+		rc = -EPROTONOSUPPORT;
+		goto err_lst;
+	}
 	return 0;
 
 err_lst:

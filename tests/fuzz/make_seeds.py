@@ -62,7 +62,32 @@ boots = {
     "abort": boot(ABORT, b"rank 3 never arrived"),
     "garbage": b"GET / HTTP/1.0\r\n\r\n",
 }
-for name, items in (("stream", streams), ("wire", wires), ("boot", boots)):
+
+
+# fuzz_shm scripts (tests/fuzz/fuzz_shm.c): write/read ops by side, scribbles of
+# the shared control words.
+def w(side, n, niov=1):
+    return struct.pack("<BBHB", 0, side, n, niov - 1)
+
+
+def r(side, n, niov=1):
+    return struct.pack("<BBHB", 1, side, n, niov - 1)
+
+
+def scribble(word, val):
+    return struct.pack("<BBQ", 2, word, val)
+
+
+shms = {
+    "ping_pong": w(0, 100) + r(1, 100) + w(1, 8) + r(0, 8),
+    "wrap": w(0, 3000) + r(1, 3000) + w(0, 3000, 3) + r(1, 1000, 2) + r(1, 5000, 3),
+    "full": w(0, 5000) + w(0, 10) + struct.pack("<BB", 3, 0) + r(1, 4096) + w(0, 10),
+    "tail_ahead": w(0, 10) + scribble(0, 1 << 40) + r(1, 64),
+    "tail_ahead_big": w(0, 10) + scribble(0, 1 << 40) + r(1, 8000, 2),
+    "head_behind": w(1, 4096) + scribble(6, 0xFFFFFFFFFFFFFFFF) + w(1, 1),
+    "flags": scribble(3, 7) + scribble(5, 1) + w(0, 1) + r(1, 1) + struct.pack("<BB", 3, 1),
+}
+for name, items in (("stream", streams), ("wire", wires), ("boot", boots), ("shm", shms)):
     d = os.path.join(HERE, "corpus", name)
     os.makedirs(d, exist_ok=True)
     for key, blob in items.items():

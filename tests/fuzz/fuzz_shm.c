@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The shared-memory rings of same-host endpoints, driven by a script: both
+ * sides write and read through their own views while the "peer" scribbles
+ * any control word of the shared header with any value. Whatever it writes,
+ * a side must never touch memory outside the ring nor move more than the
+ * capacity; it may only report -EPROTO. Until the first scribble, every
+ * byte read must be the byte written at that stream position (FIFO, nothing
+ * lost or duplicated, across the wrap).
+ *
+ * Script: one opcode byte, then its operands:
+ *   0 side len16 niov : side writes len bytes in niov pieces (1..3)
+ *   1 side len16 niov : side reads up to len bytes
+ *   2 word val64      : scribble control word word%8 (tail/space_wait/head/sleeping x2)
+ *   3 side            : arm, wake calls, readiness queries
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz.h"
+#include "transport/tcp/shm_ring.h"
+
+#define CAP SHM_RING_MIN
+
+static _Alignas(4096) uint8_t region[SHM_HDR_SIZE + 2 * CAP];
+
+struct cursor {
+	const uint8_t *p;
+	size_t n;
+};
+
+static unsigned take(struct cursor *c, unsigned bytes)
+{
+	unsigned v = 0;
+	for (unsigned i = 0; i < bytes && c->n; i++, c->p++, c->n--)
+		v |= (unsigned)*c->p << (8 * i);
+	return v;
+}
+
+static uint8_t stream_byte(int dir, uint64_t pos) { return (uint8_t)(pos * 131 + 7 + dir * 61); }
+
+static void split(uint8_t *buf, size_t len, unsigned niov, struct iovec *iov)
+{
+	size_t a = len / 3, b = len / 2;
+	if (niov == 1) {
+		iov[0] = (struct iovec){ buf, len };
+	} else if (niov == 2) {
+		iov[0] = (struct iovec){ buf, b };
+		iov[1] = (struct iovec){ buf + b, len - b };
+	} else {
+		iov[0] = (struct iovec){ buf, a };
+		iov[1] = (struct iovec){ buf + a, 0 }; /* an empty piece in the middle */
+		iov[2] = (struct iovec){ buf + a, len - a };
+	}
+}
+
+static void scribble(unsigned word, uint64_t val)
+{
+	struct shm_hdr *h = (struct shm_hdr *)region;
+	struct shm_dir *d = &h->dir[(word / 4) & 1];
+	switch (word % 4) {
+	case 0:
+		atomic_store(&d->tail, val);
+		break;
+	case 1:
+		atomic_store(&d->space_wait, (uint32_t)val);
+		break;
+	case 2:
+		atomic_store(&d->head, val);
+		break;
+	default:
+		atomic_store(&d->sleeping, (uint32_t)val);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct shm_ring side[2];
+	uint64_t wpos[2] = { 0, 0 }, rpos[2] = { 0, 0 }; /* by producing side */
+	bool scribbled = false;
+	struct cursor c = { data, size };
+	uint8_t *buf = malloc(2 * CAP + 16);
+
+	if (!buf)
+		return 0;
+	memset(region, 0, sizeof(region));
+	shm_ring_init(&side[0], region, CAP, true);
+	shm_ring_init(&side[1], region, CAP, false);
+	while (c.n) {
+		unsigned op = take(&c, 1) % 4;
+		if (op == 0 || op == 1) {
+			int s = (int)(take(&c, 1) & 1);
+			size_t len = take(&c, 2) % (2 * CAP + 16);
+			unsigned niov = take(&c, 1) % 3 + 1;
+			struct iovec iov[3];
+			split(buf, len, niov, iov);
+			if (op == 0) {
+				for (size_t i = 0; i < len; i++)
+					buf[i] = stream_byte(s, wpos[s] + i);
+				long r = shm_ring_write(&side[s], iov, (int)niov);
+				if (r < -EPROTO || (r < 0 && r != -EPROTO) || r > (long)len ||
+				    r > CAP)
+					abort();
+				if (r < 0 && !scribbled)
+					abort(); /* an honest peer never breaks the ring */
+				if (r > 0)
+					wpos[s] += (uint64_t)r;
+			} else {
+				int from = 1 - s; /* s reads what the other side produced */
+				long r = shm_ring_readv(&side[s], iov, (int)niov);
+				if ((r < 0 && r != -EPROTO) || r > (long)len || r > CAP)
+					abort();
+				if (r < 0 && !scribbled)
+					abort();
+				if (r > 0 && !scribbled) {
+					for (long i = 0; i < r; i++)
+						if (buf[i] !=
+						    stream_byte(from, rpos[from] + (uint64_t)i))
+							abort();
+				}
+				if (r > 0)
+					rpos[from] += (uint64_t)r;
+				if (!scribbled && rpos[from] > wpos[from])
+					abort();
+			}
+		} else if (op == 2) {
+			unsigned word = take(&c, 1);
+			uint64_t lo = take(&c, 4), hi = take(&c, 4);
+			scribble(word, lo | hi << 32);
+			scribbled = true;
+		} else {
+			int s = (int)(take(&c, 1) & 1);
+			(void)shm_ring_arm(&side[s]);
+			(void)shm_ring_wake_consumer(&side[s]);
+			(void)shm_ring_wake_producer(&side[s]);
+			(void)shm_ring_rx_ready(&side[s]);
+			(void)shm_ring_tx_room(&side[s]);
+		}
+	}
+	free(buf);
+	return 0;
+}
