@@ -7,6 +7,7 @@
  * timeout. Runs on the tcp transport only (exit 77 on verbs).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,42 +229,104 @@ static void hostile_head(void)
 	pair_close(&p);
 }
 
+/* Two contexts (two progress threads, as two processes have) joined by one
+ * shared-memory connection: a (client, ctx_a) and b (server, ctx_b). */
+struct pair2 {
+	struct rcc_ctx *ctx_a, *ctx_b;
+	struct rcc_cq *cq_a, *cq_b;
+	struct rcc_ep *a, *b;
+	struct rcc_listener *lst;
+};
+
+static int pair2_open(struct pair2 *p, const struct rcc_cq_attr *ca, const struct rcc_ep_attr *ea)
+{
+	struct acc acc = { 0 };
+	pthread_t th;
+	char addr[128];
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	if ((rc = ctx_with(RCC_SHM_REQUIRE, &p->ctx_a)) ||
+	    (rc = ctx_with(RCC_SHM_REQUIRE, &p->ctx_b)) ||
+	    (rc = rcc_cq_create(p->ctx_a, ca, &p->cq_a)) ||
+	    (rc = rcc_cq_create(p->ctx_b, ca, &p->cq_b)))
+		return rc;
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	if ((rc = rcc_listen(p->ctx_b, addr, 0, &p->lst)))
+		return rc;
+	acc.lst = p->lst;
+	acc.cq = p->cq_b;
+	if ((rc = -pthread_create(&th, NULL, acc_main, &acc)))
+		return rc;
+	struct rcc_ep_attr at = *ea;
+	at.send_cq = p->cq_a;
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(p->lst));
+	rc = rcc_connect(p->ctx_a, addr, &at, TEST_TIMEOUT_MS, &p->a);
+	pthread_join(th, NULL);
+	p->b = acc.ep;
+	return rc ? rc : acc.rc;
+}
+
+static void pair2_close(struct pair2 *p)
+{
+	if (p->a)
+		rcc_ep_close(p->a);
+	if (p->b)
+		rcc_ep_close(p->b);
+	if (p->lst)
+		rcc_listener_close(p->lst);
+	if (p->cq_a)
+		rcc_cq_destroy(p->cq_a);
+	if (p->cq_b)
+		rcc_cq_destroy(p->cq_b);
+	if (p->ctx_a)
+		CHECK_OK(rcc_ctx_close(p->ctx_a));
+	if (p->ctx_b)
+		CHECK_OK(rcc_ctx_close(p->ctx_b));
+}
+
 /*
  * Sleeping sides are woken by the doorbell, not by a timer: with heartbeats
- * an hour apart, WAIT-mode ping-pongs (the consumer asleep every time) and a
- * WRITE and READ many times the ring's size to a passive target (the
- * producer waiting for room again and again) all complete, byte-exact,
- * within the test's bound. A lost wake-up would hang here until the timeout.
+ * an hour apart and progress threads that sleep at once after a pass, WAIT-
+ * mode ping-pongs (the consumer asleep every time) and a WRITE and a READ
+ * many times the ring's size with a passive target (the producer waiting for
+ * room again and again) all complete, byte-exact, within the test's bound.
+ * Two contexts, so that each side has its own progress thread as two
+ * processes would. A lost wake-up hangs here until the timeout.
  */
 static void wakeups_without_heartbeats(void)
 {
-	struct pair p;
-	struct pair_opts o = { .mode = RCC_CQ_WAIT,
-			       .attr_a = { .peer_timeout_ms = 3600000 },
-			       .attr_b = { .peer_timeout_ms = 3600000 } };
-	struct tbuf src = { 0 }, dst = { 0 }, back = { 0 }, ping = { 0 };
-	const size_t n = 16 * SHM_RING_DEFAULT + 123;
+	struct pair2 p;
+	struct rcc_cq_attr ca = { .mode = RCC_CQ_WAIT };
+	struct rcc_ep_attr ea = { .peer_timeout_ms = 3600000 };
+	struct tbuf src = { 0 }, dst = { 0 }, back = { 0 }, pa = { 0 }, pb = { 0 };
+	const size_t n = 64 * SHM_RING_DEFAULT + 123;
 	struct rcc_wc wc;
 
-	CHECK_OK(pair_open(&p, &o));
-	CHECK_OK(tbuf_alloc(&ping, p.ctx, 128, RCC_ACCESS_LOCAL_WRITE));
+	/* A spinning progress thread would find the room or the bytes by
+	 * itself and hide a lost wake-up: no spinning after a pass. */
+	setenv("RCC_TCP_SPIN_US", "0", 1);
+	int rc = pair2_open(&p, &ca, &ea);
+	unsetenv("RCC_TCP_SPIN_US");
+	CHECK_OK(rc);
+	CHECK_OK(tbuf_alloc(&pa, p.ctx_a, 128, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&pb, p.ctx_b, 128, RCC_ACCESS_LOCAL_WRITE));
 	for (int i = 0; i < 100; i++) {
-		struct rcc_sge rs = tbuf_sge(&ping, 64, 64), ss = tbuf_sge(&ping, 0, 64);
-		struct rcc_ep *from = i % 2 ? p.b : p.a, *to = i % 2 ? p.a : p.b;
-		struct rcc_cq *to_cq = i % 2 ? p.cq_a : p.cq_b;
-		struct rcc_cq *from_cq = i % 2 ? p.cq_b : p.cq_a;
-		ping.p[0] = (uint8_t)i;
-		CHECK_OK(rcc_post_recv(to, &rs, 1, 100 + (uint64_t)i));
-		CHECK_OK(rcc_post_send(from, &ss, 1, (uint64_t)i, RCC_SEND_SIGNALED));
-		CHECK_OK(wait_one(to_cq, &wc, TEST_TIMEOUT_MS));
+		bool ab = i % 2 == 0;
+		struct tbuf *fb = ab ? &pa : &pb, *tb = ab ? &pb : &pa;
+		struct rcc_sge rs = tbuf_sge(tb, 64, 64), ss = tbuf_sge(fb, 0, 64);
+		fb->p[0] = (uint8_t)i;
+		CHECK_OK(rcc_post_recv(ab ? p.b : p.a, &rs, 1, 100 + (uint64_t)i));
+		CHECK_OK(rcc_post_send(ab ? p.a : p.b, &ss, 1, (uint64_t)i, RCC_SEND_SIGNALED));
+		CHECK_OK(wait_one(ab ? p.cq_b : p.cq_a, &wc, TEST_TIMEOUT_MS));
 		CHECK_WC(wc, RCC_WC_SUCCESS);
-		CHECK_EQ(ping.p[64], (uint8_t)i);
-		CHECK_OK(wait_one(from_cq, &wc, TEST_TIMEOUT_MS));
+		CHECK_EQ(tb->p[64], (uint8_t)i);
+		CHECK_OK(wait_one(ab ? p.cq_a : p.cq_b, &wc, TEST_TIMEOUT_MS));
 		CHECK_WC(wc, RCC_WC_SUCCESS);
 	}
-	CHECK_OK(tbuf_alloc(&src, p.ctx, n, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&back, p.ctx, n, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&dst, p.ctx, n, ALL_ACCESS));
+	CHECK_OK(tbuf_alloc(&src, p.ctx_a, n, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&back, p.ctx_a, n, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&dst, p.ctx_b, n, ALL_ACCESS));
 	fill_pattern(src.p, n, 11);
 	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
 	struct rcc_sge ws = tbuf_sge(&src, 0, (uint32_t)n);
@@ -276,11 +339,12 @@ static void wakeups_without_heartbeats(void)
 	CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
 	CHECK_WC(wc, RCC_WC_SUCCESS);
 	CHECK_EQ(check_pattern(back.p, n, 11), -1);
-	tbuf_free(&ping);
+	tbuf_free(&pa);
+	tbuf_free(&pb);
 	tbuf_free(&src);
 	tbuf_free(&back);
 	tbuf_free(&dst);
-	pair_close(&p);
+	pair2_close(&p);
 }
 
 /* The peer of peer_killed_while_polled, in its own process: connect over

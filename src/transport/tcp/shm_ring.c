@@ -26,8 +26,8 @@ void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter)
 	r->rx = &h->dir[1 - t];
 	r->tx_data = data + (size_t)t * cap;
 	r->rx_data = data + (size_t)(1 - t) * cap;
-	r->tx_tail = 0;
-	r->rx_head = 0;
+	atomic_init(&r->tx_tail, 0);
+	atomic_init(&r->rx_head, 0);
 }
 
 /* Room in the ring we produce into: cap - used, or -1 when the consumer's
@@ -35,7 +35,7 @@ void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter)
 static long tx_room(const struct shm_ring *r)
 {
 	uint64_t head = atomic_load_explicit(&r->tx->head, memory_order_acquire);
-	uint64_t used = r->tx_tail - head;
+	uint64_t used = atomic_load_explicit(&r->tx_tail, memory_order_relaxed) - head;
 
 	return used > r->cap ? -1 : (long)(r->cap - used);
 }
@@ -44,7 +44,7 @@ static long tx_room(const struct shm_ring *r)
 static long rx_avail(const struct shm_ring *r)
 {
 	uint64_t tail = atomic_load_explicit(&r->rx->tail, memory_order_acquire);
-	uint64_t have = tail - r->rx_head;
+	uint64_t have = tail - atomic_load_explicit(&r->rx_head, memory_order_relaxed);
 
 	return have > r->cap ? -1 : (long)have;
 }
@@ -52,6 +52,7 @@ static long rx_avail(const struct shm_ring *r)
 /* Copy iov from byte skip on into the ring, up to room: bytes copied. */
 static size_t copy_in(struct shm_ring *r, const struct iovec *iov, int n, size_t skip, size_t room)
 {
+	uint64_t tail = atomic_load_explicit(&r->tx_tail, memory_order_relaxed);
 	size_t done = 0;
 
 	for (int i = 0; i < n && done < room; i++) {
@@ -65,7 +66,7 @@ static size_t copy_in(struct shm_ring *r, const struct iovec *iov, int n, size_t
 		if (left > room - done)
 			left = room - done;
 		while (left) {
-			uint32_t at = (uint32_t)((r->tx_tail + done) & (r->cap - 1));
+			uint32_t at = (uint32_t)((tail + done) & (r->cap - 1));
 			size_t take = r->cap - at < left ? r->cap - at : left;
 			memcpy(r->tx_data + at, src, take);
 			src += take;
@@ -101,14 +102,16 @@ long shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 		}
 		size_t got = copy_in(r, iov, n, done, (size_t)room);
 		done += got;
-		r->tx_tail += got;
-		atomic_store_explicit(&r->tx->tail, r->tx_tail, memory_order_release);
+		uint64_t tail = atomic_load_explicit(&r->tx_tail, memory_order_relaxed) + got;
+		atomic_store_explicit(&r->tx_tail, tail, memory_order_relaxed);
+		atomic_store_explicit(&r->tx->tail, tail, memory_order_release);
 	}
 	return (long)done;
 }
 
 long shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
 {
+	uint64_t head = atomic_load_explicit(&r->rx_head, memory_order_relaxed);
 	long have = rx_avail(r);
 	size_t done = 0;
 
@@ -119,7 +122,7 @@ long shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
 		size_t len = iov[i].iov_len < (size_t)have ? iov[i].iov_len : (size_t)have;
 		size_t left = len;
 		while (left) {
-			uint32_t at = (uint32_t)((r->rx_head + done) & (r->cap - 1));
+			uint32_t at = (uint32_t)((head + done) & (r->cap - 1));
 			size_t take = r->cap - at < left ? r->cap - at : left;
 			memcpy(dst, r->rx_data + at, take);
 			dst += take;
@@ -129,8 +132,8 @@ long shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
 		have -= (long)len;
 	}
 	if (done) {
-		r->rx_head += done;
-		atomic_store_explicit(&r->rx->head, r->rx_head, memory_order_release);
+		atomic_store_explicit(&r->rx_head, head + done, memory_order_relaxed);
+		atomic_store_explicit(&r->rx->head, head + done, memory_order_release);
 	}
 	return (long)done;
 }

@@ -50,8 +50,11 @@ struct shm_ring {
 	uint32_t cap; /* per direction, a power of two */
 	struct shm_dir *tx, *rx;
 	uint8_t *tx_data, *rx_data;
-	uint64_t tx_tail; /* private: what we produced (never read back from the region) */
-	uint64_t rx_head; /* private: what we consumed */
+	/* Private positions, never read back from the region. Written only by
+	 * their side's stream calls (tx_lock, rx_lock); atomic because the
+	 * progress thread's readiness checks read them without those locks. */
+	_Atomic uint64_t tx_tail; /* what we produced */
+	_Atomic uint64_t rx_head; /* what we consumed */
 };
 
 /* The region's size for a ring capacity. */
