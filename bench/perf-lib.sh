@@ -107,6 +107,7 @@ ucx_bw() { # test size
 	line=$(ucx_run "$1" "$2") || return
 	read -r -a F <<<"$line"
 	rec "${UCX_NAME:-ucx}" "$1" "$2" bw_GBps "$(awk -v m="${F[5]}" 'BEGIN { printf "%.4g\n", m * 1048576 / 1e9 }')"
+	rec "${UCX_NAME:-ucx}" "$1" "$2" mps "$(awk -v m="${F[6]}" 'BEGIN { printf "%.4g\n", m / 1e6 }')"
 }
 
 # summarise SPEC TABLE: the ratio table (markdown on stdout and in TABLE, CSV in
