@@ -3,8 +3,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int test_ctx_open(struct rcc_ctx **ctx)
 {
@@ -183,4 +186,66 @@ void tbuf_free(struct tbuf *b)
 struct rcc_sge tbuf_sge(const struct tbuf *b, size_t off, uint32_t len)
 {
 	return rcc_mr_sge(b->mr, b->p + off, len);
+}
+
+int peer_spawn(struct peer_proc *pp, const char *self)
+{
+	int to_child[2], to_parent[2];
+
+	if (pipe(to_child))
+		return -errno;
+	if (pipe(to_parent)) {
+		close(to_child[0]);
+		close(to_child[1]);
+		return -errno;
+	}
+	pp->pid = fork();
+	if (pp->pid < 0) {
+		int rc = -errno;
+		close(to_child[0]);
+		close(to_child[1]);
+		close(to_parent[0]);
+		close(to_parent[1]);
+		return rc;
+	}
+	if (pp->pid == 0) {
+		int port;
+		char ports[16], fds[16];
+		close(to_child[1]);
+		close(to_parent[0]);
+		if (read(to_child[0], &port, sizeof(port)) != sizeof(port) || port <= 0)
+			_exit(1);
+		snprintf(ports, sizeof(ports), "%d", port);
+		snprintf(fds, sizeof(fds), "%d", to_parent[1]);
+		execlp(self, self, "--peer-child", ports, fds, (char *)NULL);
+		_exit(127);
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	pp->to_child = to_child[1];
+	pp->from_child = to_parent[0];
+	return 0;
+}
+
+void peer_go(struct peer_proc *pp, int port)
+{
+	if (write(pp->to_child, &port, sizeof(port)) != sizeof(port))
+		fprintf(stderr, "peer_go: the child is gone\n");
+	close(pp->to_child);
+	pp->to_child = -1;
+}
+
+bool peer_connected(struct peer_proc *pp)
+{
+	char x;
+	bool ok = read(pp->from_child, &x, 1) == 1;
+	close(pp->from_child);
+	pp->from_child = -1;
+	return ok;
+}
+
+void peer_kill(struct peer_proc *pp)
+{
+	kill(pp->pid, SIGKILL);
+	waitpid(pp->pid, NULL, 0);
 }

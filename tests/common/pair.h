@@ -3,6 +3,8 @@
 #ifndef RCC_TEST_PAIR_H
 #define RCC_TEST_PAIR_H
 
+#include <sys/types.h>
+
 #include "harness.h"
 
 struct pair {
@@ -55,5 +57,24 @@ struct tbuf {
 int tbuf_alloc(struct tbuf *b, struct rcc_ctx *ctx, size_t len, unsigned access);
 void tbuf_free(struct tbuf *b);
 struct rcc_sge tbuf_sge(const struct tbuf *b, size_t off, uint32_t len);
+
+/*
+ * A peer in a process of its own (kill -9 tests): peer_spawn() forks a child
+ * that waits for a port, then starts self again by exec as
+ * "self --peer-child PORT FD" (rdma-core state must not cross a fork; by
+ * name, not /proc/self/exe: under valgrind that is valgrind). The child
+ * writes one byte to FD once connected. 0 or -errno.
+ */
+struct peer_proc {
+	pid_t pid;
+	int to_child;   /* the port goes here */
+	int from_child; /* one byte: connected */
+};
+int peer_spawn(struct peer_proc *pp, const char *self);
+/* Give the child the port (0: it gives up); then whether it said it connected. */
+void peer_go(struct peer_proc *pp, int port);
+bool peer_connected(struct peer_proc *pp);
+/* SIGKILL and reap. */
+void peer_kill(struct peer_proc *pp);
 
 #endif

@@ -467,33 +467,15 @@ static int peer_child(int port, int notify_fd)
  */
 static void peer_killed_mid_stream(void)
 {
-	struct rcc_ctx *ctx;
-	struct rcc_cq *cq;
-	struct rcc_listener *lst;
-	struct rcc_ep *ep;
+	struct rcc_ctx *ctx = NULL;
+	struct rcc_cq *cq = NULL;
+	struct rcc_listener *lst = NULL;
+	struct rcc_ep *ep = NULL;
 	struct tbuf r = { 0 }, s = { 0 };
-	int to_child[2], to_parent[2];
+	struct peer_proc child;
 	char addr[128];
 
-	/* The child starts afresh by exec: rdma-core state must not cross a fork. */
-	CHECK(pipe(to_child) == 0 && pipe(to_parent) == 0);
-	pid_t child = fork();
-	CHECK(child >= 0);
-	if (child == 0) {
-		int port;
-		char ports[16], fds[16];
-		close(to_child[1]);
-		close(to_parent[0]);
-		if (read(to_child[0], &port, sizeof(port)) != sizeof(port))
-			_exit(1);
-		snprintf(ports, sizeof(ports), "%d", port);
-		snprintf(fds, sizeof(fds), "%d", to_parent[1]);
-		/* by name, not /proc/self/exe: under valgrind that is valgrind */
-		execlp(self_path, self_path, "--peer-child", ports, fds, (char *)NULL);
-		_exit(127);
-	}
-	close(to_child[0]);
-	close(to_parent[1]);
+	CHECK_OK(peer_spawn(&child, self_path));
 	int rc = test_ctx_open(&ctx);
 	if (!rc)
 		rc = rcc_cq_create(ctx, NULL, &cq);
@@ -501,17 +483,13 @@ static void peer_killed_mid_stream(void)
 	if (!rc)
 		rc = rcc_listen(ctx, addr, 0, &lst);
 	int port = rc ? 0 : rcc_listener_port(lst);
-	CHECK(write(to_child[1], &port, sizeof(port)) == sizeof(port));
-	close(to_child[1]);
+	peer_go(&child, port);
 	struct rcc_ep_attr a = { .send_cq = cq };
 	if (!rc)
 		rc = rcc_accept(lst, &a, TEST_TIMEOUT_MS, &ep);
-	char x;
-	bool child_ready = read(to_parent[0], &x, 1) == 1;
-	close(to_parent[0]);
+	bool child_ready = peer_connected(&child);
 	if (rc || !child_ready) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+		peer_kill(&child);
 		CHECK_OK(rc);
 		CHECK(child_ready);
 	}
@@ -525,8 +503,7 @@ static void peer_killed_mid_stream(void)
 	struct rcc_wc wc[16];
 	CHECK_OK(wait_one(cq, wc, TEST_TIMEOUT_MS));
 	CHECK_WC(wc[0], RCC_WC_SUCCESS);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	peer_kill(&child);
 	/* our own send towards the dead peer is flushed too */
 	struct rcc_sge ss = tbuf_sge(&s, 0, 4096);
 	rc = rcc_post_send(ep, &ss, 1, 1000, RCC_SEND_SIGNALED);

@@ -376,31 +376,15 @@ static int peer_child(int port, int notify_fd)
  */
 static void peer_killed_while_polled(void)
 {
-	struct rcc_ctx *ctx;
-	struct rcc_cq *cq;
-	struct rcc_listener *lst;
-	struct rcc_ep *ep;
+	struct rcc_ctx *ctx = NULL;
+	struct rcc_cq *cq = NULL;
+	struct rcc_listener *lst = NULL;
+	struct rcc_ep *ep = NULL;
 	struct tbuf r = { 0 };
-	int to_child[2], to_parent[2];
+	struct peer_proc child;
 	char addr[128];
 
-	CHECK(pipe(to_child) == 0 && pipe(to_parent) == 0);
-	pid_t child = fork();
-	CHECK(child >= 0);
-	if (child == 0) {
-		int port;
-		char ports[16], fds[16];
-		close(to_child[1]);
-		close(to_parent[0]);
-		if (read(to_child[0], &port, sizeof(port)) != sizeof(port))
-			_exit(1);
-		snprintf(ports, sizeof(ports), "%d", port);
-		snprintf(fds, sizeof(fds), "%d", to_parent[1]);
-		execlp(self_path, self_path, "--peer-child", ports, fds, (char *)NULL);
-		_exit(127);
-	}
-	close(to_child[0]);
-	close(to_parent[1]);
+	CHECK_OK(peer_spawn(&child, self_path));
 	struct rcc_cq_attr cqa = { .mode = RCC_CQ_POLL };
 	int rc = ctx_with(RCC_SHM_REQUIRE, &ctx);
 	if (!rc)
@@ -409,17 +393,13 @@ static void peer_killed_while_polled(void)
 	if (!rc)
 		rc = rcc_listen(ctx, addr, 0, &lst);
 	int port = rc ? 0 : rcc_listener_port(lst);
-	CHECK(write(to_child[1], &port, sizeof(port)) == sizeof(port));
-	close(to_child[1]);
+	peer_go(&child, port);
 	struct rcc_ep_attr a = { .send_cq = cq };
 	if (!rc)
 		rc = rcc_accept(lst, &a, TEST_TIMEOUT_MS, &ep);
-	char x;
-	bool child_ready = read(to_parent[0], &x, 1) == 1;
-	close(to_parent[0]);
+	bool child_ready = peer_connected(&child);
 	if (rc || !child_ready) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+		peer_kill(&child);
 		CHECK_OK(rc);
 		CHECK(child_ready);
 	}
@@ -433,8 +413,7 @@ static void peer_killed_while_polled(void)
 	/* busy-poll for a while first, so the progress thread parks the endpoint */
 	for (int i = 0; i < 20000; i++)
 		CHECK_EQ(rcc_cq_poll(cq, wc, 8), 0);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	peer_kill(&child);
 	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
 	int done = 0;
 	while (done < 4 && now_ms() < end) {
