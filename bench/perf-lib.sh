@@ -3,8 +3,30 @@
 # perf-lib.sh -- helpers shared by the benchmark scripts that compare rcc-perf with
 # reference tools (perf-tcp.sh, perf-shm.sh): pinned servers waited for with ss,
 # bounded clients, the raw figure log, and the ratio table. Sourced, never run.
-# The caller sets: WORK RAW FAILS REP STARTED SRV_PID SRV_CPU CLI_CPU SRV_TMO CLI_TMO
-# BUILD RCC root (build_rcc), and OUTDIR REPS for summarise.
+# The caller sets SRV_CPU CLI_CPU SRV_TMO CLI_TMO, BUILD RCC root (build_rcc), OUTDIR
+# REPS (summarise), and calls perf_setup first.
+
+# perf_setup NAME: a scratch directory WORK with the raw figures (RAW: rep tool op
+# size metric value) and the failures (FAILS); every process started here (STARTED)
+# is stopped and WORK removed on exit.
+perf_setup() {
+	WORK=$(mktemp -d "/tmp/$1.XXXXXX")
+	RAW=$WORK/raw.tsv
+	FAILS=$WORK/fails.txt
+	: >"$RAW"
+	: >"$FAILS"
+	STARTED=()
+	SRV_PID=
+	REP=0
+	trap perf_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+perf_cleanup() {
+	local p
+	for p in "${STARTED[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${STARTED[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$WORK"
+}
 
 log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 fail() { echo "$*" >>"$FAILS"; log "FAIL: $*"; }

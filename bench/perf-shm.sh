@@ -39,26 +39,9 @@ P_RCC=18545 P_PP=18546 P_UCX=13347
 LAT_SIZES="8 4096 65536"
 BW_SIZES="8 65536 1048576"
 
-WORK=$(mktemp -d /tmp/perf-shm.XXXXXX)
-RAW=$WORK/raw.tsv
-FAILS=$WORK/fails.txt
-: >"$RAW"
-: >"$FAILS"
-STARTED=()
-SRV_PID=
-REP=0
-
-cleanup() {
-	local p
-	for p in "${STARTED[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${STARTED[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 # shellcheck source=bench/perf-lib.sh
 . "$here/perf-lib.sh"
+perf_setup perf-shm
 
 RCC=$BUILD/tools/rcc-perf/rcc-perf
 PP=$BUILD/tools/rcc-pingpong/rcc-pingpong

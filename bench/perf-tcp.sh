@@ -47,26 +47,9 @@ P_RCC=18515 P_SOCKPERF=11111 P_IPERF=5201 P_UCX=13337 P_FI=47592 P_RAW=18530
 LAT_SIZES="8 4096 65536 1048576"
 BW_SIZES="8 4096 65536 1048576"
 
-WORK=$(mktemp -d /tmp/perf-tcp.XXXXXX)
-RAW=$WORK/raw.tsv                # rep tool op size metric value
-FAILS=$WORK/fails.txt
-: >"$RAW"
-: >"$FAILS"
-STARTED=()
-SRV_PID=
-REP=0
-
-cleanup() {
-	local p
-	for p in "${STARTED[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${STARTED[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 # shellcheck source=bench/perf-lib.sh
 . "$here/perf-lib.sh"
+perf_setup perf-tcp
 
 # ------------------------------------------------------------------ rcc-perf
 RCC=$BUILD/tools/rcc-perf/rcc-perf
