@@ -71,13 +71,15 @@ static void make_name(const uint8_t name[WIRE_SHM_NAME_LEN], char out[64])
 	out[k] = '\0';
 }
 
-static int map_fd(int fd, uint32_t cap, struct shm_ring *r, bool accepter)
+static int map_fd(int fd, uint32_t cap, const uint8_t name[WIRE_SHM_NAME_LEN], struct shm_ring *r,
+		  bool accepter)
 {
 	void *m = mmap(NULL, shm_region_len(cap), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
 	if (m == MAP_FAILED)
 		return -errno;
 	shm_ring_init(r, m, cap, accepter);
+	r->tsan_key = name[0] % SHM_TSAN_KEYS;
 	return 0;
 }
 
@@ -109,7 +111,7 @@ int shm_region_create(uint32_t cap, uint8_t name[WIRE_SHM_NAME_LEN], struct shm_
 		*why = "no room in /dev/shm";
 		goto err;
 	}
-	rc = map_fd(fd, cap, r, true);
+	rc = map_fd(fd, cap, name, r, true);
 	if (rc) {
 		*why = "mmap failed";
 		goto err;
@@ -151,7 +153,7 @@ int shm_region_open(const uint8_t name[WIRE_SHM_NAME_LEN], uint32_t cap, struct 
 		*why = "the peer's region is not a private file of this user of the agreed size";
 		goto out;
 	}
-	rc = map_fd(fd, cap, r, false);
+	rc = map_fd(fd, cap, name, r, false);
 	if (rc)
 		*why = "mmap failed";
 out:

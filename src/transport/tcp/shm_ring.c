@@ -11,6 +11,25 @@
 #include <string.h>
 
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "shared indices need lock-free 64-bit atomics");
+
+#if defined(__SANITIZE_THREAD__)
+#define SHM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SHM_TSAN 1
+#endif
+#endif
+#ifdef SHM_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+static char tsan_keys[SHM_TSAN_KEYS];
+/* What an index store releases and its load acquires, made visible to TSan. */
+static void tsan_release(const struct shm_ring *r) { __tsan_release(&tsan_keys[r->tsan_key]); }
+static void tsan_acquire(const struct shm_ring *r) { __tsan_acquire(&tsan_keys[r->tsan_key]); }
+#else
+static void tsan_release(const struct shm_ring *r) { (void)r; }
+static void tsan_acquire(const struct shm_ring *r) { (void)r; }
+#endif
 _Static_assert(sizeof(struct shm_hdr) <= SHM_HDR_SIZE, "header fits its page");
 
 void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter)
@@ -28,6 +47,7 @@ void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter)
 	r->rx_data = data + (size_t)(1 - t) * cap;
 	atomic_init(&r->tx_tail, 0);
 	atomic_init(&r->rx_head, 0);
+	r->tsan_key = 0;
 }
 
 /* Room in the ring we produce into: cap - used, or -1 when the consumer's
@@ -35,6 +55,7 @@ void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter)
 static long tx_room(const struct shm_ring *r)
 {
 	uint64_t head = atomic_load_explicit(&r->tx->head, memory_order_acquire);
+	tsan_acquire(r);
 	uint64_t used = atomic_load_explicit(&r->tx_tail, memory_order_relaxed) - head;
 
 	return used > r->cap ? -1 : (long)(r->cap - used);
@@ -44,6 +65,7 @@ static long tx_room(const struct shm_ring *r)
 static long rx_avail(const struct shm_ring *r)
 {
 	uint64_t tail = atomic_load_explicit(&r->rx->tail, memory_order_acquire);
+	tsan_acquire(r);
 	uint64_t have = tail - atomic_load_explicit(&r->rx_head, memory_order_relaxed);
 
 	return have > r->cap ? -1 : (long)have;
@@ -104,6 +126,7 @@ long shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 		done += got;
 		uint64_t tail = atomic_load_explicit(&r->tx_tail, memory_order_relaxed) + got;
 		atomic_store_explicit(&r->tx_tail, tail, memory_order_relaxed);
+		tsan_release(r);
 		atomic_store_explicit(&r->tx->tail, tail, memory_order_release);
 	}
 	return (long)done;
@@ -133,6 +156,7 @@ long shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
 	}
 	if (done) {
 		atomic_store_explicit(&r->rx_head, head + done, memory_order_relaxed);
+		tsan_release(r);
 		atomic_store_explicit(&r->rx->head, head + done, memory_order_release);
 	}
 	return (long)done;

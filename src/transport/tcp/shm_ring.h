@@ -28,6 +28,7 @@
 #define SHM_RING_MIN (4u * 1024u)
 #define SHM_RING_MAX (64u * 1024u * 1024u)
 #define SHM_RING_DEFAULT (256u * 1024u)
+#define SHM_TSAN_KEYS 64
 
 /* Control words of one direction. The producer writes tail and space_wait
  * (sets it); the consumer writes head and sleeping (sets it); the other side
@@ -55,6 +56,11 @@ struct shm_ring {
 	 * progress thread's readiness checks read them without those locks. */
 	_Atomic uint64_t tx_tail; /* what we produced */
 	_Atomic uint64_t rx_head; /* what we consumed */
+	/* ThreadSanitizer only: the two ends of a connection inside one process
+	 * map the region at different addresses, so TSan cannot see that the
+	 * index stores and loads synchronise them; they name one key instead
+	 * (the same on both ends: taken from the region's name). */
+	unsigned tsan_key;
 };
 
 /* The region's size for a ring capacity. */
