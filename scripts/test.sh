@@ -79,18 +79,21 @@ step "threaded tests under TSan" ctest_in build-tsan -L threaded
 
 # --- valgrind (memcheck), scaled-down sizes ---------------------------------------------
 run_valgrind() {
-	local t failed=0
-	for t in build/tests/unit/test_* build/tests/integration/test_ops \
-		build/tests/integration/test_errors build/tests/integration/test_conn \
-		build/tests/integration/test_session build/tests/integration/test_srq \
-		build/tests/integration/test_uc build/tests/bootstrap/test_bootstrap; do
+	local t tr failed=0 integ=(build/tests/integration/test_ops build/tests/integration/test_errors
+		build/tests/integration/test_conn build/tests/integration/test_session)
+	# the integration tests on the socket (tcp) and on same-host shared memory (shm)
+	for t in build/tests/unit/test_* "${integ[@]/%/:tcp}" "${integ[@]/%/:shm}" \
+		build/tests/integration/test_srq:tcp build/tests/integration/test_uc:tcp \
+		build/tests/integration/test_shm:shm build/tests/bootstrap/test_bootstrap; do
+		tr=tcp
+		[[ $t == *:* ]] && tr=${t##*:} && t=${t%:*}
 		[ -x "$t" ] || continue
-		printf '  %s\n' "$t"
+		printf '  %s (%s)\n' "$t" "$tr"
 		# --fair-sched: valgrind runs one thread at a time, and its default lock
 		# lets a busy-polling thread starve the progress thread indefinitely
-		RCC_TEST_QUICK=1 timeout 600 valgrind -q --fair-sched=yes --error-exitcode=99 \
-			--leak-check=full --errors-for-leak-kinds=definite,indirect "$t" >/dev/null ||
-			{ echo "  valgrind found problems in $t"; failed=1; }
+		RCC_TEST_TRANSPORT=$tr RCC_TEST_QUICK=1 timeout 600 valgrind -q --fair-sched=yes \
+			--error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+			"$t" >/dev/null || { echo "  valgrind found problems in $t ($tr)"; failed=1; }
 	done
 	return $failed
 }
