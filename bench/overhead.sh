@@ -16,6 +16,9 @@
 # Environment: QUICK=1 (small N, as CI runs it), TRANSPORT (tcp; verbs in the
 # Soft-RoCE VM), OPS ("send write read fadd").
 set -euo pipefail
+# The socket path: same-host shared memory (the default between two local
+# processes, docs/shm.md) is measured by bench/perf-shm.sh.
+export RCC_SHM=0
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$REPO/build}
 BIN=$BUILD/tests/bench/bench_overhead

@@ -28,6 +28,9 @@
 # Units: latency = half round trip in us (READ, atomics and ucp_get: one full
 # round trip); bandwidth in GB/s = 1e9 B/s of payload.
 set -u -o pipefail
+# The socket path: same-host shared memory (the default between two local
+# processes, docs/shm.md) is measured by bench/perf-shm.sh.
+export RCC_SHM=0
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)

@@ -11,6 +11,9 @@
 # Targets (printed, not asserted): rcc's 8 B half round trip <= 1.1x raw TCP
 # busy-polling, and below UCX tcp.
 set -euo pipefail
+# The socket path: same-host shared memory (the default between two local
+# processes, docs/shm.md) is measured by bench/perf-shm.sh.
+export RCC_SHM=0
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$REPO/build}
 PP=$BUILD/tools/rcc-pingpong/rcc-pingpong

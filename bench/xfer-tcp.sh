@@ -14,6 +14,9 @@
 #   XFER_RECV_ARGS, XFER_SEND_ARGS for one side (e.g. XFER_RECV_ARGS="--chunk-size 4M")
 #   BENCH_DIR=/dev/shm   where the tmpfs folders go
 set -euo pipefail
+# The socket path: same-host shared memory (the default between two local
+# processes, docs/shm.md) is measured by bench/perf-shm.sh.
+export RCC_SHM=0
 build=${1:?usage: $0 BUILD_DIR}
 xfer=$build/tools/rcc-xfer/rcc-xfer
 [ -x "$xfer" ] || { echo "no $xfer: build first" >&2; exit 2; }
