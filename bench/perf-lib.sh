@@ -169,7 +169,7 @@ summarise() {
 			if (cmp == "ge") { tgt = ">= " thr; res = ratio >= thr ? "PASS" : "MISS" }
 			if (res == "PASS") npass++
 			if (res == "MISS") nmiss++
-			unit = num ~ /bw_GBps/ ? " GB/s" : " us"
+			unit = num ~ /bw_GBps/ ? " GB/s" : num ~ /:mps$/ ? " M msg/s" : " us"
 			peer = (fac != 1 ? fac " x " : "") sprintf("%.4g", md) unit
 			printf "| %s | %s | %.4g%s | %s | %.3f | %s | %s |\n", label, human(s), mn, unit, peer, ratio, tgt, res
 			printf "\"%s\",%s,%.6g,%.6g,%.4f,%s,%s,%d\n", label, s, mn, fac * md, ratio, tgt, res, nr > csv
