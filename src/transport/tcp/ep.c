@@ -150,6 +150,11 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct shm_ring *s
 	rc = progress_add(ep->ctx, ep);
 	if (rc)
 		goto err_recv_cq;
+	/* The peer may have written before we watched the ring (its doorbell
+	 * then waits in the socket, but the thread may sleep on the old set):
+	 * a first pass over it now. */
+	if (b->on_shm)
+		progress_kick(ep);
 	return 0;
 
 err_recv_cq:

@@ -116,6 +116,7 @@ int shm_region_create(uint32_t cap, uint8_t name[WIRE_SHM_NAME_LEN], struct shm_
 		*why = "mmap failed";
 		goto err;
 	}
+	shm_ring_fresh(r);
 	close(fd);
 	return 0;
 

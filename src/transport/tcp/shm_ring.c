@@ -50,6 +50,12 @@ void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter)
 	r->tsan_key = 0;
 }
 
+void shm_ring_fresh(struct shm_ring *r)
+{
+	atomic_store_explicit(&r->tx->sleeping, 1, memory_order_relaxed);
+	atomic_store_explicit(&r->rx->sleeping, 1, memory_order_relaxed);
+}
+
 /* Room in the ring we produce into: cap - used, or -1 when the consumer's
  * head is impossible (ahead of what we produced, or more than cap behind). */
 static long tx_room(const struct shm_ring *r)

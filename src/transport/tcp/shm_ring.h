@@ -76,6 +76,11 @@ static inline bool shm_cap_ok(uint32_t cap)
  * accepter (accepter true) produces into dir[0]. */
 void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter);
 
+/* A fresh region (its creator, before the peer may see it): both consumers
+ * count as asleep, so the first bytes either side writes ring the doorbell
+ * even if the other end has not started watching its ring yet. */
+void shm_ring_fresh(struct shm_ring *r);
+
 /* Copy up to the free room from iov into the ring: bytes taken (0 when full;
  * the producer has then announced it waits for room), or -EPROTO when the
  * peer's index is impossible. */
