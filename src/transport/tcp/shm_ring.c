@@ -52,8 +52,10 @@ void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter)
 
 void shm_ring_fresh(struct shm_ring *r)
 {
-	atomic_store_explicit(&r->tx->sleeping, 1, memory_order_relaxed);
-	atomic_store_explicit(&r->rx->sleeping, 1, memory_order_relaxed);
+	struct shm_hdr *h = r->map;
+
+	for (int d = 0; d < 2; d++)
+		atomic_store_explicit(&h->dir[d].sleeping, 1, memory_order_relaxed);
 }
 
 /* Room in the ring we produce into: cap - used, or -1 when the consumer's
