@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "last_error.h"
-#include "log.h"
-#include "thread.h"
-#include "transport/transport.h"
+#include "base/last_error.h"
+#include "base/log.h"
+#include "base/thread.h"
+#include "core/core.h"
 
 struct rcci_connector {
 	pthread_mutex_t lock; /* joining, by whichever of disconnect/close comes first */

@@ -9,11 +9,11 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "last_error.h"
-#include "log.h"
+#include "base/last_error.h"
+#include "base/log.h"
 #include "rcc/util.h"
-#include "sock.h"
-#include "transport/transport.h"
+#include "base/sock.h"
+#include "core/core.h"
 
 #define CQ_DEFAULT_DEPTH 1024u
 #define CQ_MAX_DEPTH (1u << 22)

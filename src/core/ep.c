@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "addr.h"
-#include "last_error.h"
-#include "log.h"
-#include "transport/transport.h"
+#include "base/addr.h"
+#include "base/last_error.h"
+#include "base/log.h"
+#include "core/core.h"
 
 #define MAX_RD_ATOMIC 128u
 

@@ -17,10 +17,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "last_error.h"
-#include "log.h"
-#include "sock.h"
-#include "transport/transport.h"
+#include "base/last_error.h"
+#include "base/log.h"
+#include "base/sock.h"
+#include "core/core.h"
 
 void rcci_events_init(struct rcci_event_queue *q)
 {

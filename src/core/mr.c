@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "last_error.h"
-#include "log.h"
-#include "transport/transport.h"
+#include "base/last_error.h"
+#include "base/log.h"
+#include "core/core.h"
 #include "rcc/util.h"
 
 #define ACCESS_ALL                                                                   \

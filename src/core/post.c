@@ -5,9 +5,9 @@
  */
 #include <errno.h>
 
-#include "last_error.h"
-#include "log.h"
-#include "transport/transport.h"
+#include "base/last_error.h"
+#include "base/log.h"
+#include "core/core.h"
 
 #define SEND_FLAGS_ALL (RCC_SEND_SIGNALED | RCC_SEND_INLINE | RCC_SEND_FENCE | RCC_SEND_SOLICITED)
 

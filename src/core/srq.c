@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "last_error.h"
-#include "log.h"
-#include "transport/transport.h"
+#include "base/last_error.h"
+#include "base/log.h"
+#include "core/core.h"
 
 int rcc_srq_create(struct rcc_ctx *ctx, const struct rcc_srq_attr *attr, struct rcc_srq **out)
 {

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "boot_env.h"
-#include "core/addr.h"
-#include "core/sock.h"
+#include "base/addr.h"
+#include "base/sock.h"
 #include "rcc/rcc.h"
 
 static void frame_tag(const struct conn *c, char dir, uint64_t seq, const uint8_t *hdr,

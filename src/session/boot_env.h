@@ -22,7 +22,7 @@
 
 #include "boot.h"
 #include "boot_wire.h"
-#include "core/sha256.h"
+#include "base/sha256.h"
 
 #define SECRET_MIN 16
 #define SECRET_MAX 1024

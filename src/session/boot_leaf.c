@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "boot_env.h"
-#include "core/addr.h"
-#include "core/sock.h"
+#include "base/addr.h"
+#include "base/sock.h"
 #include "rcc/rcc.h"
 #include "rcc/util.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "boot.h"
-#include "core/log.h"
+#include "base/log.h"
 
 #ifdef RCC_HAVE_PMIX
 #include <pmix.h>

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "boot_env.h"
-#include "core/log.h"
-#include "core/sock.h"
+#include "base/log.h"
+#include "base/sock.h"
 #include "rcc/rcc.h"
 
 static void note(struct boot_env *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "boot.h"
-#include "core/last_error.h"
-#include "core/log.h"
+#include "base/last_error.h"
+#include "base/log.h"
 
 void boot_fail(struct rcc_bootstrap *bs, const char *fmt, ...)
 {

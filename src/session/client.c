@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/last_error.h"
-#include "core/log.h"
-#include "core/sock.h"
+#include "base/last_error.h"
+#include "base/log.h"
+#include "base/sock.h"
 #include "rcc/session.h"
 #include "cq_depth.h"
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "core/last_error.h"
-#include "core/log.h"
+#include "base/last_error.h"
+#include "base/log.h"
 #include "rcc/session.h"
 
 #define PIECE_ALIGN 64

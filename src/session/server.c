@@ -17,10 +17,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "core/last_error.h"
-#include "core/log.h"
-#include "core/thread.h"
-#include "transport/transport.h"
+#include "base/last_error.h"
+#include "base/log.h"
+#include "base/thread.h"
+#include "core/core.h"
 #include "rcc/util.h"
 #include "rcc/session.h"
 #include "cq_depth.h"

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "server_srq.h"
 
 int server_srq_repost(struct server_srq *s, void *buf)

@@ -112,49 +112,12 @@ struct rcc_srq {
  * RCC_EVENT_SRQ_LIMIT (at most one untaken per SRQ). Any thread, any lock
  * held except ctx->events.lock. */
 void rcci_srq_limit_reached(struct rcc_srq *srq);
-/* Drop srq's queued event: rcc_srq_destroy() before it frees srq. */
-void rcci_events_forget_srq(struct rcc_srq *srq);
-/* The first malformed request of wr[0..n) against max_sge (its index), or n. */
-int rcci_recv_list_check(const struct rcc_recv_wr *wr, int n, uint32_t max_sge);
-/* Undo rcci_ep_count_users(): the endpoint no longer holds its CQs, SRQ and
- * context. */
-void rcci_ep_uncount_users(struct rcc_ep *ep);
 
 /* A transport calls this right after it moved ep->state (out of
  * RCC_EP_CONNECTED, or from disconnected to error): queues a connection
  * event when the application asked for them. Any thread, any lock held
  * except ctx->events.lock. */
 void rcci_ep_state_changed(struct rcc_ep *ep);
-/* Drop ep's queued event: rcc_ep_close() before it frees ep. */
-void rcci_events_forget(struct rcc_ep *ep);
-int rcci_events_enable(struct rcc_ctx *ctx);
-
-/* The spin budget of an RCC_CQ_HYBRID wait: asked, else RCC_CQ_SPIN_US,
- * else RCC_CQ_SPIN_US_DEFAULT (core/cq.c; the session server's agents too). */
-uint32_t rcci_cq_spin_us(uint32_t asked);
-
-/* rcc_connect_ex() in pieces, shared with rcc_connect_start(): checks,
- * address and a new endpoint; the transport's connect; then what success
- * or failure leave behind. */
-int rcci_connect_prepare(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_attr *attr,
-			 struct rcc_ep **ep, struct sockaddr_storage *ss, socklen_t *len);
-void rcci_connect_done(struct rcc_ep *ep);
-/* rcc_accept_req() before the transport: checks and a new endpoint; on
- * failure the request is rejected and freed. */
-int rcci_accept_prepare(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, bool want_ep,
-			struct rcc_ep **ep);
-void rcci_ep_count_users(struct rcc_ep *ep);
-void rcci_explain_connect_failure(const struct rcc_ep *ep, int rc, int timeout_ms);
-
-/* A started connect (core/connect_start.c). rcci_connect_wait: wait until
- * the attempt ended (at once for other endpoints); true when the transport
- * holds the endpoint (it connected, or it never was a started connect).
- * rcci_connect_status: 0, or how a started connect failed. */
-bool rcci_connect_wait(struct rcc_ep *ep);
-int rcci_connect_status(const struct rcc_ep *ep);
-void rcci_connector_free(struct rcc_ep *ep);
-void rcci_events_init(struct rcci_event_queue *q);
-void rcci_events_fini(struct rcci_event_queue *q);
 
 struct rcc_listener {
 	struct rcc_ctx *ctx;

@@ -2,7 +2,7 @@
 /* "host:port" parsing shared by every transport. */
 #include <netinet/in.h>
 
-#include "core/addr.h"
+#include "base/addr.h"
 #include "harness.h"
 
 static int split(const char *s, char *h, char *p) { return rcci_addr_split(s, h, 256, p, 8); }

@@ -3,7 +3,7 @@
  * published vectors, and the rendezvous frames' encoders and decoders. */
 #include <stdlib.h>
 
-#include "core/sha256.h"
+#include "base/sha256.h"
 #include "harness.h"
 #include "rcc/bootstrap.h"
 #include "session/boot_wire.h"

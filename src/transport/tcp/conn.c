@@ -10,9 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/addr.h"
-#include "core/log.h"
-#include "core/sock.h"
+#include "base/addr.h"
+#include "base/log.h"
+#include "base/sock.h"
 #include "rcc/util.h"
 #include "shm_region.h"
 #include "tcp.h"

@@ -12,7 +12,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "tcp.h"
 
 int tcp_cq_create(struct rcc_cq *base)

@@ -12,8 +12,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/sock.h"
+#include "base/log.h"
+#include "base/sock.h"
 #include "shm_region.h"
 #include "tcp.h"
 

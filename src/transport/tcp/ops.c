@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "tcp.h"
 
 static int tcp_ctx_open(struct rcc_ctx *base)

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "tcp.h"
 
 bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,

@@ -13,8 +13,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/thread.h"
+#include "base/log.h"
+#include "base/thread.h"
 #include "tcp.h"
 
 #define TICK_NS 1000000ull /* 1 ms: how long a parked endpoint waits at most */

@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "rcc/util.h"
 #include "tcp.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "tcp.h"
 
 int tcp_srq_create(struct rcc_srq *base)

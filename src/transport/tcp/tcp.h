@@ -37,8 +37,8 @@
 #include <sys/uio.h>
 
 #include "rcc/util.h"
-#include "core/handshakes.h"
-#include "core/u32map.h"
+#include "base/handshakes.h"
+#include "base/u32map.h"
 #include "transport/transport.h"
 #include "shm_ring.h"
 #include "wire.h"

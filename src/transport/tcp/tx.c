@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "tcp.h"
 
 #define TX_MAX_FRAMES 32

@@ -23,8 +23,8 @@
 #include <poll.h>
 #include <string.h>
 
-#include "core/addr.h"
-#include "core/log.h"
+#include "base/addr.h"
+#include "base/log.h"
 #include "rcc/util.h"
 #include "verbs.h"
 

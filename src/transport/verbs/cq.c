@@ -15,7 +15,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "verbs.h"
 
 #define POLL_BATCH 16

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "verbs.h"
 
 int rcci_verbs_mtu_bytes(enum ibv_mtu mtu)

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "verbs.h"
 
 void rcci_ep_init(struct verbs_ep *ep)

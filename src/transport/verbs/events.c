@@ -19,8 +19,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/log.h"
-#include "core/thread.h"
+#include "base/log.h"
+#include "base/thread.h"
 #include "verbs.h"
 
 #define KEY_WAKE 0

@@ -33,8 +33,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/addr.h"
-#include "core/log.h"
+#include "base/addr.h"
+#include "base/log.h"
 #include "rcc/util.h"
 #include "verbs.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "verbs.h"
 
 int rcci_verbs_set_nonblock(int fd)

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "verbs.h"
 
 static uint8_t min_u8(uint32_t a, uint32_t b)

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "verbs.h"
 
 static int verbs_err(int rc) { return rc > 0 ? -rc : (errno ? -errno : -EINVAL); }

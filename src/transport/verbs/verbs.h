@@ -36,9 +36,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/u32map.h"
-#include "core/handshakes.h"
-#include "core/sock.h"
+#include "base/u32map.h"
+#include "base/handshakes.h"
+#include "base/sock.h"
 #include "transport/transport.h"
 
 /* Waits inside the library that have no caller-given bound. */

@@ -10,9 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/addr.h"
-#include "core/log.h"
-#include "core/sock.h"
+#include "base/addr.h"
+#include "base/log.h"
+#include "base/sock.h"
 
 struct rcci_half_open {
 	int fd;
