@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# The verdict helpers of the tool test scripts (sourced by tests/xfer/lib.sh and
-# tests/pingpong/pingpong.sh): counted checks, a final verdict that fails
-# when no case ran, and bounded polling.
+# The verdict helpers of the tool test scripts (sourced by tests/xfer/lib.sh,
+# tests/pingpong/pingpong.sh and tests/tools/launch-pair.sh): counted checks, a
+# final verdict that fails when no case ran, bounded polling, and kill_tree.
 # shellcheck shell=bash
 
 PASSES=0
@@ -37,4 +37,13 @@ wait_until() {
 		[ "$(now_ms)" -ge "$end" ] && return 1
 		sleep 0.02
 	done
+}
+
+# kill_tree PID: the process and its children. A tool under `timeout` must go
+# with it: SIGKILL on timeout itself leaves the tool running, orphaned, with
+# no time limit left (busy-polling servers then loaded the machine for good).
+kill_tree() {
+	local c
+	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do kill -KILL "$c" 2>/dev/null; done
+	kill -KILL "$1" 2>/dev/null || true
 }

@@ -16,7 +16,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/rcc-pp-test.XXXXXX")
 PIDS=()
 cleanup() {
 	local p
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do kill_tree "$p"; done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	rm -rf "$WORK"
 }

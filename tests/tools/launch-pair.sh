@@ -22,7 +22,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/rcc-pp-launch.XXXXXX")
 PIDS=()
 cleanup() {
 	local p
-	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+	for p in "${PIDS[@]}"; do kill_tree "$p"; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

@@ -16,13 +16,6 @@ XFER_EXTRA=${XFER_EXTRA:-}  # more options for every rcc-xfer (e.g. "--bringup m
 PIDS=()
 MOUNTS=()
 
-# kill_tree PID: the process and its children (the rcc-xfer under a `timeout`).
-kill_tree() {
-	local c
-	for c in $(cat "/proc/$1/task/$1/children" 2>/dev/null); do kill -KILL "$c" 2>/dev/null; done
-	kill -KILL "$1" 2>/dev/null
-}
-
 cleanup() {
 	local p m
 	for p in "${PIDS[@]}"; do kill_tree "$p"; done
