@@ -9,7 +9,9 @@
 #   bench/pingpong-tcp.sh [BUILD_DIR]        REPS=5 by default
 #
 # Targets (printed, not asserted): rcc's 8 B half round trip <= 1.1x raw TCP
-# busy-polling, and below UCX tcp.
+# busy-polling, and below UCX tcp; in RCC_CQ_WAIT and RCC_CQ_FD mode (-m wait,
+# -m fd on both sides) <= 1.2x a ping-pong of two threads sleeping in blocking
+# recv() (tcp_pingpong ... block), issue 13 item 1.
 set -euo pipefail
 # The socket path: same-host shared memory (the default between two local
 # processes, docs/shm.md) is measured by bench/perf-shm.sh.
@@ -38,26 +40,30 @@ wait_listen() { for _ in $(seq 500); do listening "$1" && return 0; sleep 0.01; 
 iters_for() { case $1 in 8) echo 20000 ;; 4096) echo 20000 ;; *) echo 5000 ;; esac; }
 
 # Each runner prints one number: the median half round trip in microseconds.
-run_rcc() {
-	local size=$1 n
+run_rcc() { # SIZE [CQ_MODE]
+	local size=$1 mode=${2:-poll} n
 	n=$(iters_for "$size")
-	timeout 60 taskset -c $SRV_CPU "$PP" -T tcp -p $PORT_RCC --once -q >"$WORK/srv.log" 2>&1 &
+	timeout 60 taskset -c $SRV_CPU "$PP" -T tcp -p $PORT_RCC -m "$mode" --once -q \
+		>"$WORK/srv.log" 2>&1 &
 	PIDS+=($!)
 	wait_listen $PORT_RCC || { echo "rcc-pingpong server did not start" >&2; return 1; }
-	timeout 60 taskset -c $CLI_CPU "$PP" -T tcp -p $PORT_RCC -n "$n" -S "$size" --json 127.0.0.1 |
-		sed -n 's/.*"median":\([0-9.]*\).*/\1/p'
+	timeout 60 taskset -c $CLI_CPU "$PP" -T tcp -p $PORT_RCC -m "$mode" -n "$n" -S "$size" \
+		--json 127.0.0.1 | sed -n 's/.*"median":\([0-9.]*\).*/\1/p'
 	wait
 }
-run_raw() {
+run_rccwait() { run_rcc "$1" wait; }
+run_rccfd() { run_rcc "$1" fd; }
+run_raw() { # SIZE [block]
 	local size=$1 n
 	n=$(iters_for "$size")
-	timeout 60 taskset -c $SRV_CPU "$WORK/tcp_pingpong" -s $PORT_RAW &
+	timeout 60 taskset -c $SRV_CPU "$WORK/tcp_pingpong" -s $PORT_RAW ${2:-} &
 	PIDS+=($!)
 	wait_listen $PORT_RAW || return 1
-	timeout 60 taskset -c $CLI_CPU "$WORK/tcp_pingpong" -c 127.0.0.1 $PORT_RAW "$size" "$n" |
-		awk '{ print $6 }'
+	timeout 60 taskset -c $CLI_CPU "$WORK/tcp_pingpong" -c 127.0.0.1 $PORT_RAW "$size" "$n" \
+		${2:-} | awk '{ print $6 }'
 	wait
 }
+run_rawblock() { run_raw "$1" block; }
 run_ucx() {
 	local size=$1 n
 	n=$(iters_for "$size")
@@ -76,7 +82,7 @@ run_ucx() {
 : >"$WORK/raw.tsv"
 for ((rep = 1; rep <= REPS; rep++)); do
 	for size in "${SIZES[@]}"; do
-		for tool in raw rcc ucx; do
+		for tool in raw rcc ucx rawblock rccwait rccfd; do
 			[ $tool = ucx ] && [ $HAVE_UCX = 0 ] && continue
 			v=$(run_$tool "$size") || v=
 			[ -n "$v" ] && printf '%s\t%s\t%s\n' $tool "$size" "$v" >>"$WORK/raw.tsv"
@@ -97,7 +103,20 @@ for size in "${SIZES[@]}"; do
 			(r > 0 && c > 0) ? sprintf("%.2fx", c / r) : "-",
 			(u > 0 && c > 0) ? sprintf("%.2fx", c / u) : "-" }'
 done
+printf '\nsleeping waiters: blocking-socket TCP vs rcc -m wait / -m fd (us)\n'
+printf '%-8s %12s %12s %12s %14s %14s\n' size raw-block rcc-wait rcc-fd wait/raw fd/raw
+for size in "${SIZES[@]}"; do
+	raw=$(fig rawblock "$size"); w=$(fig rccwait "$size"); f=$(fig rccfd "$size")
+	awk -v s="$size" -v r="$raw" -v w="$w" -v f="$f" 'BEGIN {
+		printf "%-8s %12s %12s %12s %14s %14s\n", s, r, w, f,
+			(r > 0 && w > 0) ? sprintf("%.2fx", w / r) : "-",
+			(r > 0 && f > 0) ? sprintf("%.2fx", f / r) : "-" }'
+done
 raw=$(fig raw 8); rcc=$(fig rcc 8); ucx=$(fig ucx 8)
 awk -v r="$raw" -v c="$rcc" -v u="$ucx" 'BEGIN {
 	if (r > 0 && c > 0) printf "\ntarget 8 B: rcc <= 1.1x raw TCP busy-polling: %s (%.2fx)\n", (c <= 1.1 * r) ? "MET" : "MISSED", c / r
 	if (u > 0 && c > 0) printf "target 8 B: rcc below UCX tcp tag_lat:      %s (%.2fx)\n", (c < u) ? "MET" : "MISSED", c / u }'
+raw=$(fig rawblock 8); w=$(fig rccwait 8); f=$(fig rccfd 8)
+awk -v r="$raw" -v w="$w" -v f="$f" 'BEGIN {
+	if (r > 0 && w > 0) printf "target 8 B: rcc -m wait <= 1.2x blocking TCP: %s (%.2fx)\n", (w <= 1.2 * r) ? "MET" : "MISSED", w / r
+	if (r > 0 && f > 0) printf "target 8 B: rcc -m fd   <= 1.2x blocking TCP: %s (%.2fx)\n", (f <= 1.2 * r) ? "MET" : "MISSED", f / r }'

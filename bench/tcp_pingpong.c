@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The raw-TCP baseline for bench/pingpong-tcp.sh: a ping-pong over one TCP
+ * The raw-TCP baselines for bench/pingpong-tcp.sh: a ping-pong over one TCP
  * connection with TCP_NODELAY, both sides busy-polling non-blocking sockets,
- * as rcc's tcp transport does when the application busy-polls. The client
- * prints the median and average half round trip in microseconds.
+ * as rcc's tcp transport does when the application busy-polls; or, with
+ * "block", both sides sleeping in blocking recv() -- the floor for rcc's
+ * RCC_CQ_WAIT and RCC_CQ_FD modes, where a thread sleeps until its message
+ * comes. The client prints the median and average half round trip in
+ * microseconds.
  *
- *   tcp_pingpong -s PORT                       server (one client, then exit)
- *   tcp_pingpong -c HOST PORT SIZE ITERS       client
+ *   tcp_pingpong -s PORT [block]                    server (one client, then exit)
+ *   tcp_pingpong -c HOST PORT SIZE ITERS [block]    client
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,11 +29,14 @@ static double now_us(void)
 	return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
-/* Exactly n bytes, spinning on a non-blocking socket. */
+/* MSG_DONTWAIT (spin) or 0 (sleep in the kernel until bytes come). */
+static int recv_flags = MSG_DONTWAIT;
+
+/* Exactly n bytes, spinning on a non-blocking socket (or sleeping in it). */
 static int spin_recv(int fd, char *p, size_t n)
 {
 	while (n) {
-		ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+		ssize_t r = recv(fd, p, n, recv_flags);
 		if (r > 0) {
 			p += r;
 			n -= (size_t)r;
@@ -64,6 +70,14 @@ static int cmp(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	int one = 1;
+	if ((argc == 4 && !strcmp(argv[1], "-s")) || argc == 7) {
+		if (strcmp(argv[argc - 1], "block")) {
+			fprintf(stderr, "tcp_pingpong: the last argument may only be 'block'\n");
+			return 2;
+		}
+		recv_flags = 0;
+		argc--;
+	}
 	if (argc == 3 && !strcmp(argv[1], "-s")) {
 		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(atoi(argv[2])) };
 		int l = socket(AF_INET, SOCK_STREAM, 0), fd;
@@ -83,7 +97,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 6 || strcmp(argv[1], "-c")) {
-		fprintf(stderr, "usage: tcp_pingpong -s PORT | -c HOST PORT SIZE ITERS\n");
+		fprintf(stderr,
+			"usage: tcp_pingpong -s PORT [block] | -c HOST PORT SIZE ITERS [block]\n");
 		return 2;
 	}
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(atoi(argv[3])) };

@@ -390,8 +390,10 @@ int rcc_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
  *    to spin_us or until the timeout, whichever is first, then waits as
  *    RCC_CQ_WAIT does for the rest of the timeout. The spin phase makes no
  *    system call on verbs except the yields; on tcp it reads the sockets of
- *    the CQ's endpoints itself, as RCC_CQ_POLL does (the context's progress
- *    thread keeps serving them too, and alone once the waiter sleeps).
+ *    the CQ's endpoints itself, as RCC_CQ_POLL does.
+ * On tcp a waiter that sleeps (WAIT, FD, HYBRID) sleeps on the sockets of the
+ * CQ's endpoints as well, and reads the message that completes its work
+ * itself, as a thread blocked in recv() would: one wake-up per completion.
  * The timeout is honoured in every phase (to the millisecond, or a yield's
  * time slice on an overloaded host).
  *

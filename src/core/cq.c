@@ -149,7 +149,8 @@ int rcc_cq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms)
 			return n;
 		if (rcci_ms_left(deadline) == 0)
 			return -ETIMEDOUT;
-		int rc = rcci_wait_fd(ops->cq_fd(cq), POLLIN, deadline);
+		int rc = ops->cq_sleep ? ops->cq_sleep(cq, deadline) :
+					 rcci_wait_fd(ops->cq_fd(cq), POLLIN, deadline);
 		if (rc && rc != -ETIMEDOUT)
 			return rc; /* a timeout gets one more poll above */
 	}

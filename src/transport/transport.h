@@ -181,6 +181,10 @@ struct rcc_transport_ops {
 	/* The descriptor rcc_cq_wait() sleeps on (POLLIN) in every mode but
 	 * RCC_CQ_POLL; rcc_cq_wait() itself is the core's (src/core/cq.c). */
 	int (*cq_fd)(struct rcc_cq *cq);
+	/* rcc_cq_wait()'s sleep, when the transport knows a cheaper one than
+	 * poll() on cq_fd: return 0 when completions may have come, -ETIMEDOUT
+	 * at the deadline (rcci_deadline()), or a negative errno. NULL: cq_fd. */
+	int (*cq_sleep)(struct rcc_cq *cq, uint64_t deadline);
 
 	/* Listening and connecting; a context may use other ones (rcc_ctx.conn). */
 	struct rcc_conn_ops conn;

@@ -1,18 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Completion queues: a ring of exactly the requested depth under a mutex. In WAIT/FD mode an
- * eventfd is readable exactly while the ring holds completions. Polling a
- * POLL-mode or HYBRID-mode CQ also moves the bytes of the endpoints that use
- * it (HYBRID: rcc_cq_wait()'s spin phase reads its sockets itself).
+ * Completion queues: a ring of exactly the requested depth under a mutex. In
+ * every mode but POLL an eventfd is readable exactly while the ring holds
+ * completions.
+ *
+ * Polling a CQ, in any mode, also moves the bytes of the endpoints that use
+ * it, and a CQ that is being polled (or waited on) has its endpoints "parked"
+ * by the progress thread, which then leaves their input alone. A thread that
+ * sleeps in rcc_cq_wait() -- or an application's epoll on rcc_cq_fd() --
+ * sleeps on `pepfd`, one epoll set holding the eventfd and the sockets of the
+ * CQ's endpoints: the message that completes its work wakes it directly, and
+ * it reads the socket itself, as a thread blocked in recv() would. One
+ * wake-up per completion instead of two (progress thread, then the waiter).
+ * Shared-memory endpoints stay out of the sleeping set: their socket carries
+ * only doorbells, which the progress thread reads.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/sock.h"
 #include "tcp.h"
 
 int tcp_cq_create(struct rcc_cq *base)
@@ -25,12 +37,22 @@ int tcp_cq_create(struct rcc_cq *base)
 	if (!cq->ring)
 		return -ENOMEM;
 	cq->efd = -1;
-	cq->pepfd = -1;
+	cq->pepfd = epoll_create1(EPOLL_CLOEXEC);
+	if (cq->pepfd < 0) {
+		rc = -errno;
+		goto err_ring;
+	}
 	if (base->mode != RCC_CQ_POLL) {
+		/* In the sleeping set as a NULL entry: completions queued by others. */
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 		cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (cq->efd < 0) {
 			rc = -errno;
-			goto err_ring;
+			goto err_pepfd;
+		}
+		if (epoll_ctl(cq->pepfd, EPOLL_CTL_ADD, cq->efd, &ev)) {
+			rc = -errno;
+			goto err_efd;
 		}
 	}
 	pthread_mutex_init(&cq->lock, NULL);
@@ -40,6 +62,10 @@ int tcp_cq_create(struct rcc_cq *base)
 	atomic_init(&cq->polls, 0);
 	return 0;
 
+err_efd:
+	close(cq->efd);
+err_pepfd:
+	close(cq->pepfd);
 err_ring:
 	free(cq->ring);
 	return rc;
@@ -49,8 +75,7 @@ void tcp_cq_destroy(struct rcc_cq *base)
 {
 	struct tcp_cq *cq = tcq(base);
 
-	if (cq->pepfd >= 0)
-		close(cq->pepfd);
+	close(cq->pepfd);
 	if (cq->efd >= 0)
 		close(cq->efd);
 	pthread_mutex_destroy(&cq->eps_lock);
@@ -58,6 +83,15 @@ void tcp_cq_destroy(struct rcc_cq *base)
 	free(cq->eps);
 	free(cq->ring);
 }
+
+/*
+ * The CQ whose poll this thread is inside (drive()), if any. A completion that
+ * poll itself queues needs no eventfd write: the poller takes it on its way
+ * out, and tcp_cq_poll() sets the eventfd only for what it leaves behind.
+ * That saves a write and a read per completion when a waiter reads its own
+ * socket.
+ */
+static _Thread_local struct tcp_cq *driving_cq;
 
 static void efd_set(struct tcp_cq *cq)
 {
@@ -97,7 +131,8 @@ void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, u
 	e->next = next;
 	cq->count++;
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
-	efd_set(cq);
+	if (driving_cq != cq)
+		efd_set(cq);
 	pthread_mutex_unlock(&cq->lock);
 }
 
@@ -153,12 +188,33 @@ void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep)
 	pthread_mutex_unlock(&cq->lock);
 }
 
+/*
+ * Watch ep's socket in cq's set. A shared-memory endpoint's socket carries
+ * doorbells that only the progress thread reads, so it joins the set only of a
+ * POLL-mode CQ (whose set is never slept on); drive() finds its input by
+ * looking at the ring.
+ */
 static int pep_add(struct tcp_cq *cq, struct tcp_ep *ep)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ep };
+
+	if (ep->base.on_shm && cq->base.mode != RCC_CQ_POLL)
+		return 0;
 	if (epoll_ctl(cq->pepfd, EPOLL_CTL_ADD, ep->fd, &ev))
 		return -errno;
 	return 0;
+}
+
+/* ep's socket reached its end (or was shut down): it would stay readable for
+ * ever, so it leaves the sets of its CQs (a sleeper would spin on it).
+ * Idempotent; any thread. */
+void cq_unwatch(struct tcp_ep *ep)
+{
+	if (atomic_exchange(&ep->cq_unwatched, true))
+		return;
+	epoll_ctl(tcq(ep->base.send_cq)->pepfd, EPOLL_CTL_DEL, ep->fd, NULL);
+	if (ep->base.recv_cq != ep->base.send_cq)
+		epoll_ctl(tcq(ep->base.recv_cq)->pepfd, EPOLL_CTL_DEL, ep->fd, NULL);
 }
 
 int cq_attach(struct tcp_cq *cq, struct tcp_ep *ep)
@@ -179,22 +235,9 @@ int cq_attach(struct tcp_cq *cq, struct tcp_ep *ep)
 		cq->eps = eps;
 		cq->eps_cap = cap;
 	}
-	/* Several endpoints: one epoll_wait tells poll which ones have input. */
-	if ((cq->base.mode == RCC_CQ_POLL || cq->base.mode == RCC_CQ_HYBRID) && cq->neps >= 1) {
-		if (cq->pepfd < 0) {
-			cq->pepfd = epoll_create1(EPOLL_CLOEXEC);
-			if (cq->pepfd < 0) {
-				rc = -errno;
-				goto out;
-			}
-			rc = pep_add(cq, cq->eps[0]);
-			if (rc)
-				goto out;
-		}
-		rc = pep_add(cq, ep);
-		if (rc)
-			goto out;
-	}
+	rc = pep_add(cq, ep);
+	if (rc)
+		goto out;
 	cq->eps[cq->neps++] = ep;
 out:
 	pthread_mutex_unlock(&cq->eps_lock);
@@ -207,8 +250,7 @@ void cq_detach(struct tcp_cq *cq, struct tcp_ep *ep)
 	for (int i = 0; i < cq->neps; i++) {
 		if (cq->eps[i] != ep)
 			continue;
-		if (cq->pepfd >= 0)
-			epoll_ctl(cq->pepfd, EPOLL_CTL_DEL, ep->fd, NULL);
+		epoll_ctl(cq->pepfd, EPOLL_CTL_DEL, ep->fd, NULL); /* ENOENT: unwatched */
 		cq->eps[i] = cq->eps[--cq->neps];
 		break;
 	}
@@ -222,12 +264,14 @@ static void drive(struct tcp_cq *cq)
 
 	if (pthread_mutex_trylock(&cq->eps_lock))
 		return; /* another thread is driving this CQ right now */
+	driving_cq = cq;
 	if (cq->neps == 1) {
 		ep_progress(cq->eps[0], true);
 	} else if (cq->neps > 1) {
 		int n = epoll_wait(cq->pepfd, evs, 32, 0);
 		for (int i = 0; i < n; i++)
-			ep_progress(evs[i].data.ptr, true);
+			if (evs[i].data.ptr) /* NULL: the eventfd */
+				ep_progress(evs[i].data.ptr, true);
 		/* Work that waits for a poll rather than for input (posts left to
 		 * be sent together, an ack owed, an RNR backoff) has no readiness
 		 * to report: look for it. Two relaxed loads per endpoint. One just
@@ -246,6 +290,7 @@ static void drive(struct tcp_cq *cq)
 				ep_progress(ep, true);
 		}
 	}
+	driving_cq = NULL;
 	pthread_mutex_unlock(&cq->eps_lock);
 }
 
@@ -254,18 +299,61 @@ int tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 	struct tcp_cq *cq = tcq(base);
 	int n = cq_pop(cq, wc, max);
 
-	if (n || base->mode == RCC_CQ_WAIT || base->mode == RCC_CQ_FD)
+	if (n)
 		return n;
-	/* Only a POLL-mode poller asks the progress thread to leave its
-	 * endpoints alone: a HYBRID one goes to sleep soon and then relies on
-	 * it. The progress thread only asks "has it changed": no
-	 * read-modify-write. */
-	if (base->mode == RCC_CQ_POLL)
-		atomic_store_explicit(&cq->polls,
-				      atomic_load_explicit(&cq->polls, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
+	/* Tell the progress thread this CQ's endpoints are being looked after
+	 * (it parks them while the count moves; see progress.c). It only asks
+	 * "has it changed": no read-modify-write. */
+	atomic_store_explicit(&cq->polls,
+			      atomic_load_explicit(&cq->polls, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	drive(cq);
-	return cq_pop(cq, wc, max);
+	n = cq_pop(cq, wc, max);
+	/* What drive() queued without the eventfd and this poll leaves behind
+	 * must wake another waiter (or the application's epoll). */
+	if (cq->efd >= 0 && atomic_load_explicit(&cq->nready, memory_order_acquire)) {
+		pthread_mutex_lock(&cq->lock);
+		if (cq->count)
+			efd_set(cq);
+		pthread_mutex_unlock(&cq->lock);
+	}
+	return n;
 }
 
-int tcp_cq_fd(struct rcc_cq *base) { return tcq(base)->efd; }
+/*
+ * rcc_cq_wait()'s sleep. With one socket endpoint (the usual client) it sleeps
+ * on the socket and the eventfd directly: a wake-up through the epoll set costs
+ * the kernel a second, nested wake-up. The descriptor is read under eps_lock,
+ * so it is the endpoint's while we look; should the endpoint close while we
+ * sleep, poll() reports that descriptor (POLLNVAL) and we wake.
+ */
+int tcp_cq_sleep(struct rcc_cq *base, uint64_t deadline)
+{
+	struct tcp_cq *cq = tcq(base);
+	struct pollfd p[2] = { { .fd = cq->pepfd, .events = POLLIN }, { .fd = -1 } };
+
+	pthread_mutex_lock(&cq->eps_lock);
+	if (cq->neps == 1 && !cq->eps[0]->base.on_shm &&
+	    !atomic_load_explicit(&cq->eps[0]->cq_unwatched, memory_order_relaxed)) {
+		p[0].fd = cq->efd;
+		p[1] = (struct pollfd){ .fd = cq->eps[0]->fd, .events = POLLIN };
+	}
+	pthread_mutex_unlock(&cq->eps_lock);
+	progress_serve_timers(tctx(base->ctx));
+	for (;;) {
+		int r = poll(p, 2, rcci_ms_left(deadline));
+		if (r > 0)
+			return 0;
+		if (r == 0)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
+
+/* What rcc_cq_wait() sleeps on and rcc_cq_fd() returns: the set of the
+ * eventfd and the endpoints' sockets (see the top of this file). */
+int tcp_cq_fd(struct rcc_cq *base)
+{
+	return base->mode == RCC_CQ_POLL ? -EINVAL : tcq(base)->pepfd;
+}

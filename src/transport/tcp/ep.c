@@ -120,6 +120,7 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct shm_ring *s
 	atomic_init(&ep->sq_free, 0);
 	atomic_init(&ep->rq_free, 0);
 	atomic_init(&ep->thread_timer, false);
+	atomic_init(&ep->cq_unwatched, false);
 	ep->peer_timeout_ns = (uint64_t)b->attr.peer_timeout_ms * 1000000ull;
 	ep->last_tx_ns = rcc_now_ns();
 	atomic_init(&ep->last_rx_ns, ep->last_tx_ns);
@@ -181,6 +182,7 @@ static void link_down(struct tcp_ep *ep)
 		return;
 	shutdown(ep->fd, SHUT_RDWR);
 	ep_update_events(ep);
+	cq_unwatch(ep);
 }
 
 void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_status,
@@ -289,6 +291,8 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 					RCC_WC_SUCCESS, rcc_strerror((int)got));
 			}
 			got = 0;
+			/* The socket's end stays readable: a sleeper must not see it. */
+			cq_unwatch(ep);
 		}
 	}
 

@@ -84,6 +84,7 @@ const struct rcc_transport_ops rcci_tcp_ops = {
 	.cq_destroy = tcp_cq_destroy,
 	.cq_poll = tcp_cq_poll,
 	.cq_fd = tcp_cq_fd,
+	.cq_sleep = tcp_cq_sleep,
 	.conn = {
 		.listen = tcp_listen,
 		.listener_close = tcp_listener_close,

@@ -3,8 +3,9 @@
  * The progress thread: one per context. It moves the bytes of every endpoint
  * the application is not polling, so one-sided operations complete at a
  * target that never calls the library, RNR backoffs expire, and blocked
- * sockets drain. Endpoints whose POLL-mode CQ is being polled are "parked":
- * their input is left to the polling thread, checked again every tick.
+ * sockets drain. Endpoints whose CQ is being polled or waited on are
+ * "parked": their input is left to the application's thread, checked again
+ * every tick.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -19,14 +20,19 @@
 
 #define TICK_NS 1000000ull /* 1 ms: how long a parked endpoint waits at most */
 
-/* Has the application polled a POLL-mode CQ of this endpoint since we last looked? */
+/*
+ * Has the application polled a CQ of this endpoint since we last looked? A
+ * thread that polls, or sleeps in rcc_cq_wait() between polls, watches the
+ * endpoint's socket itself (cq.c). A shared-memory endpoint counts only for a
+ * POLL-mode CQ: a sleeper does not watch its ring.
+ */
 static bool user_driving(struct tcp_ep *ep)
 {
 	struct rcc_cq *cqs[2] = { ep->base.send_cq, ep->base.recv_cq };
 	bool driving = false;
 
 	for (int i = 0; i < 2; i++) {
-		if (cqs[i]->mode != RCC_CQ_POLL)
+		if (ep->base.on_shm && cqs[i]->mode != RCC_CQ_POLL)
 			continue;
 		unsigned p = atomic_load_explicit(&tcq(cqs[i])->polls, memory_order_relaxed);
 		if (p != ep->seen_polls[i]) {
@@ -45,9 +51,10 @@ static void set_parked(struct tcp_ctx *ctx, struct tcp_ep *ep, bool on)
 	ep_update_events(ep);
 }
 
-/* Unpark endpoints nobody polls any more; serve kicks and due timers; on a
- * heartbeat pass (hb) visit every connected endpoint. */
-static void walk(struct tcp_ctx *ctx, bool tick, bool hb)
+/* Unpark endpoints nobody polls any more; serve kicks and due timers (on a
+ * tick, or at once with timers); on a heartbeat pass (hb) visit every
+ * connected endpoint. */
+static void walk(struct tcp_ctx *ctx, bool tick, bool hb, bool timers)
 {
 	pthread_mutex_lock(&ctx->eps_lock);
 	for (struct tcp_ep *ep = ctx->eps; ep; ep = ep->next) {
@@ -66,6 +73,8 @@ static void walk(struct tcp_ctx *ctx, bool tick, bool hb)
 			if (atomic_load(&ep->thread_timer) && !driving)
 				due = true;
 		}
+		if (timers && atomic_load(&ep->thread_timer))
+			due = true;
 		if (due)
 			ep_progress(ep, false);
 	}
@@ -155,8 +164,9 @@ static void *progress_main(void *arg)
 		bool hb = next_hb && now >= next_hb;
 		if (hb)
 			next_hb = now + hb_ns;
-		if (kicked || tick || hb)
-			walk(ctx, tick, hb);
+		bool timers = atomic_exchange(&ctx->timers_due, false);
+		if (kicked || tick || hb || timers)
+			walk(ctx, tick, hb, timers);
 
 		pthread_mutex_lock(&ctx->eps_lock);
 		ctx->pass_seq++;
@@ -171,6 +181,21 @@ void progress_wake(struct tcp_ctx *ctx)
 	uint64_t one = 1;
 	if (write(ctx->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		log_debug("progress: wake write: %s", rcc_strerror(-errno));
+}
+
+/*
+ * An application thread is about to sleep while acks are owed. An ack an
+ * application thread deferred -- waiting for the reply it would ride on --
+ * was meant for that thread's next poll of the endpoint's CQ; a thread that
+ * sleeps on another CQ will not make it, and the peer's send completion
+ * must not wait for our next tick.
+ */
+void progress_serve_timers(struct tcp_ctx *ctx)
+{
+	if (atomic_load_explicit(&ctx->timers, memory_order_relaxed) == 0)
+		return;
+	atomic_store(&ctx->timers_due, true);
+	progress_wake(ctx);
 }
 
 void progress_kick(struct tcp_ep *ep)
@@ -262,6 +287,7 @@ int progress_start(struct tcp_ctx *ctx)
 	atomic_init(&ctx->stop, false);
 	atomic_init(&ctx->parked, 0);
 	atomic_init(&ctx->timers, 0);
+	atomic_init(&ctx->timers_due, false);
 	atomic_init(&ctx->hb_ns, 0);
 	atomic_init(&ctx->nshm, 0);
 	ctx->eps = NULL;

@@ -85,7 +85,10 @@ struct tcp_ctx {
 	uint64_t pass_seq;  /* completed passes of the progress thread */
 	atomic_int parked;  /* endpoints parked */
 	atomic_int timers;  /* endpoints waiting out an RNR backoff or owing an ack */
-	uint64_t spin_ns;   /* how long the thread keeps looking after moving bytes */
+	/* A thread went to sleep while some endpoint owed an ack: serve timers
+	 * now, not at the next tick (tcp_cq_sleep, progress.c). */
+	atomic_bool timers_due;
+	uint64_t spin_ns; /* how long the thread keeps looking after moving bytes */
 	/* Shortest heartbeat period any endpoint has needed: the thread visits
 	 * every endpoint this often (0: none yet). Only ever shrinks. */
 	atomic_ullong hb_ns;
@@ -123,14 +126,17 @@ struct tcp_cq {
 	/* A completion found the ring holding base.depth entries and was lost,
 	 * as on a device: every endpoint using this CQ fails (see rcc.h). */
 	atomic_bool overrun;
-	int efd; /* eventfd readable while completions wait (WAIT/FD) */
+	int efd; /* eventfd readable while completions wait (all modes but POLL) */
 	bool efd_set;
-	atomic_uint polls; /* bumped by every poll of a POLL-mode CQ */
+	atomic_uint polls; /* bumped by every poll that found the ring empty */
 
 	pthread_mutex_t eps_lock;
 	struct tcp_ep **eps; /* endpoints using this CQ: progressed by poll */
 	int neps, eps_cap;
-	int pepfd; /* epoll over their sockets when there are several */
+	/* epoll over their sockets (a shared-memory endpoint's only in POLL
+	 * mode) and, but in POLL mode, the eventfd as a NULL entry: what poll
+	 * asks for input, and what a waiter sleeps on (cq.c). */
+	int pepfd;
 };
 
 /* Queue a completion (lost, and the CQ overruns, when it is full); polling it
@@ -141,12 +147,14 @@ bool cq_overran(const struct tcp_ep *ep);
 /* Remove every completion that names ep. */
 void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep);
 int cq_attach(struct tcp_cq *cq, struct tcp_ep *ep);
+void cq_unwatch(struct tcp_ep *ep);
 void cq_detach(struct tcp_cq *cq, struct tcp_ep *ep);
 
 int tcp_cq_create(struct rcc_cq *cq);
 void tcp_cq_destroy(struct rcc_cq *cq);
 int tcp_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
 int tcp_cq_fd(struct rcc_cq *cq);
+int tcp_cq_sleep(struct rcc_cq *cq, uint64_t deadline);
 
 /* ---------------------------------------------------------------- endpoint */
 
@@ -339,6 +347,7 @@ struct tcp_ep {
 	atomic_bool parked;       /* the application is polling it: input not watched */
 	atomic_bool kick;         /* needs a pass of the progress thread */
 	atomic_bool thread_timer; /* counted in ctx->timers */
+	atomic_bool cq_unwatched; /* the socket left its CQs' sets (cq_unwatch) */
 	unsigned seen_polls[2];   /* progress thread only: send/recv CQ poll counters */
 };
 
@@ -390,6 +399,9 @@ static inline enum rcc_wc_opcode sq_wc_opcode(uint8_t op)
 
 /* How often ep must send something for the peer (and itself) to be content. */
 uint64_t ep_hb_period_ns(const struct tcp_ep *ep);
+/* Have the progress thread serve every endpoint owing an ack (or waiting out
+ * an RNR backoff) now: a thread is about to sleep. */
+void progress_serve_timers(struct tcp_ctx *ctx);
 /* Make the progress thread visit every endpoint at least every ns. */
 void progress_hb_at_most(struct tcp_ctx *ctx, uint64_t ns);
 
