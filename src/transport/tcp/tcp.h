@@ -435,9 +435,46 @@ void sq_advance(struct tcp_ep *ep);
 void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code);
 uint64_t rnr_timer_ns(uint8_t code);
 
-/* rx.c: caller holds rx_lock. Returns bytes consumed (>= 0) or a negative
- * errno that ends the connection (-ECONNRESET for an orderly/unclean EOF). */
+/* The send WQE at index idx, and its scatter list. */
+static inline struct sq_wqe *sq_at(struct tcp_ep *ep, uint32_t idx)
+{
+	return &ep->sq[idx & ep->sq_mask];
+}
+
+static inline const struct rcc_sge *sq_sges(struct tcp_ep *ep, uint32_t idx)
+{
+	return &ep->sq_sge[(size_t)(idx & ep->sq_mask) * ep->base.attr.max_send_sge];
+}
+
+/* rx.c: the receive stream's framing; caller holds rx_lock. Returns bytes
+ * consumed (>= 0) or a negative errno that ends the connection (-ECONNRESET
+ * for an orderly/unclean EOF). */
 long rx_process(struct tcp_ep *ep, size_t budget);
+/* Bytes [off, off+len) of a local scatter list: copy src there, or (src NULL)
+ * read them from the stream. Every element touched must still be registered
+ * with local write access: -EFAULT otherwise. */
+long rx_sge_io(struct tcp_ep *ep, const struct rcc_sge *sg, int nsge, uint32_t off, uint32_t len,
+	       const uint8_t *src);
+
+/* responder.c: the peer's requests, called by rx.c at a request frame's
+ * beginning (0, or -EPROTO: the stream is broken) and end; rx_lock held. */
+int responder_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h);
+void responder_frame_end(struct tcp_ep *ep, const struct wire_hdr *h);
+
+/* requester.c: what the peer says about our requests; rx_lock held. The
+ * cumulative ack of every frame (0 or -EPROTO), then the beginning and end of
+ * a response or NAK frame (as the responder's). */
+int requester_ack_moved(struct tcp_ep *ep, uint32_t ack);
+static inline int requester_take_ack(struct tcp_ep *ep, uint32_t ack)
+{
+	/* peer_ack has no writer but this path, which holds rx_lock: comparing
+	 * needs no other lock, and most frames repeat the last ack (no call). */
+	if (ack == ep->peer_ack)
+		return 0;
+	return requester_ack_moved(ep, ack);
+}
+int requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h);
+void requester_frame_end(struct tcp_ep *ep, const struct wire_hdr *h);
 
 /* shm_stream.c: the stream of an endpoint on shared memory, used by rx.c
  * and tx.c in place of recvmsg()/sendmsg() (same results). */
