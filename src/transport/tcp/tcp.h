@@ -425,15 +425,19 @@ bool mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, u
 bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
 		      unsigned access);
 
-/* tx.c: caller holds tx_lock */
+/* tx.c: building frames and writing them to the stream; caller holds tx_lock */
 void tx_flush(struct tcp_ep *ep, bool ack_now);
 /* Copy what a half-sent frame still needs from application memory into the
  * endpoint's own buffer (tx_lock held). 0 or -ENOMEM. */
 int tx_own_partial(struct tcp_ep *ep);
 int tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job);
+
+/* sq.c: the send queue's bookkeeping; caller holds tx_lock. Complete what is
+ * done from the head, in order (a failed request at the head fails the
+ * endpoint: tx_lock is dropped around ep_fail); go back to msn after an RNR
+ * NAK (or fail it when its retries are spent). */
 void sq_advance(struct tcp_ep *ep);
 void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code);
-uint64_t rnr_timer_ns(uint8_t code);
 
 /* The send WQE at index idx, and its scatter list. */
 static inline struct sq_wqe *sq_at(struct tcp_ep *ep, uint32_t idx)
