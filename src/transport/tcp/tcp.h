@@ -92,6 +92,12 @@ struct tcp_ctx {
 	atomic_int nshm; /* endpoints on shared memory (the thread arms them before sleeping) */
 };
 
+/* keys.c: check that [addr, addr+len) lies in the live region of key with
+ * access. The _locked form expects ctx->mr_lock held (either side). */
+bool mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, unsigned access);
+bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
+		      unsigned access);
+
 /* Heartbeats go out at a quarter of the timeout; a peer cannot ask for them
  * more often than this (what it asks for is hostile input). */
 #define TCP_HB_MIN_NS (25ull * 1000000ull)
@@ -413,17 +419,12 @@ void ep_progress(struct tcp_ep *ep, bool by_user);
 void ep_set_want_out(struct tcp_ep *ep, bool on);
 void ep_update_events(struct tcp_ep *ep);
 
-/* post.c */
+/* post.c: posting work requests (checked, then copied into the queues) */
 /* Fill q and its SGE slot from a receive request (key checked now). */
 void rq_wqe_fill(struct tcp_ctx *ctx, struct rq_wqe *q, struct rcc_sge *sge,
 		 const struct rcc_recv_wr *wr);
 int tcp_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
 int tcp_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
-/* Check that [addr, addr+len) lies in the live region of key with access.
- * The _locked form expects ctx->mr_lock held (either side). */
-bool mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, unsigned access);
-bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
-		      unsigned access);
 
 /* tx.c: building frames and writing them to the stream; caller holds tx_lock */
 void tx_flush(struct tcp_ep *ep, bool ack_now);
