@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Memory keys: random, unguessable, looked up on every remote access. */
+/*
+ * Memory keys: random, unguessable, looked up on every access; and the check
+ * every access passes (key, access flags, bounds of the region).
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/random.h>
@@ -36,3 +39,21 @@ int keys_insert(struct key_table *t, struct tcp_mr *mr)
 }
 
 void keys_remove(struct key_table *t, uint32_t key) { rcci_u32map_remove(&t->map, key); }
+
+bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
+		      unsigned access)
+{
+	const struct tcp_mr *mr = keys_find(&ctx->keys, key);
+	if (!mr || (mr->base.access & access) != access)
+		return false;
+	uint64_t start = (uint64_t)(uintptr_t)mr->base.addr;
+	return addr >= start && addr + len >= addr && addr + len <= start + mr->base.length;
+}
+
+bool mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, unsigned access)
+{
+	pthread_rwlock_rdlock(&ctx->mr_lock);
+	bool ok = mr_covers_locked(ctx, key, addr, len, access);
+	pthread_rwlock_unlock(&ctx->mr_lock);
+	return ok;
+}

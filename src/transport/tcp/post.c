@@ -1,33 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Posting: work requests are copied into the queues; local keys are checked
- * now, but a bad one is reported as an error completion, in order, as a
- * device would. A send is put on the wire before the call returns whenever
- * the socket has room.
+ * Posting: work requests are checked and copied into the queues; local keys
+ * are checked now, but a bad one is reported as an error completion, in
+ * order, as a device would. A send is put on the wire before the call returns
+ * whenever the socket has room.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "base/log.h"
 #include "tcp.h"
-
-bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
-		      unsigned access)
-{
-	const struct tcp_mr *mr = keys_find(&ctx->keys, key);
-	if (!mr || (mr->base.access & access) != access)
-		return false;
-	uint64_t start = (uint64_t)(uintptr_t)mr->base.addr;
-	return addr >= start && addr + len >= addr && addr + len <= start + mr->base.length;
-}
-
-bool mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, unsigned access)
-{
-	pthread_rwlock_rdlock(&ctx->mr_lock);
-	bool ok = mr_covers_locked(ctx, key, addr, len, access);
-	pthread_rwlock_unlock(&ctx->mr_lock);
-	return ok;
-}
 
 static bool sges_ok(struct tcp_ctx *ctx, const struct rcc_sge *sg, int n, unsigned access)
 {
@@ -49,10 +31,79 @@ static uint32_t sge_sum(const struct rcc_sge *sg, int n)
 	return sum;
 }
 
+/* Whether send slot idx is still held. Room is what polled completions
+ * released, not what the peer acknowledged: see sq_free. */
+static bool sq_full(struct tcp_ep *ep, uint32_t idx)
+{
+	uint32_t used = idx - atomic_load_explicit(&ep->sq_free, memory_order_acquire);
+	return used >= ep->base.attr.sq_depth;
+}
+
+/* The fields of send request r, in its slot w. */
+static void sq_wqe_fill(struct tcp_ep *ep, struct sq_wqe *w, const struct rcc_send_wr *r)
+{
+	memset(w, 0, sizeof(*w));
+	w->wr_id = r->wr_id;
+	w->opcode = (uint8_t)r->opcode;
+	w->flags = (uint8_t)(r->flags | (ep->base.attr.sig_all ? RCC_SEND_SIGNALED : 0));
+	w->imm = r->imm_data;
+	w->raddr = r->remote_addr;
+	w->rkey = r->rkey;
+	w->compare_add = r->compare_add;
+	w->swap = r->swap;
+	w->num_sge = (uint8_t)r->num_sge;
+	w->total = sge_sum(r->sg_list, r->num_sge);
+}
+
+/* An inline request's payload, copied into slot idx now. */
+static void copy_inline(struct tcp_ep *ep, uint32_t idx, const struct rcc_send_wr *r)
+{
+	uint8_t *dst = ep->sq_inline + (size_t)(idx & ep->sq_mask) * ep->base.max_inline;
+	for (int k = 0; k < r->num_sge; k++) {
+		memcpy(dst, (const void *)(uintptr_t)r->sg_list[k].addr, r->sg_list[k].length);
+		dst += r->sg_list[k].length;
+	}
+}
+
+/* The scatter list of request r, copied into slot idx with its keys checked
+ * now. A bad one fails the request w (it completes in order, as a device
+ * would report it): false then. */
+static bool take_sges(struct tcp_ep *ep, uint32_t idx, struct sq_wqe *w,
+		      const struct rcc_send_wr *r)
+{
+	/* READ and atomics write into the local buffer; sends only read it. */
+	unsigned need = (r->opcode == RCC_WR_READ || r->opcode == RCC_WR_CAS ||
+			 r->opcode == RCC_WR_FADD) ?
+				RCC_ACCESS_LOCAL_WRITE :
+				0;
+	if (r->num_sge)
+		memcpy(&ep->sq_sge[(size_t)(idx & ep->sq_mask) * ep->base.attr.max_send_sge],
+		       r->sg_list, (size_t)r->num_sge * sizeof(*r->sg_list));
+	if (!sges_ok(ep->ctx, r->sg_list, r->num_sge, need)) {
+		log_debug("%s: send wr_id %llu names unregistered memory", ep->base.peer,
+			  (unsigned long long)r->wr_id);
+		w->state = WQE_FAILED;
+		w->status = RCC_WC_LOC_PROT_ERR;
+		return false;
+	}
+	return true;
+}
+
+/* After posted requests were queued: with earlier requests still
+ * unacknowledged and the application polling this endpoint, its next poll
+ * sends these together with whatever follows: one sendmsg for many small
+ * posts, at no cost in latency. Otherwise now. */
+static void send_now_or_at_next_poll(struct tcp_ep *ep, int posted)
+{
+	if (posted > 0 && ep->sq_tx != ep->sq_head && !ep->part_n && atomic_load(&ep->parked))
+		atomic_store(&ep->tx_deferred, true);
+	else
+		tx_flush(ep, false);
+}
+
 int tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
 {
 	struct tcp_ep *ep = tep(base);
-	const uint32_t max_sge = base->attr.max_send_sge;
 	bool kick = false;
 	int rc = 0, i;
 
@@ -67,58 +118,18 @@ int tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int 
 		uint32_t idx = ep->sq_tail;
 		struct sq_wqe *w = &ep->sq[idx & ep->sq_mask];
 
-		/* Room is what polled completions released, not what the peer
-		 * acknowledged: see sq_free. */
-		uint32_t used = idx - atomic_load_explicit(&ep->sq_free, memory_order_acquire);
-		if (used >= base->attr.sq_depth) {
+		if (sq_full(ep, idx)) {
 			rc = -ENOMEM;
 			break;
 		}
-		memset(w, 0, sizeof(*w));
-		w->wr_id = r->wr_id;
-		w->opcode = (uint8_t)r->opcode;
-		w->flags = (uint8_t)(r->flags | (base->attr.sig_all ? RCC_SEND_SIGNALED : 0));
-		w->imm = r->imm_data;
-		w->raddr = r->remote_addr;
-		w->rkey = r->rkey;
-		w->compare_add = r->compare_add;
-		w->swap = r->swap;
-		w->num_sge = (uint8_t)r->num_sge;
-		w->total = sge_sum(r->sg_list, r->num_sge);
-		if (r->flags & RCC_SEND_INLINE) {
-			uint8_t *dst = ep->sq_inline +
-				       (size_t)(idx & ep->sq_mask) * base->max_inline;
-			for (int k = 0; k < r->num_sge; k++) {
-				memcpy(dst, (const void *)(uintptr_t)r->sg_list[k].addr,
-				       r->sg_list[k].length);
-				dst += r->sg_list[k].length;
-			}
-		} else {
-			/* READ and atomics write into the local buffer; sends only read it. */
-			unsigned need = (r->opcode == RCC_WR_READ || r->opcode == RCC_WR_CAS ||
-					 r->opcode == RCC_WR_FADD) ?
-						RCC_ACCESS_LOCAL_WRITE :
-						0;
-			if (r->num_sge)
-				memcpy(&ep->sq_sge[(size_t)(idx & ep->sq_mask) * max_sge],
-				       r->sg_list, (size_t)r->num_sge * sizeof(*r->sg_list));
-			if (!sges_ok(ep->ctx, r->sg_list, r->num_sge, need)) {
-				log_debug("%s: send wr_id %llu names unregistered memory",
-					  base->peer, (unsigned long long)r->wr_id);
-				w->state = WQE_FAILED;
-				w->status = RCC_WC_LOC_PROT_ERR;
-				kick = true;
-			}
-		}
+		sq_wqe_fill(ep, w, r);
+		if (r->flags & RCC_SEND_INLINE)
+			copy_inline(ep, idx, r);
+		else if (!take_sges(ep, idx, w, r))
+			kick = true;
 		ep->sq_tail = idx + 1;
 	}
-	/* With earlier requests still unacknowledged and the application polling
-	 * this endpoint, its next poll sends these together with whatever follows:
-	 * one sendmsg for many small posts, at no cost in latency. Otherwise now. */
-	if (i > 0 && ep->sq_tx != ep->sq_head && !ep->part_n && atomic_load(&ep->parked))
-		atomic_store(&ep->tx_deferred, true);
-	else
-		tx_flush(ep, false);
+	send_now_or_at_next_poll(ep, i);
 	if (ep->tx_err)
 		kick = true;
 out:

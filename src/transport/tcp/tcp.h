@@ -95,6 +95,12 @@ struct tcp_ctx {
 	atomic_int nshm; /* endpoints on shared memory (the thread arms them before sleeping) */
 };
 
+/* keys.c: check that [addr, addr+len) lies in the live region of key with
+ * access. The _locked form expects ctx->mr_lock held (either side). */
+bool mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, unsigned access);
+bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
+		      unsigned access);
+
 /* Heartbeats go out at a quarter of the timeout; a peer cannot ask for them
  * more often than this (what it asks for is hostile input). */
 #define TCP_HB_MIN_NS (25ull * 1000000ull)
@@ -425,31 +431,67 @@ void ep_progress(struct tcp_ep *ep, bool by_user);
 void ep_set_want_out(struct tcp_ep *ep, bool on);
 void ep_update_events(struct tcp_ep *ep);
 
-/* post.c */
+/* post.c: posting work requests (checked, then copied into the queues) */
 /* Fill q and its SGE slot from a receive request (key checked now). */
 void rq_wqe_fill(struct tcp_ctx *ctx, struct rq_wqe *q, struct rcc_sge *sge,
 		 const struct rcc_recv_wr *wr);
 int tcp_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
 int tcp_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
-/* Check that [addr, addr+len) lies in the live region of key with access.
- * The _locked form expects ctx->mr_lock held (either side). */
-bool mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, unsigned access);
-bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
-		      unsigned access);
 
-/* tx.c: caller holds tx_lock */
+/* tx.c: building frames and writing them to the stream; caller holds tx_lock */
 void tx_flush(struct tcp_ep *ep, bool ack_now);
 /* Copy what a half-sent frame still needs from application memory into the
  * endpoint's own buffer (tx_lock held). 0 or -ENOMEM. */
 int tx_own_partial(struct tcp_ep *ep);
 int tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job);
+
+/* sq.c: the send queue's bookkeeping; caller holds tx_lock. Complete what is
+ * done from the head, in order (a failed request at the head fails the
+ * endpoint: tx_lock is dropped around ep_fail); go back to msn after an RNR
+ * NAK (or fail it when its retries are spent). */
 void sq_advance(struct tcp_ep *ep);
 void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code);
-uint64_t rnr_timer_ns(uint8_t code);
 
-/* rx.c: caller holds rx_lock. Returns bytes consumed (>= 0) or a negative
- * errno that ends the connection (-ECONNRESET for an orderly/unclean EOF). */
+/* The send WQE at index idx, and its scatter list. */
+static inline struct sq_wqe *sq_at(struct tcp_ep *ep, uint32_t idx)
+{
+	return &ep->sq[idx & ep->sq_mask];
+}
+
+static inline const struct rcc_sge *sq_sges(struct tcp_ep *ep, uint32_t idx)
+{
+	return &ep->sq_sge[(size_t)(idx & ep->sq_mask) * ep->base.attr.max_send_sge];
+}
+
+/* rx.c: the receive stream's framing; caller holds rx_lock. Returns bytes
+ * consumed (>= 0) or a negative errno that ends the connection (-ECONNRESET
+ * for an orderly/unclean EOF). */
 long rx_process(struct tcp_ep *ep, size_t budget);
+/* Bytes [off, off+len) of a local scatter list: copy src there, or (src NULL)
+ * read them from the stream. Every element touched must still be registered
+ * with local write access: -EFAULT otherwise. */
+long rx_sge_io(struct tcp_ep *ep, const struct rcc_sge *sg, int nsge, uint32_t off, uint32_t len,
+	       const uint8_t *src);
+
+/* responder.c: the peer's requests, called by rx.c at a request frame's
+ * beginning (0, or -EPROTO: the stream is broken) and end; rx_lock held. */
+int responder_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h);
+void responder_frame_end(struct tcp_ep *ep, const struct wire_hdr *h);
+
+/* requester.c: what the peer says about our requests; rx_lock held. The
+ * cumulative ack of every frame (0 or -EPROTO), then the beginning and end of
+ * a response or NAK frame (as the responder's). */
+int requester_ack_moved(struct tcp_ep *ep, uint32_t ack);
+static inline int requester_take_ack(struct tcp_ep *ep, uint32_t ack)
+{
+	/* peer_ack has no writer but this path, which holds rx_lock: comparing
+	 * needs no other lock, and most frames repeat the last ack (no call). */
+	if (ack == ep->peer_ack)
+		return 0;
+	return requester_ack_moved(ep, ack);
+}
+int requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h);
+void requester_frame_end(struct tcp_ep *ep, const struct wire_hdr *h);
 
 /* shm_stream.c: the stream of an endpoint on shared memory, used by rx.c
  * and tx.c in place of recvmsg()/sendmsg() (same results). */

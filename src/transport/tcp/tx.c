@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Transmit side: turns owed responses and queued requests into frames and
- * hands as many as fit to one sendmsg(). Frames are first built from copies
- * of the cursors; only frames the kernel took (fully or in part) are then
- * committed, so nothing is undone after a short write.
+ * Transmit side: builds frames from owed responses and queued requests and
+ * hands as many as fit to one sendmsg() (or the shared-memory stream). Frames
+ * are first built from copies of the cursors; only frames the kernel took
+ * (fully or in part) are then committed, so nothing is undone after a short
+ * write. What completes the send queue's requests is sq.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,95 +43,6 @@ struct tx_batch {
 	size_t bytes;
 	uint32_t ack;
 };
-
-uint64_t rnr_timer_ns(uint8_t code)
-{
-	/* IB's RNR NAK timer field, in microseconds (code 0 means 655.36 ms). */
-	static const uint32_t us[32] = {
-		655360, 10,    20,    30,    40,    60,     80,     120,    160,    240,    320,
-		480,    640,   960,   1280,  1920,  2560,   3840,   5120,   7680,   10240,  15360,
-		20480,  30720, 40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
-	};
-	return (uint64_t)us[code & 31] * 1000ull;
-}
-
-static void complete_sq(struct tcp_ep *ep, const struct sq_wqe *w, uint32_t idx,
-			enum rcc_wc_status st)
-{
-	struct rcc_wc wc = {
-		.wr_id = w->wr_id,
-		.ep = &ep->base,
-		.status = st,
-		.opcode = sq_wc_opcode(w->opcode),
-		.byte_len = w->total,
-	};
-	cq_push(tcq(ep->base.send_cq), &wc, FREES_SQ, idx + 1);
-}
-
-/*
- * Complete send WQEs from the head, in order, as far as they are done.
- * Returns the status of a failed WQE reached at the head (left at the head
- * for ep_fail() to complete once the endpoint is out of service); 0 otherwise.
- */
-static enum rcc_wc_status sq_advance_locked(struct tcp_ep *ep)
-{
-	while (ep->sq_head != ep->sq_tail) {
-		struct sq_wqe *w = &ep->sq[ep->sq_head & ep->sq_mask];
-
-		if (w->state == WQE_FAILED)
-			return w->status;
-		if (ep->sq_head == ep->sq_tx)
-			break;
-		bool done = is_rd_atomic(w->opcode) ? w->state == WQE_ANSWERED :
-						      msn_lt(ep->sq_head, ep->peer_ack);
-		if (!done)
-			break;
-		if (w->flags & RCC_SEND_SIGNALED)
-			complete_sq(ep, w, ep->sq_head, RCC_WC_SUCCESS);
-		ep->sq_head++;
-	}
-	return RCC_WC_SUCCESS;
-}
-
-void sq_advance(struct tcp_ep *ep)
-{
-	enum rcc_wc_status st = sq_advance_locked(ep);
-	if (st != RCC_WC_SUCCESS) {
-		/* ep_fail takes tx_lock itself; the caller holds rx_lock. */
-		pthread_mutex_unlock(&ep->tx_lock);
-		ep_fail(ep, RCC_EP_ERROR, st, RCC_WC_SUCCESS, rcc_wc_status_str(st));
-		pthread_mutex_lock(&ep->tx_lock);
-	}
-}
-
-void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code)
-{
-	struct sq_wqe *w = &ep->sq[msn & ep->sq_mask];
-
-	/* Through sq_tail: the request at sq_tx may be half sent (NAKed at its
-	 * first frame); it starts over from its first frame too. */
-	for (uint32_t i = msn; i != ep->sq_tail; i++) {
-		struct sq_wqe *x = &ep->sq[i & ep->sq_mask];
-		if (is_rd_atomic(x->opcode) && x->state == WQE_SENT)
-			ep->rd_outstanding--;
-		if (x->state != WQE_FAILED)
-			x->state = WQE_QUEUED;
-		x->tx_off = 0;
-		x->rx_off = 0;
-	}
-	ep->sq_tx = msn;
-	w->rnr_tries++;
-	if ((uint32_t)ep->base.attr.rnr_retry != RCC_RETRY_FOREVER &&
-	    w->rnr_tries > (uint32_t)ep->base.attr.rnr_retry) {
-		log_debug("RNR retries exhausted for msn %u", msn);
-		w->state = WQE_FAILED;
-		w->status = RCC_WC_RNR_RETRY_EXC_ERR;
-		return;
-	}
-	ep->rnr_wait = true;
-	ep->rnr_until_ns = rcc_now_ns() + rnr_timer_ns(timer_code);
-	progress_timer(ep, true);
-}
 
 int tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job)
 {
@@ -267,6 +179,108 @@ static void build_responses(struct tcp_ep *ep, struct tx_batch *b)
 	}
 }
 
+/* Whether flow control lets request w go out now, rd READ/atomics being on
+ * the wire: not past a failed request, not more READ/atomics than the peer
+ * serves at once, a fenced request only once those are all answered. */
+static bool flow_allows(const struct tcp_ep *ep, const struct sq_wqe *w, uint32_t rd)
+{
+	if (w->state == WQE_FAILED)
+		return false;
+	if (is_rd_atomic(w->opcode) && rd >= ep->rd_max)
+		return false;
+	if ((w->flags & RCC_SEND_FENCE) && rd > 0)
+		return false;
+	return true;
+}
+
+/* A READ request: a header alone. */
+static void put_read_req(struct tx_batch *b, struct tx_item *it, const struct sq_wqe *w,
+			 struct wire_hdr *h)
+{
+	h->type = WIRE_READ_REQ;
+	h->raddr = w->raddr;
+	h->rkey = w->rkey;
+	h->total = w->total;
+	put_hdr(b, it, h, NULL, 0);
+	it->ends_unit = true;
+}
+
+/* An atomic request: a header and its two operands, in one frame. */
+static void put_atomic_req(struct tx_batch *b, struct tx_item *it, const struct sq_wqe *w,
+			   struct wire_hdr *h)
+{
+	uint8_t ops[WIRE_ATOMIC_REQ_LEN];
+	rcc_put_le64(ops, w->compare_add);
+	rcc_put_le64(ops + 8, w->swap);
+	h->type = WIRE_ATOMIC_REQ;
+	h->flags = w->opcode == RCC_WR_CAS ? WIRE_F_CAS : 0;
+	h->raddr = w->raddr;
+	h->rkey = w->rkey;
+	h->len = WIRE_ATOMIC_REQ_LEN;
+	put_hdr(b, it, h, ops, sizeof(ops));
+	it->bytes -= WIRE_ATOMIC_REQ_LEN;
+	it->len = WIRE_ATOMIC_REQ_LEN;
+	it->ends_unit = true;
+}
+
+/* The header of the frame carrying bytes [off, off+chunk) of a SEND or WRITE:
+ * the immediate and the solicited flag go with the message's last frame. */
+static void encode_message_hdr(const struct sq_wqe *w, uint32_t off, uint32_t chunk,
+			       struct wire_hdr *h)
+{
+	bool is_send = w->opcode == RCC_WR_SEND || w->opcode == RCC_WR_SEND_IMM;
+	bool has_imm = w->opcode == RCC_WR_SEND_IMM || w->opcode == RCC_WR_WRITE_IMM;
+	bool last = off + chunk == w->total;
+	h->type = is_send ? WIRE_SEND : WIRE_WRITE;
+	h->flags = (off == 0 ? WIRE_F_FIRST : 0) | (last ? WIRE_F_LAST : 0) |
+		   (has_imm && last ? WIRE_F_IMM : 0) |
+		   ((w->flags & RCC_SEND_SOLICITED) && last ? WIRE_F_SOLICITED : 0);
+	h->len = chunk;
+	h->total = w->total;
+	h->imm = has_imm && last ? w->imm : 0;
+	if (!is_send) {
+		h->raddr = w->raddr + off;
+		h->rkey = w->rkey;
+	}
+}
+
+/* The payload of that frame as iov entries, straight from where it lies: the
+ * inline copy made at post time, or a slice of the request's scatter list. */
+static void put_message_payload(struct tcp_ep *ep, struct tx_batch *b, const struct sq_wqe *w,
+				uint32_t i, uint32_t off, uint32_t chunk)
+{
+	int n;
+
+	if (w->flags & RCC_SEND_INLINE) {
+		b->iov[b->niov].iov_base = ep->sq_inline +
+					   (size_t)(i & ep->sq_mask) * ep->base.max_inline + off;
+		b->iov[b->niov].iov_len = chunk;
+		n = 1;
+	} else {
+		n = sge_slice(sq_sges(ep, i), w->num_sge, off, chunk, &b->iov[b->niov],
+			      TX_MAX_IOV - b->niov);
+	}
+	b->niov += n;
+}
+
+/* The next frame of a SEND or WRITE, from byte off: at most WIRE_FRAME_MAX
+ * bytes of it. Returns the payload bytes the frame carries. */
+static uint32_t put_message_chunk(struct tcp_ep *ep, struct tx_batch *b, struct tx_item *it,
+				  const struct sq_wqe *w, struct wire_hdr *h, uint32_t i,
+				  uint32_t off)
+{
+	uint32_t chunk = w->total - off;
+	if (chunk > WIRE_FRAME_MAX)
+		chunk = WIRE_FRAME_MAX;
+	encode_message_hdr(w, off, chunk, h);
+	put_hdr(b, it, h, NULL, 0);
+	if (chunk)
+		put_message_payload(ep, b, w, i, off, chunk);
+	it->len = chunk;
+	it->ends_unit = off + chunk == w->total;
+	return chunk;
+}
+
 /* Our own requests, in order, as far as flow control allows. */
 static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 {
@@ -282,82 +296,22 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 		struct wire_hdr h = { .msn = i };
 		struct tx_item *it;
 
-		if (w->state == WQE_FAILED)
-			break;
-		if (is_rd_atomic(w->opcode) && rd >= ep->rd_max)
-			break;
-		if ((w->flags & RCC_SEND_FENCE) && rd > 0)
+		if (!flow_allows(ep, w, rd))
 			break;
 		it = new_item(b, ITEM_REQ, i);
 		switch (w->opcode) {
 		case RCC_WR_READ:
-			h.type = WIRE_READ_REQ;
-			h.raddr = w->raddr;
-			h.rkey = w->rkey;
-			h.total = w->total;
-			put_hdr(b, it, &h, NULL, 0);
-			it->ends_unit = true;
+			put_read_req(b, it, w, &h);
 			rd++;
 			break;
 		case RCC_WR_CAS:
-		case RCC_WR_FADD: {
-			uint8_t ops[WIRE_ATOMIC_REQ_LEN];
-			rcc_put_le64(ops, w->compare_add);
-			rcc_put_le64(ops + 8, w->swap);
-			h.type = WIRE_ATOMIC_REQ;
-			h.flags = w->opcode == RCC_WR_CAS ? WIRE_F_CAS : 0;
-			h.raddr = w->raddr;
-			h.rkey = w->rkey;
-			h.len = WIRE_ATOMIC_REQ_LEN;
-			put_hdr(b, it, &h, ops, sizeof(ops));
-			it->bytes -= WIRE_ATOMIC_REQ_LEN;
-			it->len = WIRE_ATOMIC_REQ_LEN;
-			it->ends_unit = true;
+		case RCC_WR_FADD:
+			put_atomic_req(b, it, w, &h);
 			rd++;
 			break;
-		}
-		default: {
-			bool is_send = w->opcode == RCC_WR_SEND || w->opcode == RCC_WR_SEND_IMM;
-			bool has_imm = w->opcode == RCC_WR_SEND_IMM ||
-				       w->opcode == RCC_WR_WRITE_IMM;
-			uint32_t chunk = w->total - off;
-			if (chunk > WIRE_FRAME_MAX)
-				chunk = WIRE_FRAME_MAX;
-			bool last = off + chunk == w->total;
-			h.type = is_send ? WIRE_SEND : WIRE_WRITE;
-			h.flags = (off == 0 ? WIRE_F_FIRST : 0) | (last ? WIRE_F_LAST : 0) |
-				  (has_imm && last ? WIRE_F_IMM : 0) |
-				  ((w->flags & RCC_SEND_SOLICITED) && last ? WIRE_F_SOLICITED : 0);
-			h.len = chunk;
-			h.total = w->total;
-			h.imm = has_imm && last ? w->imm : 0;
-			if (!is_send) {
-				h.raddr = w->raddr + off;
-				h.rkey = w->rkey;
-			}
-			put_hdr(b, it, &h, NULL, 0);
-			if (chunk) {
-				int n;
-				if (w->flags & RCC_SEND_INLINE) {
-					b->iov[b->niov].iov_base = ep->sq_inline +
-								   (size_t)(i & ep->sq_mask) *
-									   ep->base.max_inline +
-								   off;
-					b->iov[b->niov].iov_len = chunk;
-					n = 1;
-				} else {
-					n = sge_slice(
-						&ep->sq_sge[(size_t)(i & ep->sq_mask) * max_sge],
-						w->num_sge, off, chunk, &b->iov[b->niov],
-						TX_MAX_IOV - b->niov);
-				}
-				b->niov += n;
-			}
-			it->len = chunk;
-			off += chunk;
-			it->ends_unit = last;
+		default:
+			off += put_message_chunk(ep, b, it, w, &h, i, off);
 			break;
-		}
 		}
 		finish_item(b, it);
 		if (it->ends_unit) {
