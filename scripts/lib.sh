@@ -16,7 +16,7 @@ PKGS_BUILD="gcc g++ make cmake ninja-build pkg-config libibverbs-dev librdmacm-d
 PKGS_TEST="clang clang-format libclang-rt-dev valgrind iproute2 procps util-linux gnuplot-nox \
 openmpi-bin libpmix-dev munge slurmctld slurmd slurm-client dpkg-dev file groff-base"
 PKGS_VM="qemu-system-x86 busybox-static rdma-core ibverbs-providers libibverbs1 librdmacm1 \
-ibverbs-utils rdmacm-utils perftest cpio kmod gzip xz-utils"
+ibverbs-utils rdmacm-utils perftest openmpi-bin cpio kmod gzip xz-utils"
 
 say() { printf '\n==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
