@@ -49,31 +49,6 @@ export LSAN_OPTIONS="suppressions=$HERE/lsan-pmix.supp${LSAN_OPTIONS:+:$LSAN_OPT
 SRUN=(srun -O --kill-on-bad-exit=1 -t 2 -J rcc-launch-test)
 MESH_ARGS=(-T tcp -D 1 -s 1K -q 4 -t shared --threads 1 --brief --bind 127.0.0.1)
 
-# run NAME [srun args...] -- CMD...: srun, bounded; the output in NAME.log
-run() {
-	local name=$1 pre=() rc=0
-	shift
-	while [ "$1" != -- ]; do pre+=("$1"); shift; done
-	shift
-	timeout -k 5 120 "${SRUN[@]}" "${pre[@]}" "$@" >"$MESH_TMP/$name.log" 2>&1 || rc=$?
-	[ $rc = 0 ] || { cat "$MESH_TMP/$name.log" >&2; fail "$name: srun exited $rc"; }
-}
-# expect NAME REGEX [COUNT]: NAME.log has COUNT (default: some) matching lines
-expect() {
-	local n
-	n=$(grep -cE "$2" "$MESH_TMP/$1.log" || true)
-	if [ -n "${3:-}" ] && [ "$n" != "$3" ] || [ "$n" = 0 ]; then
-		cat "$MESH_TMP/$1.log" >&2
-		fail "$1: expected ${3:-some} lines matching '$2', found $n"
-	fi
-}
-# mesh_ok NAME BOOTSTRAP: a verified 4-rank mesh whose addresses went through BOOTSTRAP
-mesh_ok() {
-	expect "$1" "addresses exchanged \($2 bootstrap, 4 ranks\)" 4
-	expect "$1" "12/12 pairs verified" 1
-	expect "$1" "all verified" 3
-}
-
 # env_args: srun's arguments for the env bootstrap: no PMIx, a rendezvous on
 # a free port
 env_args() {
@@ -83,8 +58,8 @@ env_args() {
 }
 
 if [ "$HAVE_PMIX" = ON ] && [ "$SLURM_HAS_PMIX" = 1 ]; then
-	run mesh-pmix --mpi=pmix -n 4 -- "$MESH_BIN" "${MESH_ARGS[@]}"
-	mesh_ok mesh-pmix pmix
+	launched mesh-pmix "${SRUN[@]}" --mpi=pmix -n 4 "$MESH_BIN" "${MESH_ARGS[@]}"
+	launched_mesh_ok mesh-pmix pmix 4
 	note "ok: srun --mpi=pmix -n 4 rcc-mesh through PMIx, 12 pairs verified"
 	PAIR="pmix"
 else
@@ -93,24 +68,24 @@ else
 fi
 
 env_args
-run mesh-env "${SRUN_ENV[@]}" -n 4 -- "$MESH_BIN" "${MESH_ARGS[@]}"
-mesh_ok mesh-env env
+launched mesh-env "${SRUN[@]}" "${SRUN_ENV[@]}" -n 4 "$MESH_BIN" "${MESH_ARGS[@]}"
+launched_mesh_ok mesh-env env 4
 note "ok: srun --mpi=none -n 4 rcc-mesh through the env rendezvous (SLURM_PROCID/SLURM_NTASKS), 12 pairs verified"
 
 # the pair tools as a cluster user would start them: 'srun -n 2', through the
 # default MPI plugin (PMIx); without PMIx, through the rendezvous
 SRUN_ENV=()
 [ "$PAIR" = pmix ] || env_args
-run perf "${SRUN_ENV[@]}" -n 2 -- "$PERF_BIN" -T tcp --test write,send -s 4K -n 200 --validate \
+launched perf "${SRUN[@]}" "${SRUN_ENV[@]}" -n 2 "$PERF_BIN" -T tcp --test write,send -s 4K -n 200 --validate \
 	--bind 127.0.0.1
-expect perf "rcc-perf: rank 0: serving rank 1 at 127\.0\.0\.1:[0-9]+" 1
-expect perf "Direction +: one way, validated"
-expect perf "^ 4096 +200 " 4 # latency and bandwidth of write and of send
+log_has perf "rcc-perf: rank 0: serving rank 1 at 127\.0\.0\.1:[0-9]+" 1
+log_has perf "Direction +: one way, validated"
+log_has perf "^ 4096 +200 " 4 # latency and bandwidth of write and of send
 note "ok: srun -n 2 rcc-perf ($PAIR bootstrap), write and send validated"
 
 [ "$PAIR" = pmix ] || env_args
-run pingpong "${SRUN_ENV[@]}" -n 2 -- "$PP_BIN" -T tcp -n 500 --bind 127.0.0.1
-expect pingpong "round trips of 16 bytes with 127[.]0[.]0[.]1:[0-9]+ over tcp" 1
-expect pingpong "all pongs verified" 1
+launched pingpong "${SRUN[@]}" "${SRUN_ENV[@]}" -n 2 "$PP_BIN" -T tcp -n 500 --bind 127.0.0.1
+log_has pingpong "round trips of 16 bytes with 127[.]0[.]0[.]1:[0-9]+ over tcp" 1
+log_has pingpong "all pongs verified" 1
 note "ok: srun -n 2 rcc-pingpong ($PAIR bootstrap), pongs verified"
 note "all Slurm cases passed in $((SECONDS - T0)) s, daemons included"
