@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The tools under Slurm's srun, on a private single-node Slurm started for
 # this test alone (tests/mesh/slurm.sh: own munged, slurmctld and slurmd, all
-# state under a temporary directory, loopback ports nobody uses, torn down at
-# exit), no --rank, no --nodes, no fixed ports for the mesh:
+# state under a temporary directory, ports nobody uses, on loopback where
+# Slurm can; torn down at exit), no --rank, no --nodes, no fixed ports:
 #   - srun --mpi=pmix -n 4 rcc-mesh: rank, size and the address exchange from
 #     the PMIx server slurmd starts for the step
 #   - srun --mpi=none -n 4 rcc-mesh: rank and size from SLURM_PROCID and
