@@ -8,11 +8,15 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # help2man makes the tools' man pages (the build goes on without them).
 PKGS_BUILD="gcc g++ make cmake ninja-build pkg-config libibverbs-dev librdmacm-dev libssl-dev help2man"
 # openmpi-bin: mpirun for the launcher tests; libpmix-dev: the PMIx bootstrap;
+# munge slurmctld slurmd slurm-client: srun for the launcher tests, on a private
+# Slurm the test starts itself (tests/mesh/slurm.sh; Debian starts no Slurm
+# daemon without /etc/slurm/slurm.conf, but does start the system's munged
+# where services may start: the test runs its own);
 # dpkg-dev and file: the .deb test's dependencies from dpkg-shlibdeps; groff-base: the man page check.
 PKGS_TEST="clang clang-format libclang-rt-dev valgrind iproute2 procps util-linux gnuplot-nox \
-openmpi-bin libpmix-dev dpkg-dev file groff-base"
+openmpi-bin libpmix-dev munge slurmctld slurmd slurm-client dpkg-dev file groff-base"
 PKGS_VM="qemu-system-x86 busybox-static rdma-core ibverbs-providers libibverbs1 librdmacm1 \
-ibverbs-utils rdmacm-utils perftest cpio kmod gzip xz-utils"
+ibverbs-utils rdmacm-utils perftest openmpi-bin cpio kmod gzip xz-utils"
 
 say() { printf '\n==> %s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -27,26 +27,16 @@ ARGS=(-T tcp -D 1 -s 1K -q 4 -t shared --threads 1 --brief --bind 127.0.0.1)
 
 # run NAME [mpirun args...] -- [rcc-mesh args...]
 run() {
-	local name=$1 pre=() rc=0
+	local name=$1 pre=()
 	shift
 	while [ "$1" != -- ]; do pre+=("$1"); shift; done
 	shift
-	timeout -k 5 120 "${MPIRUN[@]}" "${pre[@]}" "$MESH_BIN" "${ARGS[@]}" "$@" \
-		>"$MESH_TMP/$name.log" 2>&1 || rc=$?
-	if [ $rc != 0 ]; then
-		cat "$MESH_TMP/$name.log" >&2
-		fail "$name: mpirun exited $rc"
-	fi
-	grep -q "12/12 pairs verified" "$MESH_TMP/$name.log" ||
-		{ cat "$MESH_TMP/$name.log" >&2; fail "$name: the collector did not verify 12 pairs"; }
-	[ "$(grep -c "all verified" "$MESH_TMP/$name.log")" = 3 ] ||
-		{ cat "$MESH_TMP/$name.log" >&2; fail "$name: not every rank verified its pairs"; }
+	launched "$name" "${MPIRUN[@]}" "${pre[@]}" "$MESH_BIN" "${ARGS[@]}" "$@"
 }
 
 if [ "$HAVE_PMIX" = ON ]; then
 	run pmix --
-	grep -q "addresses exchanged (pmix bootstrap, 4 ranks)" "$MESH_TMP/pmix.log" ||
-		{ cat "$MESH_TMP/pmix.log" >&2; fail "pmix: the exchange did not go through PMIx"; }
+	launched_mesh_ok pmix pmix 4
 	note "ok: mpirun -np 4 rcc-mesh through PMIx, 12 pairs verified"
 else
 	note "rcc is built without PMIx: only the env bootstrap under mpirun"
@@ -54,6 +44,5 @@ fi
 
 port=$(free_ports 1) || fail "no free port"
 run env -x RCC_BOOTSTRAP=env -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT="$port" --
-grep -q "addresses exchanged (env bootstrap, 4 ranks)" "$MESH_TMP/env.log" ||
-	{ cat "$MESH_TMP/env.log" >&2; fail "env: the exchange did not go through the rendezvous"; }
+launched_mesh_ok env env 4
 note "ok: mpirun -np 4 rcc-mesh through the env rendezvous (OMPI_COMM_WORLD_*), 12 pairs verified"

@@ -129,3 +129,34 @@ expect_all() {
 		fi
 	done
 }
+
+# launched NAME CMD...: a launcher's run of a job (mpirun, srun...), bounded
+# by 120 s, its output in $MESH_TMP/NAME.log; the test fails, showing that
+# output, when the launcher exits non-zero.
+launched() {
+	local name=$1 rc=0
+	shift
+	timeout -k 5 120 "$@" >"$MESH_TMP/$name.log" 2>&1 || rc=$?
+	[ $rc = 0 ] || { cat "$MESH_TMP/$name.log" >&2; fail "$name: $1 exited $rc"; }
+}
+
+# log_has NAME REGEX [COUNT]: $MESH_TMP/NAME.log has COUNT lines matching
+# REGEX (default: at least one), or the test fails, showing the log.
+log_has() {
+	local n
+	n=$(grep -cE -- "$2" "$MESH_TMP/$1.log" || true)
+	if [ "$n" = 0 ] || { [ -n "${3:-}" ] && [ "$n" != "$3" ]; }; then
+		cat "$MESH_TMP/$1.log" >&2
+		fail "$1: expected ${3:-some} lines matching '$2', found $n"
+	fi
+}
+
+# launched_mesh_ok NAME BOOTSTRAP N: the launched N-rank mesh of NAME.log
+# exchanged its addresses through BOOTSTRAP (every rank says so), the
+# collector verified all N(N-1) pairs and every other rank its own.
+launched_mesh_ok() {
+	local name=$1 bs=$2 n=$3
+	log_has "$name" "addresses exchanged \($bs bootstrap, $n ranks\)" "$n"
+	log_has "$name" "$((n * (n - 1)))/$((n * (n - 1))) pairs verified" 1
+	log_has "$name" "all verified" $((n - 1))
+}
