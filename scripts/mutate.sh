@@ -6,6 +6,11 @@
 # it). Every fault is applied alone to a scratch copy of the tree, built
 # incrementally in one build dir, and the named tests are run: a failing run
 # kills the mutant, a passing one means the suite would not notice that fault.
+# Each mutant rebuilds only the programs its tests run (the paths in their
+# ctest commands; everything when a test is handed the whole build folder),
+# and its tests stop at the first failure; a mutant that survives that is
+# rebuilt whole and tested again before it counts as a survivor, so a program
+# a script finds by itself can never make a fault look uncaught.
 #
 # Usage: scripts/mutate.sh [--check] [NAME...]
 #   NAME     run only these mutants (file names without .mutant)
@@ -124,8 +129,37 @@ fi
 nice ninja -C "$BUILD" -j"$JOBS" >"$WORK/build.log" ||
 	{ tail -n 40 "$WORK/build.log"; fail "the unmutated scratch copy does not build"; }
 
-run_tests() { # REGEX LOG: 0 when every matching test passed
-	timeout 600 nice ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" -R "$1" >"$2" 2>&1
+run_tests() { # REGEX LOG [ctest args...]: 0 when every matching test passed
+	local regex=$1 log=$2
+	shift 2
+	timeout 600 nice ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" -R "$regex" "$@" \
+		>"$log" 2>&1
+}
+
+# The ninja targets (outputs relative to the build folder) that the tests
+# matching REGEX run, or "all" when a test is handed the whole build folder or
+# names none of its programs (it may run any of them).
+targets_for() { # REGEX
+	ctest --test-dir "$BUILD" -N -V -R "$1" | sed -n 's/^[0-9]*: Test command: //p' |
+		python3 -c '
+import shlex, sys
+build = sys.argv[1].rstrip("/") + "/"
+out = set()
+for line in sys.stdin:
+    mine = [t[len(build):] for t in shlex.split(line) if t.startswith(build)]
+    if not mine or any(t == "" for t in mine):
+        print("all")
+        sys.exit(0)
+    out.update(mine)
+print(" ".join(sorted(out)) if out else "all")
+' "$BUILD"
+}
+
+build_for() { # TARGETS LOG: rebuild what the mutant's tests run ("all": everything)
+	local t=$1
+	[ "$t" = all ] && t=
+	# shellcheck disable=SC2086
+	nice ninja -C "$BUILD" -j"$JOBS" $t >"$2" 2>&1
 }
 
 # the unmutated tree must pass every test the mutants name, or a kill proves nothing
@@ -147,16 +181,25 @@ for m in "${LIST[@]}"; do
 	cp -p "$src" "$WORK/original"
 	apply_mutant "$WORK/src" "$name"
 	log=$WORK/$name.log
-	if ! nice ninja -C "$BUILD" -j"$JOBS" >"$log" 2>&1; then
+	targets=$(targets_for "$m_tests")
+	if ! build_for "$targets" "$log"; then
 		verdict="BUILD FAILED"
 		broken=$((broken + 1))
-	elif run_tests "$m_tests" "$log"; then
+	elif ! run_tests "$m_tests" "$log" --stop-on-failure; then
+		verdict=killed
+		killed=$((killed + 1))
+	elif [ "$targets" != all ] && ! build_for all "$log"; then
+		verdict="BUILD FAILED"
+		broken=$((broken + 1))
+	elif [ "$targets" != all ] && ! run_tests "$m_tests" "$log"; then
+		# caught only once everything was rebuilt: a test runs a program its
+		# command does not name (worth naming it, for speed)
+		verdict="killed (all)"
+		killed=$((killed + 1))
+	else
 		verdict=SURVIVED
 		survived=$((survived + 1))
 		SURVIVORS+=("$name: $m_describe ($m_file; tests: $m_tests)")
-	else
-		verdict=killed
-		killed=$((killed + 1))
 	fi
 	# back to the original; a fresh mtime so the next build recompiles it
 	cp "$WORK/original" "$src"
