@@ -30,11 +30,10 @@ int rcci_ms_left(uint64_t deadline)
 	return left > 86400000u ? 86400000 : (int)left;
 }
 
-int rcci_wait_fd(int fd, short events, uint64_t deadline)
+int rcci_poll_until(struct pollfd *p, unsigned n, uint64_t deadline)
 {
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = events };
-		int r = poll(&p, 1, rcci_ms_left(deadline));
+		int r = poll(p, n, rcci_ms_left(deadline));
 		if (r > 0)
 			return 0;
 		if (r == 0)
@@ -42,6 +41,12 @@ int rcci_wait_fd(int fd, short events, uint64_t deadline)
 		if (errno != EINTR)
 			return -errno;
 	}
+}
+
+int rcci_wait_fd(int fd, short events, uint64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	return rcci_poll_until(&p, 1, deadline);
 }
 
 int rcci_send_all(int fd, const void *buf, size_t len, uint64_t deadline)

@@ -6,6 +6,7 @@
 #ifndef RCC_CORE_SOCK_H
 #define RCC_CORE_SOCK_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -17,6 +18,9 @@ int rcci_ms_left(uint64_t deadline);
 /* Wait for events on fd: 0, -ETIMEDOUT or a negative errno. A deadline
  * already reached still gets one look, so a zero timeout means "if ready now". */
 int rcci_wait_fd(int fd, short events, uint64_t deadline);
+/* poll() on n descriptors until one is ready or the deadline passes (EINTR
+ * retried): 0, -ETIMEDOUT or a negative errno; p[].revents as poll() set them. */
+int rcci_poll_until(struct pollfd *p, unsigned n, uint64_t deadline);
 /* All len bytes to / from a non-blocking socket by the deadline: 0,
  * -ETIMEDOUT, -ECONNRESET (the peer closed) or a negative errno. */
 int rcci_send_all(int fd, const void *buf, size_t len, uint64_t deadline);

@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -340,15 +339,7 @@ int tcp_cq_sleep(struct rcc_cq *base, uint64_t deadline)
 	}
 	pthread_mutex_unlock(&cq->eps_lock);
 	progress_serve_timers(tctx(base->ctx));
-	for (;;) {
-		int r = poll(p, 2, rcci_ms_left(deadline));
-		if (r > 0)
-			return 0;
-		if (r == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
-			return -errno;
-	}
+	return rcci_poll_until(p, 2, deadline);
 }
 
 /* What rcc_cq_wait() sleeps on and rcc_cq_fd() returns: the set of the
