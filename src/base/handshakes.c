@@ -28,8 +28,8 @@ struct rcci_half_open {
 /* Accepts per pass, so a flood of connections cannot starve the reads. */
 #define ACCEPT_BURST 64
 
-int rcci_handshakes_init(struct rcci_handshakes *hs, int lfd, int max, int timeout_ms,
-			 rcci_msg_len_fn msg_len)
+int rcci_handshakes_listen(struct rcci_handshakes *hs, const struct sockaddr *sa, socklen_t salen,
+			   int backlog, int *port, int max, int timeout_ms, rcci_msg_len_fn msg_len)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = LISTENER };
 	int rc;
@@ -42,16 +42,20 @@ int rcci_handshakes_init(struct rcci_handshakes *hs, int lfd, int max, int timeo
 		return -ENOMEM;
 	for (int i = 0; i < max; i++)
 		hs->slot[i].fd = -1;
+	hs->lfd = rcci_sock_listen(sa, salen, backlog, port);
+	if (hs->lfd < 0) {
+		rc = hs->lfd;
+		goto err_slot;
+	}
 	hs->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (hs->epfd < 0) {
 		rc = -errno;
-		goto err_slot;
+		goto err_lfd;
 	}
-	if (epoll_ctl(hs->epfd, EPOLL_CTL_ADD, lfd, &ev)) {
+	if (epoll_ctl(hs->epfd, EPOLL_CTL_ADD, hs->lfd, &ev)) {
 		rc = -errno;
 		goto err_ep;
 	}
-	hs->lfd = lfd;
 	hs->max = max;
 	hs->timeout_ms = timeout_ms;
 	hs->msg_len = msg_len;
@@ -59,6 +63,8 @@ int rcci_handshakes_init(struct rcci_handshakes *hs, int lfd, int max, int timeo
 
 err_ep:
 	close(hs->epfd);
+err_lfd:
+	close(hs->lfd);
 err_slot:
 	free(hs->slot);
 	return rc;
@@ -79,6 +85,7 @@ void rcci_handshakes_fini(struct rcci_handshakes *hs)
 		if (hs->slot[i].fd >= 0)
 			close(hs->slot[i].fd);
 	close(hs->epfd);
+	close(hs->lfd);
 	free(hs->slot);
 	hs->slot = NULL;
 }

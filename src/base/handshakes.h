@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* How long the first message of a connection is, from the bytes so far:
  * the total length (> have while incomplete; a header's length while even the
@@ -30,7 +31,7 @@ typedef long (*rcci_msg_len_fn)(const uint8_t *buf, size_t have);
 struct rcci_half_open;
 
 struct rcci_handshakes {
-	int lfd;  /* the listening socket (not owned) */
+	int lfd;  /* the listening socket */
 	int epfd; /* epoll over lfd and every half-open socket */
 	int max;  /* bound on half-open connections */
 	int timeout_ms;
@@ -41,10 +42,14 @@ struct rcci_handshakes {
 	uint64_t dropped;  /* connections dropped (timed out, evicted, garbage) */
 };
 
-/* Set up over a non-blocking listening socket. max >= 1, timeout_ms >= 1. */
-int rcci_handshakes_init(struct rcci_handshakes *hs, int lfd, int max, int timeout_ms,
-			 rcci_msg_len_fn msg_len);
-/* Close every half-open socket and the epoll descriptor (not lfd). */
+/* Listen on sa (a non-blocking socket; *port is the port it got, as
+ * rcci_sock_listen()) with at most max half-open connections, each given
+ * timeout_ms to send its first message. max >= 1, timeout_ms >= 1. 0 or a
+ * negative errno (nothing left open). */
+int rcci_handshakes_listen(struct rcci_handshakes *hs, const struct sockaddr *sa, socklen_t salen,
+			   int backlog, int *port, int max, int timeout_ms,
+			   rcci_msg_len_fn msg_len);
+/* Close every half-open socket, the epoll descriptor and the listening socket. */
 void rcci_handshakes_fini(struct rcci_handshakes *hs);
 
 /*

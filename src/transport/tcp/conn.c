@@ -99,18 +99,9 @@ static long hello_len(const uint8_t *buf, size_t have)
 int tcp_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen, int backlog)
 {
 	struct tcp_listener *lst = (struct tcp_listener *)base;
-	int fd = rcci_sock_listen(sa, salen, backlog, &base->port);
-	int rc;
 
-	if (fd < 0)
-		return fd;
-	rc = rcci_handshakes_init(&lst->hs, fd, base->max_pending, base->handshake_ms, hello_len);
-	if (rc) {
-		close(fd);
-		return rc;
-	}
-	lst->fd = fd;
-	return 0;
+	return rcci_handshakes_listen(&lst->hs, sa, salen, backlog, &base->port, base->max_pending,
+				      base->handshake_ms, hello_len);
 }
 
 void tcp_listener_close(struct rcc_listener *base)
@@ -118,7 +109,6 @@ void tcp_listener_close(struct rcc_listener *base)
 	struct tcp_listener *lst = (struct tcp_listener *)base;
 
 	rcci_handshakes_fini(&lst->hs);
-	close(lst->fd);
 }
 
 /* The epoll descriptor over the listening socket and every half-open

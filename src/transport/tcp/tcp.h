@@ -359,8 +359,7 @@ struct tcp_ep {
 
 struct tcp_listener {
 	struct rcc_listener base;
-	int fd;
-	struct rcci_handshakes hs; /* accepted, hello not complete yet */
+	struct rcci_handshakes hs; /* the listening socket; accepted, hello not complete yet */
 };
 
 struct tcp_req {

@@ -317,7 +317,6 @@ static int cm_listen(struct rcc_listener *base, const struct sockaddr *sa, sockl
 	int one = 1, rc;
 
 	(void)salen;
-	lst->fd = -1;
 	lst->ch = new_channel();
 	if (!lst->ch)
 		return cm_err("rdma_create_event_channel");

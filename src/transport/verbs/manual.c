@@ -294,18 +294,9 @@ static int man_listen(struct rcc_listener *base, const struct sockaddr *sa, sock
 		      int backlog)
 {
 	struct verbs_listener *lst = (struct verbs_listener *)base;
-	int fd = rcci_sock_listen(sa, salen, backlog, &base->port);
-	int rc;
 
-	if (fd < 0)
-		return fd;
-	rc = rcci_handshakes_init(&lst->hs, fd, base->max_pending, base->handshake_ms, hello_len);
-	if (rc) {
-		close(fd);
-		return rc;
-	}
-	lst->fd = fd;
-	return 0;
+	return rcci_handshakes_listen(&lst->hs, sa, salen, backlog, &base->port, base->max_pending,
+				      base->handshake_ms, hello_len);
 }
 
 static void man_listener_close(struct rcc_listener *base)
@@ -313,7 +304,6 @@ static void man_listener_close(struct rcc_listener *base)
 	struct verbs_listener *lst = (struct verbs_listener *)base;
 
 	rcci_handshakes_fini(&lst->hs);
-	close(lst->fd);
 }
 
 static int man_listener_fd(const struct rcc_listener *base)

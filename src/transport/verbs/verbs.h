@@ -249,9 +249,9 @@ struct verbs_listener {
 	/* cm */
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
-	/* manual */
-	int fd;
-	struct rcci_handshakes hs; /* HELLOs in progress; its epoll fd is the listener's */
+	/* manual: the listening socket and the HELLOs in progress (its epoll
+	 * fd is the listener's) */
+	struct rcci_handshakes hs;
 };
 
 struct verbs_req {
