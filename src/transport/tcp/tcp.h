@@ -424,6 +424,8 @@ void ep_update_events(struct tcp_ep *ep);
 void ud_progress(struct tcp_ep *ep, bool by_user);
 
 /* post.c */
+/* Bytes a scatter/gather list covers (the core checked it fits). */
+uint32_t sge_sum(const struct rcc_sge *sg, int n);
 /* Fill q and its SGE slot from a receive request (key checked now). */
 void rq_wqe_fill(struct tcp_ctx *ctx, struct rq_wqe *q, struct rcc_sge *sge,
 		 const struct rcc_recv_wr *wr);

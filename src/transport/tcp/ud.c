@@ -313,28 +313,19 @@ int tcp_ud_disconnect(struct rcc_ep *base)
 	return cq_overran(ep) ? -EIO : 0;
 }
 
+/* A connected endpoint's destruction fits: CQs and progress let go, the
+ * socket closed (its shutdown means nothing to UDP), the queues freed. */
 void tcp_ud_destroy(struct rcc_ep *base)
 {
 	struct tcp_ep *ep = tep(base);
-	unsigned long long dropped = atomic_load(&ep->ud->dropped);
+	struct tcp_ud *ud = ep->ud;
+	unsigned long long dropped = atomic_load(&ud->dropped);
 
-	cq_detach(tcq(base->send_cq), ep);
-	cq_detach(tcq(base->recv_cq), ep);
-	progress_remove(ep->ctx, ep);
-	pthread_mutex_lock(&ep->rx_lock);
-	ud_link_down(ep);
-	pthread_mutex_unlock(&ep->rx_lock);
-	cq_forget_ep(tcq(base->send_cq), base);
-	cq_forget_ep(tcq(base->recv_cq), base);
-	close(ep->fd);
 	if (dropped)
-		log_debug("tcp: datagram endpoint 0x%x dropped %llu datagrams on arrival",
-			  ep->ud->id, dropped);
-	pthread_mutex_destroy(&ep->ev_lock);
-	pthread_mutex_destroy(&ep->rq_lock);
-	pthread_mutex_destroy(&ep->rx_lock);
-	pthread_mutex_destroy(&ep->tx_lock);
-	free_queues(ep);
+		log_debug("tcp: datagram endpoint 0x%x dropped %llu datagrams on arrival", ud->id,
+			  dropped);
+	tcp_ep_destroy(base);
+	free(ud);
 }
 
 /* ------------------------------------------------------------------ send */
@@ -399,14 +390,6 @@ out:
 	if (locked)
 		pthread_rwlock_unlock(&ep->ctx->mr_lock);
 	return st;
-}
-
-static uint32_t sge_sum(const struct rcc_sge *sg, int n)
-{
-	uint32_t sum = 0;
-	for (int i = 0; i < n; i++)
-		sum += sg[i].length;
-	return sum;
 }
 
 int tcp_ud_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
