@@ -767,7 +767,61 @@ static void ud_resolve_not_ud_server(void)
 	CHECK_OK(rcc_ctx_close(ctx));
 }
 
+struct accept_ud_job {
+	struct rcc_listener *lst;
+	struct rcc_cq *cq;
+	int rc;
+	char why[256];
+};
+
+static void *accept_ud_thread(void *arg)
+{
+	struct accept_ud_job *j = arg;
+	struct rcc_conn_req *req;
+	struct rcc_ep *ep = NULL;
+	struct rcc_ep_attr a = { .send_cq = j->cq, .qp_type = RCC_QP_UD };
+
+	j->rc = rcc_get_request(j->lst, TEST_TIMEOUT_MS, &req);
+	if (!j->rc)
+		j->rc = rcc_accept_req(req, &a, &ep);
+	snprintf(j->why, sizeof(j->why), "%s", rcc_last_error());
+	if (ep)
+		rcc_ep_close(ep);
+	return NULL;
+}
+
+/* An accept with RCC_QP_UD attributes is refused with words, and the client
+ * is turned away rather than left waiting. */
+static void ud_accept_refused(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_listener *lst;
+	struct rcc_ep *ep = NULL;
+	struct accept_ud_job job = { 0 };
+	pthread_t th;
+	char addr[128];
+
+	CHECK_OK(test_ctx_open(&ctx));
+	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	job.lst = lst;
+	job.cq = cq;
+	CHECK_OK(-pthread_create(&th, NULL, accept_ud_thread, &job));
+	struct rcc_ep_attr a = { .send_cq = cq };
+	int rc = rcc_connect(ctx, addr, &a, TEST_TIMEOUT_MS, &ep);
+	pthread_join(th, NULL);
+	CHECK_EQ(job.rc, -EINVAL);
+	CHECK_MSG(strstr(job.why, "rcc_ud_create"), "last error '%s'", job.why);
+	CHECK(rc < 0 && ep == NULL);
+	CHECK_OK(rcc_listener_close(lst));
+	CHECK_OK(rcc_cq_destroy(cq));
+	CHECK_OK(rcc_ctx_close(ctx));
+}
+
 TEST_MAIN(TEST(ud_pingpong_16_clients), TEST(ud_send_imm_offset0), TEST(ud_too_long_refused),
 	  TEST(ud_refusals), TEST(ud_bad_address_refused), TEST(ud_wrong_qkey_dropped),
 	  TEST(ud_longer_than_receive_dropped), TEST(ud_lifecycle), TEST(ud_resolve_answer),
-	  TEST(ud_resolve_not_ud_server))
+	  TEST(ud_resolve_not_ud_server), TEST(ud_accept_refused))
