@@ -362,9 +362,11 @@ struct rcc_ud_addr {
  * returned names that endpoint (rule 6 below: completions already in your
  * array are yours to skip).
  *
- * src is written only for a successful receive completion of an RCC_QP_UD
- * endpoint (and left as it was otherwise): the sender's address, ready for
- * rcc_ah_create() to reply without another exchange. Its Q_Key is the
+ * src is meaningful only for a successful receive completion of an
+ * RCC_QP_UD endpoint: the sender's address, ready for rcc_ah_create() to
+ * reply without another exchange. For every other completion its contents
+ * are unspecified (nothing builds an address for them, so connected
+ * endpoints pay nothing for it). Its Q_Key is the
  * receiving endpoint's own (a completion does not carry the sender's), so a
  * reply reaches senders that use the same Q_Key, as rcc endpoints do unless
  * told otherwise.
