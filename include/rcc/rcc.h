@@ -1051,11 +1051,12 @@ int rcc_srq_arm_limit(struct rcc_srq *srq, uint32_t limit);
  * U1. No connection. A peer is named by an address handle (rcc_ah_create()
  *     from the peer's struct rcc_ud_addr); nothing tells an endpoint that a
  *     peer came or went. The endpoint is RCC_EP_CONNECTED ("in service") from
- *     rcc_ud_create() until a CQ of it overruns or a receive meets memory
- *     that is not registered (RCC_EP_ERROR, with an event when events are
- *     on), or rcc_ep_disconnect() (RCC_EP_DISCONNECTED); then rule 4 holds
- *     for its own work: outstanding requests are flushed, posts fail with
- *     -ENOTCONN, and only rcc_ep_close() is left.
+ *     rcc_ud_create() until a CQ of it overruns, a request meets memory that
+ *     is not registered or a datagram is longer than the receive it meets
+ *     (RCC_EP_ERROR, with an event when events are on), or until
+ *     rcc_ep_disconnect() (RCC_EP_DISCONNECTED); then rule 4 holds for its
+ *     own work: outstanding requests are flushed, posts fail with -ENOTCONN,
+ *     and only rcc_ep_close() is left.
  *
  * U2. SEND and SEND_IMM only, each one datagram of at most rcc_ud_max_msg()
  *     bytes (verbs: the port's active MTU; tcp: RCC_UD_TCP_MAX_MSG). A
@@ -1064,13 +1065,14 @@ int rcc_srq_arm_limit(struct rcc_srq *srq, uint32_t limit);
  *
  * U3. Loss. A datagram may vanish without a trace: on the wire; at a
  *     receiver with no receive posted (no RNR wait: it is dropped, as a
- *     device drops it); when it is longer than the receive it meets (dropped
- *     and the receive stays posted, as Soft-RoCE does; some NICs complete
- *     that receive with RCC_WC_LOC_LEN_ERR instead -- post receives of
- *     rcc_ud_max_msg() bytes and neither happens); when its Q_Key is not the
- *     receiver's; when the receiver is gone. A send completion means the
- *     datagram left, never that it arrived. tcp carries datagrams over UDP
- *     (loopback included) and retransmits nothing.
+ *     device drops it); when its Q_Key is not the receiver's; when the
+ *     receiver is gone. A send completion means the datagram left, never
+ *     that it arrived. tcp carries datagrams over UDP (loopback included)
+ *     and retransmits nothing. A datagram longer than the receive it meets
+ *     is not lost quietly: that receive completes in error (tcp:
+ *     RCC_WC_LOC_LEN_ERR; Soft-RoCE: RCC_WC_LOC_QP_OP_ERR) and the endpoint
+ *     leaves service (U1), as a device moves the QP to error. Post receives
+ *     of rcc_ud_max_msg() bytes.
  *
  * U4. Order is not promised between datagrams, not even from one endpoint
  *     to one endpoint (a NIC usually keeps it; UDP across a network may

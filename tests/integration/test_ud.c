@@ -542,9 +542,11 @@ static void ud_wrong_qkey_dropped(void)
 	CHECK_OK(rcc_ctx_close(ctx));
 }
 
-/* A datagram longer than the receive it meets is dropped and the receive
- * stays posted for the next one (rule U3; what rxe and tcp do). */
-static void ud_longer_than_receive_dropped(void)
+/* A datagram one byte longer than the receive it meets is not delivered:
+ * that receive completes in error, the endpoint leaves service, the next
+ * receive is flushed and posts fail (rules U1, U3; what Soft-RoCE does, with
+ * its own status); one that fits exactly had been delivered before. */
+static void ud_longer_than_receive_fails(void)
 {
 	struct rcc_ctx *ctx;
 	struct ud_side a, b;
@@ -552,28 +554,34 @@ static void ud_longer_than_receive_dropped(void)
 	struct rcc_ah *ah = NULL;
 	struct rcc_wc w;
 
-	if (test_on_verbs())
-		SKIP_CASE("tcp", "NICs differ (some complete the receive with a length error)");
 	CHECK_OK(test_ctx_open(&ctx));
 	CHECK_OK(side_open(&a, ctx, 4, 0));
 	CHECK_OK(side_open(&b, ctx, 4, 0));
 	CHECK_OK(tbuf_alloc(&s, ctx, 512, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&r, ctx, 512, RCC_ACCESS_LOCAL_WRITE));
-	fill_pattern(s.p, 200, 3);
-	fill_pattern(s.p + 256, 100, 4);
+	fill_pattern(s.p, 101, 3);
 	CHECK_OK(ah_to(&a, &b, &ah));
-	struct rcc_sge rs = tbuf_sge(&r, 0, 100);
-	CHECK_OK(rcc_post_recv(b.ep, &rs, 1, 9));
-	struct rcc_sge s1 = tbuf_sge(&s, 0, 200), s2 = tbuf_sge(&s, 256, 100);
-	CHECK_OK(rcc_post_send_to(a.ep, ah, &s1, 1, 1, RCC_SEND_SIGNALED));
-	CHECK(stays_empty(b.cq));
-	CHECK_OK(rcc_post_send_to(a.ep, ah, &s2, 1, 2, RCC_SEND_SIGNALED));
+	struct rcc_sge r0 = tbuf_sge(&r, 0, 100), r1 = tbuf_sge(&r, 128, 100),
+		       r2 = tbuf_sge(&r, 256, 100);
+	CHECK_OK(rcc_post_recv(b.ep, &r0, 1, 8));
+	struct rcc_sge fits = tbuf_sge(&s, 0, 100), over = tbuf_sge(&s, 0, 101);
+	CHECK_OK(rcc_post_send_to(a.ep, ah, &fits, 1, 1, RCC_SEND_SIGNALED));
 	CHECK_OK(wait_one(b.cq, &w, TEST_TIMEOUT_MS));
 	CHECK_WC(w, RCC_WC_SUCCESS);
-	CHECK_EQ(w.wr_id, 9);
+	CHECK_EQ(w.wr_id, 8);
 	CHECK_EQ(w.byte_len, 100);
-	CHECK_EQ(check_pattern(r.p, 100, 4), -1);
-	CHECK_EQ(rcc_ep_state(b.ep), RCC_EP_CONNECTED);
+	CHECK_EQ(check_pattern(r.p, 100, 3), -1);
+	CHECK_OK(rcc_post_recv(b.ep, &r1, 1, 9));
+	CHECK_OK(rcc_post_recv(b.ep, &r2, 1, 10));
+	CHECK_OK(rcc_post_send_to(a.ep, ah, &over, 1, 2, RCC_SEND_SIGNALED));
+	CHECK_OK(wait_one(b.cq, &w, TEST_TIMEOUT_MS));
+	CHECK_EQ(w.wr_id, 9);
+	CHECK_MSG(w.status == RCC_WC_LOC_LEN_ERR || w.status == RCC_WC_LOC_QP_OP_ERR,
+		  "the receive completed '%s'", rcc_wc_status_str(w.status));
+	CHECK_EQ(rcc_ep_state(b.ep), RCC_EP_ERROR);
+	EXPECT_STATUS(b.cq, 10, RCC_WC_WR_FLUSH_ERR);
+	CHECK_EQ(rcc_post_recv(b.ep, &r1, 1, 11), -ENOTCONN);
+	CHECK_EQ(rcc_ep_state(a.ep), RCC_EP_CONNECTED); /* the sender knows nothing of it */
 	CHECK_OK(rcc_ah_destroy(ah));
 	tbuf_free(&s);
 	tbuf_free(&r);
@@ -823,5 +831,5 @@ static void ud_accept_refused(void)
 
 TEST_MAIN(TEST(ud_pingpong_16_clients), TEST(ud_send_imm_offset0), TEST(ud_too_long_refused),
 	  TEST(ud_refusals), TEST(ud_bad_address_refused), TEST(ud_wrong_qkey_dropped),
-	  TEST(ud_longer_than_receive_dropped), TEST(ud_lifecycle), TEST(ud_resolve_answer),
+	  TEST(ud_longer_than_receive_fails), TEST(ud_lifecycle), TEST(ud_resolve_answer),
 	  TEST(ud_resolve_not_ud_server), TEST(ud_accept_refused))

@@ -7,14 +7,17 @@
  *    later completion is polled (rule 2);
  *  - an arriving datagram is read straight into the oldest posted receive
  *    (header into our own bytes, payload into the receive's buffers). It is
- *    dropped, the receive staying posted, when the header is malformed, the
- *    destination id or Q_Key is not ours, or it is longer than the receive
- *    (what rxe does); with no receive posted it is read and dropped at once
- *    (no RNR on UD): the socket's buffer never holds datagrams for a receive
- *    posted later, so a program cannot come to rely on that;
- *  - a receive or send naming memory that is not registered completes in
- *    error and the endpoint leaves service (RCC_EP_ERROR), as a device moves
- *    the QP to its error state.
+ *    dropped, the receive staying posted, when the header is malformed or
+ *    the destination id or Q_Key is not ours; with no receive posted it is
+ *    read and dropped at once (no RNR on UD): the socket's buffer never
+ *    holds datagrams for a receive posted later, so a program cannot come
+ *    to rely on that;
+ *  - a datagram longer than the receive it meets completes that receive
+ *    with RCC_WC_LOC_LEN_ERR, and a receive or send naming memory that is
+ *    not registered in error too; the endpoint then leaves service
+ *    (RCC_EP_ERROR), as a device moves the QP to its error state (Soft-RoCE
+ *    on Debian's 6.1 does exactly that for a datagram too long, with
+ *    LOC_QP_OP_ERR).
  * Same-host peers use UDP over loopback: no shared memory here.
  */
 #include <errno.h>
@@ -549,8 +552,9 @@ static int receive_one(struct tcp_ep *ep)
 		return -1;
 	}
 	if (h.len > q.total) {
-		drop(ep, "longer than the receive (which stays posted)");
-		return 1;
+		ud_fail(ep, RCC_EP_ERROR, RCC_WC_LOC_LEN_ERR,
+			"a datagram longer than the receive it met");
+		return -1;
 	}
 	struct rcc_wc wc = {
 		.wr_id = q.wr_id,
