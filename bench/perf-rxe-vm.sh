@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # perf-rxe-vm.sh -- the part of bench/perf-rxe.sh that runs INSIDE the Soft-RoCE VM
 # (from the repo root): rcc-perf on the verbs transport and perftest side by side,
-# test by test, at 2 B and 64 KiB (atomics: 8 B), and appends every figure to
-# $PERF_OUT/raw.tsv as "rep tool test size metric value".
+# test by test, at 2 B and 64 KiB (atomics: 8 B; datagrams, -c UD: 2 B and 1 KiB,
+# the port's MTU), and appends every figure to $PERF_OUT/raw.tsv as
+# "rep tool test size metric value".
 #   env: PERF_RCC (rcc-perf binary), PERF_OUT (folder, shared with the host),
 #        PERF_REPS [3], PERF_QUICK [0]; RXE_IP and RXE_GID_IDX from the VM.
 # Both tools: server pinned to vCPU 0, client to vCPU 1, TCP bring-up (perftest's
@@ -67,12 +68,12 @@ pair() {
 }
 why() { tail -n 3 "$WORK/cli.log" | tr '\n' ' ' | cut -c1-300; }
 
-# rcc-perf KIND TEST SIZE ITERS
+# rcc-perf KIND TEST SIZE ITERS [LABEL [CLIENT EXTRA]]
 run_rcc() {
-	local kind=$1 t=$2 s=$3 n=$4 csv=$WORK/rcc.csv
+	local kind=$1 t=$2 s=$3 n=$4 label=${5:-$2} extra=${6:-} csv=$WORK/rcc.csv
 	local common="-T verbs --bringup manual -x $GID -p $PORT"
 	if pair "$RCC $common --quiet --accept-timeout 60" \
-		"$RCC $common $IP --quiet --$kind --test $t -s $s -n $n --csv $csv"; then
+		"$RCC $common $IP --quiet --$kind --test $t -s $s -n $n $extra --csv $csv"; then
 		awk -F, -v t="$t" -v k="$kind" -v s="$s" '
 			NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
 			$1 == t && $2 == k && $3 == s {
@@ -81,14 +82,14 @@ run_rcc() {
 			>"$WORK/fig"
 		read -r a b <"$WORK/fig"
 		if [ "$kind" = lat ]; then
-			rec rcc-perf "${t}_lat" "$s" t_typical_us "${a:-}"
-			rec rcc-perf "${t}_lat" "$s" t_avg_us "${b:-}"
+			rec rcc-perf "${label}_lat" "$s" t_typical_us "${a:-}"
+			rec rcc-perf "${label}_lat" "$s" t_avg_us "${b:-}"
 		else
-			rec rcc-perf "${t}_bw" "$s" bw_avg_MBps "${a:-}"
-			rec rcc-perf "${t}_bw" "$s" msg_rate_Mpps "${b:-}"
+			rec rcc-perf "${label}_bw" "$s" bw_avg_MBps "${a:-}"
+			rec rcc-perf "${label}_bw" "$s" msg_rate_Mpps "${b:-}"
 		fi
 	else
-		fail "rcc-perf $kind $t $s: $(why)"
+		fail "rcc-perf $kind $t $s $extra: $(why)"
 	fi
 }
 
@@ -139,8 +140,20 @@ point() { # kind test perftest-binary size iters [perftest extra]
 	fi
 }
 
+# datagrams: send over UD endpoints, rcc-perf -c UD beside ib_send_{lat,bw} -c UD
+point_ud() { # kind size iters
+	local kind=$1 s=$2 n=$3
+	if ((REP % 2)); then
+		run_rcc "$kind" send "$s" "$n" send_ud "-c UD"
+		run_perftest "ib_send_$kind" "$kind" "send_ud_$kind" "$s" "$n" -c UD
+	else
+		run_perftest "ib_send_$kind" "$kind" "send_ud_$kind" "$s" "$n" -c UD
+		run_rcc "$kind" send "$s" "$n" send_ud "-c UD"
+	fi
+}
+
 [ -x "$RCC" ] || { echo "no rcc-perf at $RCC" >&2; exit 2; }
-for b in ib_send_lat ib_write_lat ib_read_lat ib_atomic_lat ib_write_bw ib_read_bw; do
+for b in ib_send_lat ib_send_bw ib_write_lat ib_read_lat ib_atomic_lat ib_write_bw ib_read_bw; do
 	command -v $b >/dev/null || { echo "missing $b in the VM" >&2; exit 2; }
 done
 lat_n=1000 bw_small=5000 bw_big=2000
@@ -162,6 +175,11 @@ for ((REP = 1; REP <= REPS; REP++)); do
 		# the same outstanding READ limit for both (rcc-perf's default)
 		point bw write ib_write_bw "$s" $n
 		point bw read ib_read_bw "$s" $n -o 16
+	done
+	for s in 2 1024; do
+		log "rep $REP/$REPS: datagrams (-c UD), $s B"
+		point_ud lat "$s" $lat_n
+		point_ud bw "$s" $bw_small
 	done
 done
 log "measured in $((SECONDS - T0)) s"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # perf-rxe.sh -- rcc-perf on the verbs transport against perftest (ib_send_lat,
-# ib_write_lat, ib_read_lat, ib_atomic_lat, ib_write_bw, ib_read_bw) on Soft-RoCE,
+# ib_write_lat, ib_read_lat, ib_atomic_lat, ib_write_bw, ib_read_bw; and over
+# datagram endpoints rcc-perf -c UD against ib_send_lat -c UD and ib_send_bw -c UD,
+# at 2 B and 1 KiB) on Soft-RoCE,
 # at 2 B and 64 KiB, in ONE boot of the project's VM (tests/rxe/vm/run-in-vm), and
 # prints a table of ratios with the target: within 5% of perftest for the latency
 # median (t_typical) and the average bandwidth (judged on MsgRate, the same ratio at

@@ -11,6 +11,9 @@
 # and its tests stop at the first failure; a mutant that survives that is
 # rebuilt whole and tested again before it counts as a survivor, so a program
 # a script finds by itself can never make a fault look uncaught.
+# A fault in code only the verbs transport runs names its tests "vm:REGEX":
+# those test binaries then run on verbs in the Soft-RoCE VM (tests/rxe), and
+# with RCC_SKIP_RXE=1 such mutants are skipped (counted apart, never killed).
 #
 # Usage: scripts/mutate.sh [--check] [NAME...]
 #   NAME     run only these mutants (file names without .mutant)
@@ -19,7 +22,7 @@
 #   RCC_MUTATE_DIR   scratch directory (default build-mutate/ in the repository;
 #                    wiped and refilled from the working tree on every run)
 #   RCC_TEST_JOBS    ctest parallelism (default 2)
-# Exit status: 0 every mutant killed; 1 a mutant survived; 2 a mutant is stale
+# Exit status: 0 every mutant killed (or skipped); 1 a mutant survived; 2 a mutant is stale
 # (search string not found or not unique, regex matches no test), does not
 # build, or the unmutated tree fails its own tests.
 set -euo pipefail
@@ -114,11 +117,14 @@ BUILD=$WORK/build
 cmake -S "$WORK/src" -B "$BUILD" -G Ninja "${RCC_OPTION_DEFAULTS[@]}" "${TEST_CONFIG[@]}" \
 	>"$WORK/configure.log" || { cat "$WORK/configure.log"; fail "configure of the scratch copy failed"; }
 
+# "vm:REGEX": the tests run in the Soft-RoCE VM; the regex is ctest's all the same
+is_vm() { [[ $m_tests == vm:* ]]; }
+regex() { printf '%s' "${m_tests#vm:}"; }
 # every regex must name at least one test (ctest -R matching nothing would "pass")
 for m in "${LIST[@]}"; do
 	name=$(basename "$m" .mutant)
 	read_mutant "$m"
-	n=$(ctest --test-dir "$BUILD" -N -R "$m_tests" | sed -n 's/^Total Tests: //p')
+	n=$(ctest --test-dir "$BUILD" -N -R "$(regex)" | sed -n 's/^Total Tests: //p')
 	[ "${n:-0}" -gt 0 ] || { echo "mutant $name: tests regex '$m_tests' matches no test" >&2; stale=1; }
 done
 ((stale == 0)) || fail "mutants name tests that do not exist (see above)"
@@ -162,30 +168,72 @@ build_for() { # TARGETS LOG: rebuild what the mutant's tests run ("all": everyth
 	nice ninja -C "$BUILD" -j"$JOBS" $t >"$2" 2>&1
 }
 
+# The VM's side: every test binary REGEX names runs on verbs (both bring-ups),
+# as tests/rxe/suites/10-integration.sh runs it. The scratch folder is the VM's
+# share, so the binaries are reached under build/.
+VM_OK=1
+[ "${RCC_SKIP_RXE:-0}" = 1 ] && VM_OK=0
+run_vm_tests() { # REGEX LOG: 0 when every matching binary passed in the VM
+	local bins=() t rel
+	while IFS= read -r t; do
+		rel=$(find "$BUILD/tests" -type f -perm -u+x -name "$t" -print -quit)
+		[ -n "$rel" ] && bins+=("${rel#"$WORK"/}")
+	done < <(ctest --test-dir "$BUILD" -N -R "$1" | sed -n 's/^ *Test *#[0-9]*: \(.*\)$/\1/p')
+	((${#bins[@]})) || { echo "no test binary for '$1'" >"$2"; return 1; }
+	RCC_RXE_TIMEOUT=${RCC_RXE_TIMEOUT:-600} tests/rxe/vm/run-in-vm "$WORK" \
+		"for b in cm manual; do for t in ${bins[*]}; do RCC_TEST_TRANSPORT=verbs \
+		RCC_TEST_ADDR=\$RXE_IP RCC_TEST_BRINGUP=\$b RCC_TEST_REQUIRE=verbs \
+		timeout 300 \$t || exit 1; done; done" >"$2" 2>&1
+}
+
 # the unmutated tree must pass every test the mutants name, or a kill proves nothing
-regex_all=$(for m in "${LIST[@]}"; do read_mutant "$m"; printf '%s|' "$m_tests"; done)
+regex_all= regex_vm=
+for m in "${LIST[@]}"; do
+	read_mutant "$m"
+	if is_vm; then regex_vm+="$(regex)|"; else regex_all+="$(regex)|"; fi
+done
 regex_all=${regex_all%|}
+regex_vm=${regex_vm%|}
 say "baseline: the unmutated copy passes the targeted tests"
-run_tests "$regex_all" "$WORK/baseline.log" ||
-	{ tail -n 60 "$WORK/baseline.log"; fail "the unmutated tree fails its tests: fix that first"; }
+if [ -n "$regex_all" ]; then
+	run_tests "$regex_all" "$WORK/baseline.log" ||
+		{ tail -n 60 "$WORK/baseline.log"; fail "the unmutated tree fails its tests: fix that first"; }
+fi
+if [ -n "$regex_vm" ] && ((VM_OK)); then
+	run_vm_tests "$regex_vm" "$WORK/baseline-vm.log" ||
+		{ tail -n 60 "$WORK/baseline-vm.log"; fail "the unmutated tree fails its tests in the VM"; }
+fi
 
 # --- the mutants -----------------------------------------------------------------------
-killed=0 survived=0 broken=0
+killed=0 survived=0 broken=0 skipped=0
 SURVIVORS=()
 say "mutants (${#LIST[@]})"
 for m in "${LIST[@]}"; do
 	name=$(basename "$m" .mutant)
 	read_mutant "$m"
 	t0=$SECONDS
+	if is_vm && ! ((VM_OK)); then
+		skipped=$((skipped + 1))
+		printf '  %-32s %-12s %4ss  %s\n' "$name" "skipped" 0 "$m_describe (RCC_SKIP_RXE=1)"
+		continue
+	fi
 	src=$WORK/src/$m_file
 	cp -p "$src" "$WORK/original"
 	apply_mutant "$WORK/src" "$name"
 	log=$WORK/$name.log
-	targets=$(targets_for "$m_tests")
+	if is_vm; then
+		# the VM runs the binaries the regex names, whatever their commands say
+		targets=all
+	else
+		targets=$(targets_for "$m_tests")
+	fi
 	if ! build_for "$targets" "$log"; then
 		verdict="BUILD FAILED"
 		broken=$((broken + 1))
-	elif ! run_tests "$m_tests" "$log" --stop-on-failure; then
+	elif is_vm && ! run_vm_tests "$(regex)" "$log"; then
+		verdict=killed
+		killed=$((killed + 1))
+	elif ! is_vm && ! run_tests "$m_tests" "$log" --stop-on-failure; then
 		verdict=killed
 		killed=$((killed + 1))
 	elif [ "$targets" != all ] && ! build_for all "$log"; then
@@ -210,8 +258,9 @@ done
 nice ninja -C "$BUILD" -j"$JOBS" >/dev/null
 
 total=$((killed + survived + broken))
+((total)) || total=1
 say "mutation run: $killed of $total killed ($((100 * killed / total))%), $survived survived," \
-	"$broken did not build, in $((SECONDS - T0)) s (logs in $WORK)"
+	"$broken did not build, $skipped skipped (VM), in $((SECONDS - T0)) s (logs in $WORK)"
 if ((survived)); then
 	echo "survivors (each one is a missing test):"
 	printf '  %s\n' "${SURVIVORS[@]}"

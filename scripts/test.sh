@@ -84,6 +84,7 @@ run_valgrind() {
 	# the integration tests on the socket (tcp) and on same-host shared memory (shm)
 	for t in build/tests/unit/test_* "${integ[@]/%/:tcp}" "${integ[@]/%/:shm}" \
 		build/tests/integration/test_srq:tcp build/tests/integration/test_uc:tcp \
+		build/tests/integration/test_ud:tcp \
 		build/tests/integration/test_shm:shm build/tests/bootstrap/test_bootstrap; do
 		tr=tcp
 		[[ $t == *:* ]] && tr=${t##*:} && t=${t%:*}
@@ -105,7 +106,7 @@ step "hot-path instructions (bench/overhead.sh, quick)" env QUICK=1 ./bench/over
 # --- fuzzing ----------------------------------------------------------------------------
 run_fuzzers() {
 	local t corpus
-	for t in wire stream escape boot shm; do
+	for t in wire stream escape boot shm ud; do
 		corpus=$(mktemp -d)
 		cp tests/fuzz/corpus/$t/* "$corpus"/
 		printf '  fuzz_%s for %ss\n' "$t" "$FUZZ_SECONDS"
@@ -117,7 +118,7 @@ run_fuzzers() {
 }
 if [ "$FUZZ_SECONDS" != 0 ]; then
 	step "fuzz build (build-fuzz/, clang)" eval 'CC=clang configure build-fuzz -DRCC_FUZZ=ON \
-		-DRCC_BUILD_TOOLS=OFF -DRCC_BUILD_EXAMPLES=OFF && NINJA_FLAGS="fuzz_wire fuzz_stream fuzz_escape fuzz_boot fuzz_shm" build build-fuzz'
+		-DRCC_BUILD_TOOLS=OFF -DRCC_BUILD_EXAMPLES=OFF && NINJA_FLAGS="fuzz_wire fuzz_stream fuzz_escape fuzz_boot fuzz_shm fuzz_ud" build build-fuzz'
 	step "fuzzers (${FUZZ_SECONDS}s each)" run_fuzzers
 fi
 

@@ -56,6 +56,7 @@ struct rcc_ep;
 struct rcc_listener;
 struct rcc_conn_req;
 struct rcc_srq;
+struct rcc_ah;
 
 /* ------------------------------------------------------------------------ */
 /* Status and logging                                                        */
@@ -73,10 +74,12 @@ const char *rcc_strerror(int status);
  * connect or start something (contexts, regions, CQs, listeners, endpoints,
  * session clients and servers); each one forgets the previous text when it
  * starts, so read it right after the failure, before the next such call on
- * the same thread. Posting, polling and getters never touch it, with two
+ * the same thread. Posting, polling and getters never touch it, with these
  * exceptions that say why a post was refused: a receive posted to an
- * endpoint that takes its receives from a shared receive queue, and a READ or
- * atomic posted to an RCC_QP_UC endpoint (both -EINVAL). Never NULL;
+ * endpoint that takes its receives from a shared receive queue, a READ or
+ * atomic posted to an RCC_QP_UC endpoint (both -EINVAL), and a send an
+ * RCC_QP_UD endpoint cannot carry (-EINVAL: not a SEND or SEND_IMM, or no
+ * address handle; -EMSGSIZE: longer than rcc_ud_max_msg()). Never NULL;
  * the text belongs to the thread, is escaped like a log message and stays
  * valid until the thread's next set-up call. Never blocks.
  */
@@ -176,8 +179,8 @@ struct rcc_ctx_attr {
  * that device or the same error as RCC_TRANSPORT_VERBS, never a silent tcp. */
 int rcc_ctx_open(const struct rcc_ctx_attr *attr, struct rcc_ctx **ctx);
 
-/* Close a context. Fails with -EBUSY while any MR, CQ, endpoint or listener
- * created from it is still open. */
+/* Close a context. Fails with -EBUSY while any MR, CQ, endpoint, listener,
+ * SRQ or address handle created from it is still open. */
 int rcc_ctx_close(struct rcc_ctx *ctx);
 
 /* The transport actually in use (never RCC_TRANSPORT_AUTO). */
@@ -337,11 +340,36 @@ enum rcc_wc_flags {
 };
 
 /*
+ * The address of a datagram (RCC_QP_UD) endpoint: what a peer needs to send
+ * to it (rcc_ah_create()). A fixed-size opaque blob, the same size on every
+ * transport and meant to be copied as it is -- into private data, a file, a
+ * message of your own (it holds no pointer and no byte-order dependence).
+ * What is inside depends on the transport (verbs: GID, LID, SL, QP number,
+ * Q_Key; tcp: the endpoint's UDP address, its endpoint id and Q_Key), behind
+ * a tag and a check byte: a blob of another transport, of another rcc
+ * version, or damaged is refused (-EINVAL) wherever one is taken, never
+ * trusted. See rcc_ud_addr(), rcc_ud_addr_str() and docs/ud.md.
+ */
+#define RCC_UD_ADDR_SIZE 32
+struct rcc_ud_addr {
+	uint8_t bytes[RCC_UD_ADDR_SIZE];
+};
+
+/*
  * One completion. opcode, byte_len, imm_data and wc_flags are meaningful only
  * when status is RCC_WC_SUCCESS (as with verbs). ep names the endpoint the
  * work request was posted on; no completion polled after rcc_ep_close() has
  * returned names that endpoint (rule 6 below: completions already in your
  * array are yours to skip).
+ *
+ * src is meaningful only for a successful receive completion of an
+ * RCC_QP_UD endpoint: the sender's address, ready for rcc_ah_create() to
+ * reply without another exchange. For every other completion its contents
+ * are unspecified (nothing builds an address for them, so connected
+ * endpoints pay nothing for it). Its Q_Key is the
+ * receiving endpoint's own (a completion does not carry the sender's), so a
+ * reply reaches senders that use the same Q_Key, as rcc endpoints do unless
+ * told otherwise.
  */
 struct rcc_wc {
 	uint64_t wr_id;
@@ -352,6 +380,7 @@ struct rcc_wc {
 	uint32_t imm_data; /* host byte order */
 	uint32_t wc_flags;
 	uint32_t vendor_err;
+	struct rcc_ud_addr src; /* RCC_QP_UD receives only */
 };
 
 /*
@@ -431,6 +460,9 @@ const char *rcc_wc_opcode_str(enum rcc_wc_opcode opcode);
 /*
  * The kind of queue pair behind an endpoint. Both sides of a connection must
  * choose the same kind (verbs QPs of different kinds cannot talk).
+ *  - RCC_QP_UD, unreliable datagram: not connected at all; made by
+ *    rcc_ud_create() (rcc_connect() and the accepts refuse it with -EINVAL)
+ *    and described in "Datagram endpoints" below.
  *  - RCC_QP_RC, reliable connected (the default): every operation.
  *  - RCC_QP_UC, unreliable connected: SEND, SEND_IMM, WRITE and WRITE_IMM
  *    only; READ, CAS and FADD are refused at post with -EINVAL (and
@@ -446,6 +478,7 @@ const char *rcc_wc_opcode_str(enum rcc_wc_opcode opcode);
 enum rcc_qp_type {
 	RCC_QP_RC = 0,
 	RCC_QP_UC,
+	RCC_QP_UD,
 };
 
 struct rcc_ep_attr {
@@ -489,8 +522,14 @@ struct rcc_ep_attr {
 	 * or accepting), and so is rcc_post_recv() on the endpoint. The SRQ must
 	 * outlive the endpoint. NULL: a receive queue of its own. */
 	struct rcc_srq *srq;
-	/* RCC_QP_RC (0, the default) or RCC_QP_UC; anything else -EINVAL. */
+	/* RCC_QP_RC (0, the default) or RCC_QP_UC for rcc_connect() and the
+	 * accepts; RCC_QP_UD for rcc_ud_create(); anything else -EINVAL. */
 	enum rcc_qp_type qp_type;
+	/* RCC_QP_UD only (ignored otherwise): the Q_Key a datagram must carry
+	 * to be delivered to this endpoint, and the one its address hands to
+	 * senders. 0: RCC_UD_DEFAULT_QKEY. Bit 31 must be clear (-EINVAL):
+	 * verbs reserves Q_Keys with it set. */
+	uint32_t qkey;
 };
 #define RCC_DEFAULT_PEER_TIMEOUT_MS 10000u
 #define RCC_MIN_PEER_TIMEOUT_MS 100u
@@ -681,7 +720,8 @@ enum rcc_ep_state rcc_ep_state(const struct rcc_ep *ep);
 
 /*
  * The path the endpoint's bytes take: "shm" (tcp transport, same-host
- * shared memory), "tcp" (tcp transport over the kernel's TCP) or "verbs".
+ * shared memory), "tcp" (tcp transport over the kernel's TCP), "udp" (an
+ * RCC_QP_UD endpoint of the tcp transport) or "verbs".
  * ep: an endpoint that is connected or was (a NULL ep or one still
  * connecting gives "tcp" or "verbs" by its context, NULL ep gives "none").
  * Returns a static string, never NULL, valid for the life of the program.
@@ -760,7 +800,7 @@ int rcc_ctx_event_fd(struct rcc_ctx *ctx);
 const void *rcc_ep_private_data(const struct rcc_ep *ep, size_t *len);
 /* Largest payload that may be posted with RCC_SEND_INLINE. */
 uint32_t rcc_ep_max_inline(const struct rcc_ep *ep);
-/* The peer's address as "ip:port". */
+/* The peer's address as "ip:port" ("" for an RCC_QP_UD endpoint: it has none). */
 const char *rcc_ep_peer(const struct rcc_ep *ep);
 struct rcc_cq *rcc_ep_send_cq(const struct rcc_ep *ep);
 struct rcc_cq *rcc_ep_recv_cq(const struct rcc_ep *ep);
@@ -871,6 +911,9 @@ struct rcc_send_wr {
 	uint32_t rkey;
 	uint64_t compare_add; /* CAS: compare value; FADD: value to add */
 	uint64_t swap;        /* CAS: new value */
+	/* RCC_QP_UD: where the datagram goes (required, of the endpoint's
+	 * context), as ibv_send_wr.wr.ud; ignored by connected endpoints. */
+	struct rcc_ah *ah;
 };
 
 struct rcc_recv_wr {
@@ -889,7 +932,11 @@ struct rcc_recv_wr {
  */
 int rcc_post_send_list(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
 /* READ, CAS and FADD on an RCC_QP_UC endpoint: -EINVAL, explained by
- * rcc_last_error(); the requests before it in the list are posted.
+ * rcc_last_error(); the requests before it in the list are posted. On an
+ * RCC_QP_UD endpoint: anything but SEND and SEND_IMM, or a request without
+ * an address handle (or with one of another context), is -EINVAL; a request
+ * longer than rcc_ud_max_msg() is -EMSGSIZE; both explained by
+ * rcc_last_error(), nothing of that request sent, those before it posted.
  * An endpoint created with an SRQ (rcc_ep_attr.srq) has no receive queue
  * of its own: posting a receive to it fails with -EINVAL, and
  * rcc_last_error() says to post to the SRQ (rcc_srq_post_recv()). */
@@ -992,6 +1039,167 @@ int rcc_srq_post_recv(struct rcc_srq *srq, const struct rcc_sge *sge, int num_sg
  * blocks. Thread-safe.
  */
 int rcc_srq_arm_limit(struct rcc_srq *srq, uint32_t limit);
+
+/* ------------------------------------------------------------------------ */
+/* Datagram endpoints (UD)                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An RCC_QP_UD endpoint is an unconnected queue pair: one endpoint sends to
+ * and receives from any number of peers, each datagram on its own. The rules
+ * below hold on every transport (docs/ud.md says how each keeps them); rules
+ * 1, 2, 3 and 6 of "Posting work" hold as for connected endpoints.
+ *
+ * U1. No connection. A peer is named by an address handle (rcc_ah_create()
+ *     from the peer's struct rcc_ud_addr); nothing tells an endpoint that a
+ *     peer came or went. The endpoint is RCC_EP_CONNECTED ("in service") from
+ *     rcc_ud_create() until a CQ of it overruns, a request meets memory that
+ *     is not registered or a datagram is longer than the receive it meets
+ *     (RCC_EP_ERROR, with an event when events are on), or until
+ *     rcc_ep_disconnect() (RCC_EP_DISCONNECTED); then rule 4 holds for its
+ *     own work: outstanding requests are flushed, posts fail with -ENOTCONN,
+ *     and only rcc_ep_close() is left.
+ *
+ * U2. SEND and SEND_IMM only, each one datagram of at most rcc_ud_max_msg()
+ *     bytes (verbs: the port's active MTU; tcp: RCC_UD_TCP_MAX_MSG). A
+ *     longer one is refused at post with -EMSGSIZE (a device would drop it
+ *     without a word); WRITE, READ and atomics with -EINVAL.
+ *
+ * U3. Loss. A datagram may vanish without a trace: on the wire; at a
+ *     receiver with no receive posted (no RNR wait: it is dropped, as a
+ *     device drops it); when its Q_Key is not the receiver's; when the
+ *     receiver is gone. A send completion means the datagram left, never
+ *     that it arrived. tcp carries datagrams over UDP (loopback included)
+ *     and retransmits nothing. A datagram longer than the receive it meets
+ *     is not lost quietly: that receive completes in error (tcp:
+ *     RCC_WC_LOC_LEN_ERR; Soft-RoCE: RCC_WC_LOC_QP_OP_ERR) and the endpoint
+ *     leaves service (U1), as a device moves the QP to error. Post receives
+ *     of rcc_ud_max_msg() bytes.
+ *
+ * U4. Order is not promised between datagrams, not even from one endpoint
+ *     to one endpoint (a NIC usually keeps it; UDP across a network may
+ *     not). Send completions of an endpoint come in posting order, and each
+ *     datagram that arrives takes the oldest posted receive.
+ *
+ * U5. A receive gets the payload at offset 0 of its buffers on every
+ *     transport (verbs' 40-byte GRH lands in rcc's own memory, never in
+ *     yours), byte_len is the payload's length, and wc.src names the sender.
+ */
+
+/* The Q_Key of an endpoint whose rcc_ep_attr.qkey is 0. */
+#define RCC_UD_DEFAULT_QKEY 0x52434355u
+/* rcc_ud_max_msg() on the tcp transport: a UDP datagram carries it anywhere. */
+#define RCC_UD_TCP_MAX_MSG 4096u
+
+/*
+ * Create a datagram endpoint of ctx. attr->qp_type must be RCC_QP_UD. Used:
+ * send_cq (required), recv_cq, sq_depth, rq_depth, max_send_sge,
+ * max_recv_sge, max_inline, sig_all, context, qkey and the initial receives
+ * (posted before this returns); srq must be NULL and private_data_len 0
+ * (-EINVAL: a UD endpoint takes no SRQ and carries no private data); the
+ * connection fields (retries, timers, peer timeout, READ/atomic depth) are
+ * ignored. Returns 0 and sets *ep (RCC_EP_CONNECTED: ready to post at once),
+ * -EINVAL (a NULL argument, a bad attribute -- rcc_last_error() says
+ * which), -ENOMEM, or the transport's error (tcp: the UDP socket's, e.g.
+ * -EMFILE). Does not block. Thread-safe. *ep is the caller's until
+ * rcc_ep_close(); its CQs must outlive it.
+ */
+int rcc_ud_create(struct rcc_ctx *ctx, const struct rcc_ep_attr *attr, struct rcc_ep **ep);
+
+/*
+ * The largest payload one datagram of ep may carry (rule U2): verbs: the
+ * active MTU of the context's port (256..4096); tcp: RCC_UD_TCP_MAX_MSG.
+ * 0 when ep is NULL or not an RCC_QP_UD endpoint. Never blocks; fixed for
+ * the endpoint's life.
+ */
+uint32_t rcc_ud_max_msg(const struct rcc_ep *ep);
+
+/*
+ * ep's own address, for peers to send to (give it to them out of band, or
+ * with rcc_ud_resolve() / rcc_ud_answer()). tcp: the host part is the first
+ * IPv4 address of an interface that is up and not loopback (else the first
+ * global IPv6 address, else 127.0.0.1); the endpoint receives on every
+ * address of the host, and the exchange helpers put the address the peer
+ * reached instead. Returns 0 and fills *addr, or -EINVAL (NULL, or ep is
+ * not an RCC_QP_UD endpoint). Never blocks; thread-safe.
+ */
+int rcc_ud_addr(const struct rcc_ep *ep, struct rcc_ud_addr *addr);
+
+/*
+ * addr in words, for logs and tools: "verbs gid ::ffff:10.0.0.1 lid 0 sl 0
+ * qpn 0x11 qkey 0x52434355", "tcp 10.0.0.1:40211 ep 0x8a2f qkey
+ * 0x52434355". At most len - 1 characters and a NUL (cut when buf is
+ * short). Returns the length of the whole text (as snprintf), or -EINVAL
+ * when addr is not a well-formed address (nothing is written but buf[0] =
+ * '\0' when len > 0) or buf is NULL with len > 0. Never blocks; thread-safe.
+ */
+int rcc_ud_addr_str(const struct rcc_ud_addr *addr, char *buf, size_t len);
+
+/*
+ * An address handle: where datagrams go (rcc_send_wr.ah, rcc_post_send_to()).
+ * addr is a peer's address -- from the peer, or a receive completion's
+ * wc.src -- and is checked, never trusted: -EINVAL (rcc_last_error() says
+ * why) when it is malformed or of another transport, -EAFNOSUPPORT (tcp)
+ * when this host cannot reach its address family, otherwise 0 and *ah. The
+ * handle may be used on every RCC_QP_UD endpoint of ep's context (as a verbs
+ * AH belongs to the protection domain). Does not block (verbs: the device
+ * may take a system call). Thread-safe. *ah is the caller's until
+ * rcc_ah_destroy(); the context cannot be closed while it exists (-EBUSY).
+ */
+int rcc_ah_create(struct rcc_ep *ep, const struct rcc_ud_addr *addr, struct rcc_ah **ah);
+
+/*
+ * Destroy an address handle. As on verbs, keep it until every send posted
+ * with it has completed (its completion, or a later one of the same
+ * endpoint, was returned by a poll); rcc does not check that. Returns 0, or
+ * -EINVAL for NULL. Does not block. Call it once no other thread uses ah.
+ */
+int rcc_ah_destroy(struct rcc_ah *ah);
+
+/*
+ * Post one SEND (one SEND_IMM) datagram to ah on the RCC_QP_UD endpoint ep:
+ * rcc_post_send_list() with one request whose ah is set. flags are enum
+ * rcc_send_flags. Returns 0; -EINVAL when ep is not a UD endpoint or ah is
+ * NULL or of another context; -EMSGSIZE beyond rcc_ud_max_msg(ep); -ENOMEM
+ * when the send queue is full; -ENOTCONN out of service. Never blocks.
+ */
+int rcc_post_send_to(struct rcc_ep *ep, struct rcc_ah *ah, const struct rcc_sge *sge, int num_sge,
+		     uint64_t wr_id, unsigned flags);
+int rcc_post_send_to_imm(struct rcc_ep *ep, struct rcc_ah *ah, const struct rcc_sge *sge,
+			 int num_sge, uint32_t imm, uint64_t wr_id, unsigned flags);
+
+/*
+ * Exchange addresses with a server that calls rcc_ud_answer(): the client
+ * asks the listener at addr ("host:port", as rcc_connect()) with ud_ep's
+ * address as connect private data, the server turns the request down with
+ * its own endpoint's address as reject private data, and nothing stays
+ * connected. On the tcp transport the host part of the server's address is
+ * replaced by the address this call reached it at. Blocks up to timeout_ms
+ * (-1: no limit; as rcc_connect()). Returns 0 and fills *peer; -ECONNABORTED
+ * when the server turned the request down without a valid address of this
+ * transport (not a UD server: rcc_last_error() quotes its reject data,
+ * escaped); else rcc_connect()'s statuses (-ECONNREFUSED, -ETIMEDOUT...,
+ * explained by rcc_last_error()). Thread-safe; ud_ep must be an RCC_QP_UD
+ * endpoint (-EINVAL).
+ */
+int rcc_ud_resolve(struct rcc_ep *ud_ep, const char *addr, int timeout_ms,
+		   struct rcc_ud_addr *peer);
+
+/*
+ * The server's side of rcc_ud_resolve(): take connection requests from lst
+ * until one carries a valid address of this transport, answer it with
+ * ud_ep's address (reject private data: nothing is connected) and return
+ * the client's address in *peer (on tcp with the host part the client was
+ * reached from). Every other request that arrives meanwhile -- an RC or UC
+ * client, garbage -- is rejected and skipped, so a listener given to this
+ * call should serve address exchanges only. Waits up to timeout_ms overall
+ * (-1: no limit; 0: only requests already complete). Returns 0, -ETIMEDOUT,
+ * -EINVAL (NULL arguments, ud_ep not RCC_QP_UD or of another context), or
+ * the listener's error. Not thread-safe per listener (rcc_get_request()'s
+ * rule).
+ */
+int rcc_ud_answer(struct rcc_listener *lst, struct rcc_ep *ud_ep, int timeout_ms,
+		  struct rcc_ud_addr *peer);
 
 /* ------------------------------------------------------------------------ */
 /* Devices (verbs): what rcc-info shows                                      */

@@ -40,6 +40,9 @@ void rcci_connect_done(struct rcc_ep *ep);
 int rcci_accept_prepare(struct rcc_conn_req *req, const struct rcc_ep_attr *attr, bool want_ep,
 			struct rcc_ep **ep);
 void rcci_ep_count_users(struct rcc_ep *ep);
+/* rcc_ud_create() before the transport: checks (RCC_QP_UD attributes) and a
+ * new endpoint, not yet counted anywhere. */
+int rcci_ud_prepare(struct rcc_ctx *ctx, const struct rcc_ep_attr *attr, struct rcc_ep **ep);
 void rcci_explain_connect_failure(const struct rcc_ep *ep, int rc, int timeout_ms);
 
 /* A started connect (core/connect_start.c). rcci_connect_wait: wait until

@@ -53,12 +53,50 @@ static int env_handshake_timeout_ms(void)
 	return (int)ms;
 }
 
+static int resolve_initial_recv(const struct rcc_ep_attr *out)
+{
+	if (out->num_initial_recv < 0 || (uint32_t)out->num_initial_recv > out->rq_depth ||
+	    (out->num_initial_recv && !out->initial_recv))
+		return rcci_fail(-EINVAL, "num_initial_recv %d: want 0..rq_depth (%u) with a list",
+				 out->num_initial_recv, out->rq_depth);
+	for (int i = 0; i < out->num_initial_recv; i++) {
+		const struct rcc_recv_wr *w = &out->initial_recv[i];
+		if (w->num_sge < 0 || (uint32_t)w->num_sge > out->max_recv_sge ||
+		    (w->num_sge && !w->sg_list))
+			return rcci_fail(-EINVAL, "initial receive %d: num_sge %d, max_recv_sge %u",
+					 i, w->num_sge, out->max_recv_sge);
+	}
+	return 0;
+}
+
+/* What only a datagram endpoint has (rcc_ud_create), and what it must not. */
+static int resolve_ud(struct rcc_ep_attr *out)
+{
+	if (out->qp_type != RCC_QP_UD)
+		return rcci_fail(
+			-EINVAL,
+			"rcc_ud_create() makes RCC_QP_UD endpoints: qp_type %d is not that",
+			(int)out->qp_type);
+	if (out->srq)
+		return rcci_fail(-EINVAL, "a UD endpoint takes no SRQ (its receives are its own)");
+	if (out->private_data_len)
+		return rcci_fail(-EINVAL, "a UD endpoint carries no private data (%u bytes given)",
+				 out->private_data_len);
+	if (!out->qkey)
+		out->qkey = RCC_UD_DEFAULT_QKEY;
+	if (out->qkey & 0x80000000u)
+		return rcci_fail(-EINVAL, "qkey 0x%x: bit 31 is reserved (controlled Q_Keys)",
+				 out->qkey);
+	return 0;
+}
+
 /*
  * Fill defaults into a copy of attr and check it. Retry counts come out as the
- * real number of retries (RCC_NO_RETRY becomes 0).
+ * real number of retries (RCC_NO_RETRY becomes 0). ud: for rcc_ud_create(),
+ * which takes RCC_QP_UD only (and connect/accept refuse it).
  */
 static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint32_t pdata_max,
-			struct rcc_ep_attr *out)
+			bool ud, struct rcc_ep_attr *out)
 {
 	if (!in || !in->send_cq)
 		return rcci_fail(-EINVAL, "endpoint attributes without a send_cq");
@@ -67,9 +105,17 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 		out->recv_cq = out->send_cq;
 	if (out->send_cq->ctx != ctx || out->recv_cq->ctx != ctx)
 		return rcci_fail(-EINVAL, "the endpoint's CQs belong to another context");
-	if (out->qp_type != RCC_QP_RC && out->qp_type != RCC_QP_UC)
+	if (!ud && out->qp_type == RCC_QP_UD)
+		return rcci_fail(-EINVAL, "an RCC_QP_UD endpoint is never connected: make it "
+					  "with rcc_ud_create()");
+	if (!ud && out->qp_type != RCC_QP_RC && out->qp_type != RCC_QP_UC)
 		return rcci_fail(-EINVAL, "qp_type %d: want RCC_QP_RC or RCC_QP_UC",
 				 (int)out->qp_type);
+	if (ud) {
+		int rc = resolve_ud(out);
+		if (rc)
+			return rc;
+	}
 	if (out->srq) {
 		if (out->srq->ctx != ctx)
 			return rcci_fail(-EINVAL, "the endpoint's SRQ belongs to another context");
@@ -98,6 +144,8 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 	if (out->max_send_sge > RCCI_MAX_SGE || out->max_recv_sge > RCCI_MAX_SGE)
 		return rcci_fail(-EINVAL, "scatter/gather limits %u/%u: at most %u",
 				 out->max_send_sge, out->max_recv_sge, RCCI_MAX_SGE);
+	if (ud)
+		return resolve_initial_recv(out); /* the rest is about connections */
 	if (out->max_rd_atomic > MAX_RD_ATOMIC)
 		return rcci_fail(-EINVAL, "max_rd_atomic %u: at most %u", out->max_rd_atomic,
 				 MAX_RD_ATOMIC);
@@ -132,18 +180,7 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 	if (out->private_data_len && !out->private_data)
 		return rcci_fail(-EINVAL, "private_data_len %u with private_data NULL",
 				 out->private_data_len);
-	if (out->num_initial_recv < 0 || (uint32_t)out->num_initial_recv > out->rq_depth ||
-	    (out->num_initial_recv && !out->initial_recv))
-		return rcci_fail(-EINVAL, "num_initial_recv %d: want 0..rq_depth (%u) with a list",
-				 out->num_initial_recv, out->rq_depth);
-	for (int i = 0; i < out->num_initial_recv; i++) {
-		const struct rcc_recv_wr *w = &out->initial_recv[i];
-		if (w->num_sge < 0 || (uint32_t)w->num_sge > out->max_recv_sge ||
-		    (w->num_sge && !w->sg_list))
-			return rcci_fail(-EINVAL, "initial receive %d: num_sge %d, max_recv_sge %u",
-					 i, w->num_sge, out->max_recv_sge);
-	}
-	return 0;
+	return resolve_initial_recv(out);
 }
 
 static struct rcc_ep *ep_alloc(struct rcc_ctx *ctx, const struct rcc_ep_attr *attr)
@@ -293,7 +330,7 @@ int rcci_accept_prepare(struct rcc_conn_req *req, const struct rcc_ep_attr *attr
 	struct rcc_ep *ep;
 	int rc;
 
-	rc = want_ep ? resolve_attr(ctx, attr, RCC_ACCEPT_PRIVATE_DATA_MAX, &ra) : -EINVAL;
+	rc = want_ep ? resolve_attr(ctx, attr, RCC_ACCEPT_PRIVATE_DATA_MAX, false, &ra) : -EINVAL;
 	if (rc) {
 		/* The request is consumed either way, so turn the peer away. */
 		ctx->conn->reject(req, NULL, 0);
@@ -422,7 +459,7 @@ int rcci_connect_prepare(struct rcc_ctx *ctx, const char *addr, const struct rcc
 	struct rcc_ep *ep;
 	int rc;
 
-	rc = resolve_attr(ctx, attr, RCC_CONNECT_PRIVATE_DATA_MAX, &ra);
+	rc = resolve_attr(ctx, attr, RCC_CONNECT_PRIVATE_DATA_MAX, false, &ra);
 	if (rc)
 		return rc;
 	rc = rcci_addr_resolve(addr, false, ss, len);
@@ -447,6 +484,17 @@ void rcci_connect_done(struct rcc_ep *ep)
 }
 
 void rcci_ep_count_users(struct rcc_ep *ep) { ep_attach(ep); }
+
+int rcci_ud_prepare(struct rcc_ctx *ctx, const struct rcc_ep_attr *attr, struct rcc_ep **out)
+{
+	struct rcc_ep_attr ra;
+	int rc = resolve_attr(ctx, attr, 0, true, &ra);
+
+	if (rc)
+		return rc;
+	*out = ep_alloc(ctx, &ra);
+	return *out ? 0 : -ENOMEM;
+}
 
 void rcci_explain_connect_failure(const struct rcc_ep *ep, int rc, int timeout_ms)
 {
@@ -489,6 +537,8 @@ int rcc_ep_disconnect(struct rcc_ep *ep)
 {
 	if (!ep)
 		return -EINVAL;
+	if (ep->attr.qp_type == RCC_QP_UD)
+		return ep->ctx->ops->ud_disconnect(ep);
 	if (!rcci_connect_wait(ep))
 		return 0; /* a started connect that failed: nothing was ever up */
 	return ep->ctx->ops->ep_disconnect(ep);
@@ -499,7 +549,12 @@ int rcc_ep_close(struct rcc_ep *ep)
 	if (!ep)
 		return -EINVAL;
 	struct rcc_ctx *ctx = ep->ctx;
-	if (rcci_connect_wait(ep)) {
+	if (ep->attr.qp_type == RCC_QP_UD) {
+		int rc = ctx->ops->ud_disconnect(ep);
+		if (rc)
+			log_debug("close: disconnect reported %s", rcc_strerror(rc));
+		ctx->ops->ud_destroy(ep);
+	} else if (rcci_connect_wait(ep)) {
 		int rc = ctx->ops->ep_disconnect(ep);
 		if (rc)
 			log_debug("close: disconnect reported %s", rcc_strerror(rc));
@@ -518,6 +573,8 @@ const char *rcc_ep_path(const struct rcc_ep *ep)
 		return "none";
 	if (ep->ctx->transport == RCC_TRANSPORT_VERBS)
 		return "verbs";
+	if (ep->attr.qp_type == RCC_QP_UD)
+		return "udp";
 	if (atomic_load_explicit(&ep->connecting, memory_order_acquire))
 		return "tcp";
 	return ep->on_shm ? "shm" : "tcp";

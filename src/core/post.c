@@ -25,6 +25,50 @@ static int sge_total(const struct rcc_sge *sg, int n, uint64_t *total)
 	return 0;
 }
 
+static const char *opcode_word(enum rcc_wr_opcode op)
+{
+	switch (op) {
+	case RCC_WR_WRITE:
+		return "WRITE";
+	case RCC_WR_WRITE_IMM:
+		return "WRITE_IMM";
+	case RCC_WR_READ:
+		return "READ";
+	case RCC_WR_CAS:
+		return "CAS";
+	case RCC_WR_FADD:
+		return "FADD";
+	default:
+		return "SEND";
+	}
+}
+
+/* A datagram: SEND or SEND_IMM, to an address handle of this context, at
+ * most one datagram long (rules U2 in rcc.h). */
+static int check_ud_send(const struct rcc_ep *ep, const struct rcc_send_wr *wr, uint64_t total)
+{
+	if (wr->opcode != RCC_WR_SEND && wr->opcode != RCC_WR_SEND_IMM) {
+		rcci_error_clear(); /* this refusal is the text, not an older one */
+		return rcci_fail(-EINVAL,
+				 "%s on a datagram (RCC_QP_UD) endpoint: UD carries SEND and "
+				 "SEND_IMM only",
+				 opcode_word(wr->opcode));
+	}
+	if (!wr->ah || wr->ah->ctx != ep->ctx) {
+		rcci_error_clear();
+		return rcci_fail(-EINVAL, "a send on a datagram (RCC_QP_UD) endpoint needs an "
+					  "address handle of its context (rcc_send_wr.ah)");
+	}
+	if (total > ep->ud_max_msg) {
+		rcci_error_clear();
+		return rcci_fail(-EMSGSIZE,
+				 "a datagram of %llu bytes: this endpoint carries at most %u "
+				 "(rcc_ud_max_msg)",
+				 (unsigned long long)total, ep->ud_max_msg);
+	}
+	return 0; /* the inline limit is checked as for any SEND */
+}
+
 static int check_send_wr(const struct rcc_ep *ep, const struct rcc_send_wr *wr)
 {
 	uint64_t total;
@@ -34,14 +78,17 @@ static int check_send_wr(const struct rcc_ep *ep, const struct rcc_send_wr *wr)
 		return -EINVAL;
 	if (sge_total(wr->sg_list, wr->num_sge, &total))
 		return -EINVAL;
+	if (__builtin_expect(ep->attr.qp_type == RCC_QP_UD, 0)) {
+		int rc = check_ud_send(ep, wr, total);
+		if (rc)
+			return rc;
+	}
 	if (__builtin_expect(ep->attr.qp_type == RCC_QP_UC, 0) && wr->opcode >= RCC_WR_READ) {
 		rcci_error_clear(); /* this refusal is the text, not an older one */
 		return rcci_fail(-EINVAL,
 				 "%s on an unreliable-connected (RCC_QP_UC) endpoint: UC "
 				 "carries SEND and WRITE only",
-				 wr->opcode == RCC_WR_READ ? "READ" :
-				 wr->opcode == RCC_WR_CAS  ? "CAS" :
-							     "FADD");
+				 opcode_word(wr->opcode));
 	}
 	switch (wr->opcode) {
 	case RCC_WR_CAS:
@@ -86,6 +133,10 @@ int rcc_post_send_list(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, i
 	rc = check_connected(ep);
 	if (rc)
 		return rc;
+	int (*post)(struct rcc_ep *, const struct rcc_send_wr *, int,
+		    int *) = __builtin_expect(ep->attr.qp_type == RCC_QP_UD, 0) ?
+				     ep->ctx->ops->ud_post_send :
+				     ep->ctx->ops->post_send;
 	for (int i = 0; i < n; i++) {
 		rc = check_send_wr(ep, &wr[i]);
 		if (rc) {
@@ -93,7 +144,7 @@ int rcc_post_send_list(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, i
 			/* Post the good prefix so the outcome matches verbs' bad_wr. */
 			if (i > 0) {
 				int done = 0;
-				int rc2 = ep->ctx->ops->post_send(ep, wr, i, &done);
+				int rc2 = post(ep, wr, i, &done);
 				if (posted)
 					*posted = done;
 				return rc2 ? rc2 : rc;
@@ -101,7 +152,7 @@ int rcc_post_send_list(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, i
 			return rc;
 		}
 	}
-	return ep->ctx->ops->post_send(ep, wr, n, posted);
+	return post(ep, wr, n, posted);
 }
 
 int rcci_recv_list_check(const struct rcc_recv_wr *wr, int n, uint32_t max_sge)
@@ -134,7 +185,10 @@ int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, i
 		return rc;
 	int good = rcci_recv_list_check(wr, n, ep->attr.max_recv_sge);
 	/* Post the good prefix so the outcome matches verbs' bad_wr. */
-	rc = good ? ep->ctx->ops->post_recv(ep, wr, good, posted) : 0;
+	if (good)
+		rc = __builtin_expect(ep->attr.qp_type == RCC_QP_UD, 0) ?
+			     ep->ctx->ops->ud_post_recv(ep, wr, good, posted) :
+			     ep->ctx->ops->post_recv(ep, wr, good, posted);
 	return rc ? rc : (good < n ? -EINVAL : 0);
 }
 
@@ -171,6 +225,39 @@ int rcc_post_send_imm(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge,
 		      uint64_t wr_id, unsigned flags)
 {
 	return post_one(ep, RCC_WR_SEND_IMM, sge, num_sge, 0, 0, imm, wr_id, flags);
+}
+
+static int post_to(struct rcc_ep *ep, struct rcc_ah *ah, enum rcc_wr_opcode op,
+		   const struct rcc_sge *sge, int num_sge, uint32_t imm, uint64_t wr_id,
+		   unsigned flags)
+{
+	struct rcc_send_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = sge,
+		.num_sge = num_sge,
+		.opcode = op,
+		.flags = flags,
+		.imm_data = imm,
+		.ah = ah,
+	};
+
+	if (!ep || ep->attr.qp_type != RCC_QP_UD) {
+		rcci_error_clear();
+		return rcci_fail(-EINVAL, "rcc_post_send_to: not a datagram (RCC_QP_UD) endpoint");
+	}
+	return rcc_post_send_list(ep, &wr, 1, NULL);
+}
+
+int rcc_post_send_to(struct rcc_ep *ep, struct rcc_ah *ah, const struct rcc_sge *sge, int num_sge,
+		     uint64_t wr_id, unsigned flags)
+{
+	return post_to(ep, ah, RCC_WR_SEND, sge, num_sge, 0, wr_id, flags);
+}
+
+int rcc_post_send_to_imm(struct rcc_ep *ep, struct rcc_ah *ah, const struct rcc_sge *sge,
+			 int num_sge, uint32_t imm, uint64_t wr_id, unsigned flags)
+{
+	return post_to(ep, ah, RCC_WR_SEND_IMM, sge, num_sge, imm, wr_id, flags);
 }
 
 int rcc_post_write(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t remote_addr,

@@ -52,7 +52,7 @@ struct rcc_ctx {
 	int port;            /* 0: automatic */
 	int gid_index;       /* as in rcc_ctx_attr */
 	enum rcc_shm shm;    /* resolved: never RCC_SHM_AUTO's "ask RCC_SHM" */
-	atomic_int children; /* open MRs, CQs, endpoints, listeners */
+	atomic_int children; /* open MRs, CQs, endpoints, listeners, SRQs, AHs */
 	struct rcci_event_queue events;
 };
 
@@ -97,6 +97,8 @@ struct rcc_ep {
 	 * NULL for an endpoint made by rcc_connect() or an accept. */
 	struct rcci_connector *connector;
 	atomic_bool connecting;
+	/* RCC_QP_UD: the largest datagram (rcc_ud_max_msg), set by ud_create. */
+	uint32_t ud_max_msg;
 };
 
 /* A shared receive queue (rcc_srq_create); the transport's struct starts with it. */
@@ -118,6 +120,38 @@ void rcci_srq_limit_reached(struct rcc_srq *srq);
  * event when the application asked for them. Any thread, any lock held
  * except ctx->events.lock. */
 void rcci_ep_state_changed(struct rcc_ep *ep);
+
+/*
+ * A datagram address, decoded. core/ud_addr.c turns it into the public
+ * blob (struct rcc_ud_addr) and back, checking every field of a blob it
+ * reads; a transport only ever sees decoded, checked addresses.
+ */
+enum rcci_ud_kind {
+	RCCI_UD_VERBS = 1,
+	RCCI_UD_TCP = 2,
+};
+
+struct rcci_ud_addr {
+	uint8_t kind;    /* enum rcci_ud_kind */
+	uint32_t qkey;   /* bit 31 clear */
+	uint32_t qpn;    /* verbs: QP number; tcp: endpoint id; 2..0xffffff */
+	uint8_t gid[16]; /* verbs: GID (zero without a GRH); tcp: IPv6 or IPv4-mapped */
+	uint16_t lid;    /* verbs: LID (IB routing without a GRH) */
+	uint16_t port;   /* tcp: UDP port, never 0 */
+	uint8_t sl;      /* verbs: service level 0..15 */
+	bool global;     /* verbs: routed with a GRH (always on RoCE) */
+};
+
+/* The blob of a; a must be well-formed (what decode would accept). */
+void rcci_ud_addr_encode(const struct rcci_ud_addr *a, struct rcc_ud_addr *out);
+/* 0 and *a, or -EINVAL with *why saying what is wrong (static text). The
+ * bytes may come from anyone: every field is checked. */
+int rcci_ud_addr_decode(const struct rcc_ud_addr *in, struct rcci_ud_addr *a, const char **why);
+
+/* An address handle (rcc_ah_create); the transport's struct starts with it. */
+struct rcc_ah {
+	struct rcc_ctx *ctx;
+};
 
 struct rcc_listener {
 	struct rcc_ctx *ctx;
@@ -161,7 +195,7 @@ struct rcc_conn_ops {
  */
 struct rcc_transport_ops {
 	const char *name;
-	size_t ctx_size, mr_size, cq_size, ep_size, listener_size, req_size, srq_size;
+	size_t ctx_size, mr_size, cq_size, ep_size, listener_size, req_size, srq_size, ah_size;
 
 	/* -ENODEV: no usable device (AUTO then falls back to tcp). */
 	int (*ctx_open)(struct rcc_ctx *ctx);
@@ -207,6 +241,25 @@ struct rcc_transport_ops {
 	void (*srq_destroy)(struct rcc_srq *srq);
 	int (*srq_post_recv)(struct rcc_srq *srq, const struct rcc_recv_wr *wr, int n, int *posted);
 	int (*srq_arm)(struct rcc_srq *srq, uint32_t limit);
+
+	/*
+	 * Datagram (RCC_QP_UD) endpoints. ud_create: ep->attr is resolved (no
+	 * SRQ, qkey set, no initial receives -- the core posts them); it sets
+	 * ep->max_inline and ep->ud_max_msg and leaves the endpoint in
+	 * service. ud_post_send: requests already checked (SEND or SEND_IMM,
+	 * ah of this context, at most ud_max_msg bytes). ud_disconnect and
+	 * ud_destroy: as ep_disconnect and ep_destroy. ud_addr: the endpoint's
+	 * own address (kind of this transport, well-formed).
+	 */
+	int (*ud_create)(struct rcc_ep *ep);
+	void (*ud_addr)(const struct rcc_ep *ep, struct rcci_ud_addr *out);
+	int (*ud_post_send)(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
+	int (*ud_post_recv)(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
+	int (*ud_disconnect)(struct rcc_ep *ep);
+	void (*ud_destroy)(struct rcc_ep *ep);
+	/* a is decoded, checked and of this transport's kind. */
+	int (*ah_create)(struct rcc_ah *ah, const struct rcci_ud_addr *a);
+	void (*ah_destroy)(struct rcc_ah *ah);
 };
 
 extern const struct rcc_transport_ops rcci_tcp_ops;

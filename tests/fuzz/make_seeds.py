@@ -87,7 +87,32 @@ shms = {
     "head_behind": w(1, 4096) + scribble(6, 0xFFFFFFFFFFFFFFFF) + w(1, 1),
     "flags": scribble(3, 7) + scribble(5, 1) + w(0, 1) + r(1, 1) + struct.pack("<BB", 3, 1),
 }
-for name, items in (("stream", streams), ("wire", wires), ("boot", boots), ("shm", shms)):
+
+
+# fuzz_ud: datagram address blobs (src/core/ud_addr.c) and the tcp transport's
+# datagram header (src/transport/tcp/ud_wire.h).
+def ud_addr(kind, qpn, gid, lid_port, route, qkey=0x52434355):
+    b = b"RU" + struct.pack("<BBII", 1, kind, qkey, qpn) + gid + struct.pack("<HB", lid_port, route)
+    return b + bytes([(sum(b) & 0xFF) ^ 0x5A])
+
+
+def ud_dgram(op, payload, imm=0, qkey=0x52434355, src=0x1234, dst=0x5678, flags=0):
+    return b"RCud" + struct.pack("<BBBBIIIII", 1, op, flags, 0, qkey, src, dst, imm,
+                                 len(payload)) + payload
+
+
+V4 = bytes(10) + b"\xff\xff" + bytes([10, 0, 2, 15])
+uds = {
+    "addr_tcp4": ud_addr(2, 0x1234, V4, 40000, 0),
+    "addr_tcp6": ud_addr(2, 0x99, bytes(15) + b"\x01", 7471, 0),
+    "addr_verbs": ud_addr(1, 0x11, V4, 0, 0x80),
+    "addr_ib_lid": ud_addr(1, 0x11, bytes(16), 7, 3),
+    "dgram_send": ud_dgram(1, b"hello"),
+    "dgram_imm": ud_dgram(2, b"x" * 64, imm=0xdeadbeef, flags=1),
+    "dgram_empty": ud_dgram(1, b""),
+}
+for name, items in (("stream", streams), ("wire", wires), ("boot", boots), ("shm", shms),
+                    ("ud", uds)):
     d = os.path.join(HERE, "corpus", name)
     os.makedirs(d, exist_ok=True)
     for key, blob in items.items():

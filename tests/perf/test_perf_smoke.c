@@ -340,6 +340,19 @@ static void unreliable_connected(void)
 	    "100");
 }
 
+/* -c UD: send latency and bandwidth over datagram endpoints, every byte
+ * checked; -a stops at what one datagram carries (2 B .. 4 KiB on tcp:
+ * 12 sizes, both kinds); several endpoints, each paired by its own address
+ * exchange. */
+static void datagrams(void)
+{
+	RUN(2, "-c", "UD", "--validate", "-s", "256", "-n", "40");
+	RUN(2, "-c", "ud", "-m", "wait", "-s", "1024", "-n", "100");
+	if (!test_on_verbs())
+		RUN(24, "-c", "UD", "-a", "-n", "4", "--warmup", "1");
+	RUN(1, "-c", "UD", "--bw", "-q", "3", "-s", "512", "-n", "100", "--validate");
+}
+
 static void duration_mode(void) { RUN(4, "-D", "0.2", "--test", "send,read"); }
 
 static void inline_off_and_target_poll(void)
@@ -550,14 +563,23 @@ static void cleanup(void)
 }
 
 static const struct test_case cases[] = {
-	TEST(latency_every_op),    TEST(bandwidth_every_op),
-	TEST(all_sizes),           TEST(blocking_completions),
-	TEST(epoll_completions),   TEST(hybrid_completions),
-	TEST(bidirectional),       TEST(endpoints_post_lists_moderation),
-	TEST(validate_everything), TEST(unreliable_connected),
-	TEST(duration_mode),       TEST(inline_off_and_target_poll),
-	TEST(json_csv_plot),       TEST(refused_and_bad_options),
-	TEST(peer_dies),           TEST(stray_data_connection_turned_away),
+	TEST(latency_every_op),
+	TEST(bandwidth_every_op),
+	TEST(all_sizes),
+	TEST(blocking_completions),
+	TEST(epoll_completions),
+	TEST(hybrid_completions),
+	TEST(bidirectional),
+	TEST(endpoints_post_lists_moderation),
+	TEST(validate_everything),
+	TEST(unreliable_connected),
+	TEST(datagrams),
+	TEST(duration_mode),
+	TEST(inline_off_and_target_poll),
+	TEST(json_csv_plot),
+	TEST(refused_and_bad_options),
+	TEST(peer_dies),
+	TEST(stray_data_connection_turned_away),
 };
 
 int main(int argc, char **argv)

@@ -240,7 +240,8 @@ static void plan_sizes_and_iters(void)
 	CHECK(plan_check(&p) != NULL);
 	p.qps = 1;
 
-	/* -c UC: SEND and WRITE only; a type rcc does not know is refused */
+	/* -c UC: SEND and WRITE only; -c UD: SEND only; a type rcc does not
+	 * know is refused */
 	CHECK(plan_check(&p) == NULL);
 	p.qp_type = RCC_QP_UC;
 	CHECK(plan_check(&p) != NULL); /* the plan still has READ and atomics */
@@ -249,8 +250,12 @@ static void plan_sizes_and_iters(void)
 	p.ops |= 1u << OP_FADD;
 	CHECK(strstr(plan_check(&p), "need -c RC") != NULL);
 	p.ops = OPS_UC;
-	p.qp_type = 2;
-	CHECK(plan_check(&p) != NULL);
+	p.qp_type = RCC_QP_UD;
+	CHECK(strstr(plan_check(&p), "-c UD carries send only") != NULL);
+	p.ops = OPS_UD;
+	CHECK(plan_check(&p) == NULL);
+	p.qp_type = RCC_QP_UD + 1;
+	CHECK(strstr(plan_check(&p), "unknown connection type") != NULL);
 }
 
 static void wire_round_trips(void)

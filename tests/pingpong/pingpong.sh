@@ -111,9 +111,51 @@ if start_server srq --srq 4 -S 4K -t shared; then
 fi
 timeout -s KILL "$T" "$PP" --srq 4 127.0.0.1 > "$WORK/srq-cli.out" 2>&1
 check "--srq on a client: a usage error (exit 2)" test $? -eq 2
-timeout -s KILL "$T" "$PP" -c ud 127.0.0.1 > "$WORK/ud.out" 2>&1
-check "-c ud: a usage error (exit 2)" test $? -eq 2
-check "-c ud: ... naming the choices" grep -q 'must be RC or UC, not .ud.' "$WORK/ud.out"
+
+# -c ud: one datagram endpoint serves every client, each pong routed by its
+# ping's source (every one verified); the clients' goodbyes reach the server;
+# an RC client is turned away and the server goes on; a client asking for
+# more than one datagram carries is refused before it pings; --once ends the
+# server with the first client's goodbye.
+for mode in poll wait fd hybrid; do
+	n=1
+	[ "$mode" = poll ] && n=4
+	start_server "ud-$mode" -c ud -m "$mode" || continue
+	check "ud $mode: $n concurrent clients, 1 KiB x 300, verified" \
+		clients "ud-$mode" "$n" -c ud -m "$mode" -n 300 -S 1K
+	check "ud $mode: the client ran UD" \
+		grep -q "(cq $mode, UD), all pongs verified" "$WORK/ud-$mode.1.out"
+	check "ud $mode: the server logged every goodbye" \
+		wait_until 5 eval "[ \$(grep -c 'left after 3.. pongs' '$WORK/ud-$mode.srv') -ge $n ]"
+	check "ud $mode: the server listens for UD" grep -q "one datagram endpoint, cq $mode, UD)" \
+		"$WORK/ud-$mode.srv"
+	if [ "$mode" = poll ]; then
+		timeout -s KILL "$T" "$PP" -T tcp -p "$SRV_PORT" -n 10 127.0.0.1 >"$WORK/ud-rc.out" 2>&1
+		check "ud: an RC client is refused (exit 1)" test $? -eq 1
+		timeout -s KILL "$T" "$PP" -T tcp -c ud -p "$SRV_PORT" -n 10 -S 8K 127.0.0.1 \
+			>"$WORK/ud-big.out" 2>&1
+		check "ud: an 8 KiB datagram client is refused (exit 1)" test $? -eq 1
+		check "ud: ... saying what one datagram carries" \
+			grep -q 'carries at most 4096 bytes per datagram' "$WORK/ud-big.out"
+		check "ud: then a UD client is still served" clients ud-after 1 -c ud -n 50 -S 4K
+	fi
+	check "ud $mode: server still running" alive "$SRV_PID"
+	kill -TERM "$SRV_PID"
+	wait "$SRV_PID"
+	check "ud $mode: server exits 0 on SIGTERM" test $? -eq 0
+done
+if start_server ud-once -c ud --once; then
+	check "ud --once: a client is served" clients ud-once 1 -c ud -n 100
+	check "ud --once: the server ends after its goodbye" wait_until 10 eval '! alive "$SRV_PID"'
+fi
+# a UD client at an RC server: it accepts instead of answering with an address
+if start_server rc-for-ud; then
+	timeout -s KILL "$T" "$PP" -T tcp -c ud -p "$SRV_PORT" -n 10 127.0.0.1 >"$WORK/ud-at-rc.out" 2>&1
+	check "a UD client at an RC server fails (exit 1)" test $? -eq 1
+	check "... saying the server is no UD server" \
+		grep -q 'instead of answering with its datagram address' "$WORK/ud-at-rc.out"
+	check "... and the RC server goes on" clients rc-after-ud 1 -n 50
+fi
 
 # a peer that sends garbage, then one that connects and leaves: the server serves on
 if start_server garbage; then

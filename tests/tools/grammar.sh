@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The one command line of docs/cli.md, tool by tool: --version and --help in
-# GNU form, HOST:PORT and [::1]:PORT, TIME values, -m fd, -c RC|UC, a missing device, and
+# GNU form, HOST:PORT and [::1]:PORT, TIME values, -m fd, -c RC|UC|UD, a missing device, and
 # the exit status and message of each mistake. Then the output of docs/json.md:
 # JSON that parses and says its schema, and the server's "served 1 client".
 #   grammar.sh BUILD_DIR
@@ -93,12 +93,14 @@ for t in rcc-pingpong rcc-perf rcc-xfer rcc-mesh rcc-info; do
 		"${c[@]}" --timeout
 done
 
-say "connection type (-c): rcc-pingpong and rcc-perf; RC and UC in either case"
+say "connection type (-c): rcc-pingpong and rcc-perf; RC, UC and UD in either case"
 for bin in "$pp" "$perf"; do
 	t=${bin##*/}
 	run "$t -c UC is taken" 1 "no RDMA device named" "$bin" -c UC -d nosuchdev
 	run "$t --connection uc is taken" 1 "no RDMA device named" "$bin" --connection uc -d nosuchdev
-	run "$t -c xrc: exit 2, the choices named" 2 "the connection type \\(-c\\) must be RC or UC, not 'xrc'" \
+	run "$t -c UD is taken" 1 "no RDMA device named" "$bin" -c UD -d nosuchdev
+	run "$t -c ud is taken" 1 "no RDMA device named" "$bin" -c ud -d nosuchdev
+	run "$t -c xrc: exit 2, the choices named" 2 "the connection type \\(-c\\) must be RC, UC or UD, not 'xrc'" \
 		"$bin" -c xrc
 	run "$t --help lists -c" 0 "-c, --connection TYPE" "$bin" --help
 done
@@ -106,6 +108,12 @@ run "rcc-perf -c UC --test read: exit 2, the cure named" 2 "READ and atomics nee
 	"$perf" -c UC --test read 127.0.0.1
 run "rcc-perf -c uc --test atomic: exit 2" 2 "READ and atomics need -c RC" \
 	"$perf" -c uc --test atomic 127.0.0.1
+run "rcc-perf -c UD --test write: exit 2, the cure named" 2 "-c UD carries send only" \
+	"$perf" -c UD --test write 127.0.0.1
+run "rcc-perf -c ud --test send,read: exit 2" 2 "-c UD carries send only" \
+	"$perf" -c ud --test send,read 127.0.0.1
+run "rcc-pingpong -c ud --srq: exit 2, the reason named" 2 "--srq does not go with -c ud" \
+	"$pp" -c ud --srq 4
 run "rcc-xfer takes no -c" 2 "unknown option -c" "$xfer" recv -c uc
 
 say "peers: HOST:PORT and [v6]:PORT (nothing listens on port 1: a connect error, not usage)"

@@ -253,9 +253,11 @@ static void usage_errors(void)
 	EXPECT_RUN(CLI_TRANSPORT, NULL, 2, "unknown option '--json'", "--json");
 	EXPECT_RUN(CLI_TRANSPORT, NULL, 2, "unknown option -m", "-m", "poll");
 	EXPECT_RUN(CLI_VERBS | CLI_QP_TYPE, NULL, 2,
-		   "rcc-test: the connection type (-c) must be RC or UC, not 'xrc'", "-c", "xrc");
-	EXPECT_RUN(CLI_VERBS | CLI_QP_TYPE, NULL, 2, "not 'ud' (rcc has no datagram endpoints",
-		   "-c", "ud");
+		   "rcc-test: the connection type (-c) must be RC, UC or UD, not 'xrc'", "-c",
+		   "xrc");
+	/* UD is taken (either case): the run goes on to the missing device */
+	EXPECT_RUN(CLI_VERBS | CLI_QP_TYPE, NULL, 1, "no RDMA device named 'nosuchdev0'", "-c",
+		   "ud", "-d", "nosuchdev0");
 	EXPECT_RUN(CLI_TRANSPORT, NULL, 2, "unknown option -c", "-c", "uc");
 	EXPECT_RUN(CLI_VERBS | CLI_QP_TYPE, NULL, 0, "  -c, --connection TYPE", "-h");
 }

@@ -65,10 +65,13 @@ static void qp_types(void)
 	CHECK_EQ(parse_qp_type("uC", &t), 0);
 	CHECK_EQ(t, RCC_QP_UC);
 	CHECK(!strcmp(qp_type_name(t), "UC") && !strcmp(qp_type_name(RCC_QP_RC), "RC"));
-	CHECK_EQ(parse_qp_type("UD", &t), -EINVAL);
+	CHECK_EQ(parse_qp_type("uD", &t), 0);
+	CHECK_EQ(t, RCC_QP_UD);
+	CHECK(!strcmp(qp_type_name(t), "UD"));
 	CHECK_EQ(parse_qp_type("", &t), -EINVAL);
 	CHECK_EQ(parse_qp_type("rcx", &t), -EINVAL);
-	CHECK_EQ(t, RCC_QP_UC); /* untouched by a refusal */
+	CHECK_EQ(parse_qp_type("xrc", &t), -EINVAL);
+	CHECK_EQ(t, RCC_QP_UD); /* untouched by a refusal */
 }
 
 TEST_MAIN(TEST(peer_forms), TEST(bad_peers), TEST(cq_modes), TEST(qp_types))

@@ -31,8 +31,8 @@ static const struct common_opt common[] = {
 	  "poll (spin), wait (sleep), fd (epoll) or hybrid (spin, then sleep)" },
 	{ CLI_PORT, 'p', "port", required_argument, "PORT", "service port" },
 	{ CLI_QP_TYPE, 'c', "connection", required_argument, "TYPE",
-	  "RC (reliable connected) or UC (unreliable connected: SEND and WRITE only), "
-	  "either case; both sides must use the same" },
+	  "RC (reliable connected), UC (unreliable connected: SEND and WRITE only) or UD "
+	  "(datagrams: SEND only, one MTU each), either case; both sides must use the same" },
 	{ CLI_TIMEOUT, CLI_OPT_TIMEOUT, "timeout", required_argument, "TIME", NULL },
 	{ CLI_JSON, CLI_OPT_JSON, "json", no_argument, NULL,
 	  "print the results as JSON on stdout (docs/json.md)" },
@@ -133,8 +133,8 @@ static void set_mode(struct cli *c, const char *arg)
 static void set_qp_type(struct cli *c, const char *arg)
 {
 	if (parse_qp_type(arg, &c->qp_type))
-		usage_error(c->prog, "the connection type (-c) must be RC or UC, not '%s'%s", arg,
-			    !strcasecmp(arg, "ud") ? " (rcc has no datagram endpoints yet)" : "");
+		usage_error(c->prog, "the connection type (-c) must be RC, UC or UD, not '%s'",
+			    arg);
 }
 
 void cli_apply(struct cli *c, int code, const char *arg)

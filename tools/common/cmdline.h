@@ -35,7 +35,7 @@ enum {
 	CLI_TIMEOUT = 1 << 7,   /* --timeout DURATION */
 	CLI_JSON = 1 << 8,      /* --json */
 	CLI_QUIET = 1 << 9,     /* --quiet */
-	CLI_QP_TYPE = 1 << 10,  /* -c, --connection rc|uc (perftest's letter; either case) */
+	CLI_QP_TYPE = 1 << 10,  /* -c, --connection rc|uc|ud (perftest's letter; either case) */
 	/* everything that opens a transport */
 	CLI_VERBS = CLI_TRANSPORT | CLI_DEVICE | CLI_IB_PORT | CLI_GID | CLI_BRINGUP,
 };

@@ -151,12 +151,17 @@ int parse_qp_type(const char *s, enum rcc_qp_type *t)
 		*t = RCC_QP_RC;
 	else if (!strcasecmp(s, "uc"))
 		*t = RCC_QP_UC;
+	else if (!strcasecmp(s, "ud"))
+		*t = RCC_QP_UD;
 	else
 		return -EINVAL;
 	return 0;
 }
 
-const char *qp_type_name(enum rcc_qp_type t) { return t == RCC_QP_UC ? "UC" : "RC"; }
+const char *qp_type_name(enum rcc_qp_type t)
+{
+	return t == RCC_QP_UC ? "UC" : t == RCC_QP_UD ? "UD" : "RC";
+}
 
 int parse_thread_mode(const char *s, enum rcc_thread_mode *m)
 {

@@ -26,9 +26,9 @@ int parse_duration(const char *s, uint64_t *ms, bool *bare);
 /* "poll" | "wait" | "fd" */
 int parse_cq_mode(const char *s, enum rcc_cq_mode *m);
 const char *cq_mode_name(enum rcc_cq_mode m);
-/* "rc" | "uc" in either case (perftest's -c writes RC, UC) */
+/* "rc" | "uc" | "ud" in either case (perftest's -c writes RC, UC, UD) */
 int parse_qp_type(const char *s, enum rcc_qp_type *t);
-/* "RC" | "UC" */
+/* "RC" | "UC" | "UD" */
 const char *qp_type_name(enum rcc_qp_type t);
 /* "per-ep" | "shared" */
 int parse_thread_mode(const char *s, enum rcc_thread_mode *m);

@@ -9,6 +9,13 @@
  * Roles: the client sends; the server is the receiver (send) or a passive
  * target (the others). With -b both sides send and the client adds the
  * server's figures to its own, as perftest does.
+ *
+ * -c UD: datagrams may be lost (a receive not posted in time, a full socket
+ * buffer on tcp), so a receiver takes what comes until the sender's count is
+ * in and nothing more arrives for a moment, and says how many were lost; the
+ * figures are the sender's, as ib_send_bw -c UD gives them. --validate sends
+ * SEND_IMM carrying each message's number, so a loss does not shift the
+ * pattern expected of the ones that follow.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +28,8 @@
 /* Duration mode, receiver: turns between looks at the control channel (on verbs
  * an empty look at a completion-channel CQ costs a system call). */
 #define CTRL_EVERY 1024u
+/* -c UD: once the sender's count is in, silence for this long means the rest was lost. */
+#define UD_QUIET_NS (200ull * 1000000ull)
 
 struct bw {
 	struct sess *s;
@@ -32,6 +41,7 @@ struct bw {
 	bool sending;   /* this side posts */
 	bool receiving; /* this side takes SENDs or WRITE_IMMs from the peer */
 	bool duration;
+	bool ud;                 /* -c UD: datagrams, loss possible */
 	bool timed;              /* stamping */
 	unsigned flags;          /* inline */
 	uint64_t end_ns;         /* duration mode: stop posting then */
@@ -113,14 +123,18 @@ static int on_send_done(struct bw *b, struct pep *e, uint64_t seq, uint64_t now)
 
 static int on_recv(struct bw *b, struct pep *e, const struct rcc_wc *wc)
 {
-	uint64_t seq = e->rx_seq++;
+	/* a datagram says which one it is: earlier ones may have been lost */
+	uint64_t seq = b->ud ? wc->imm_data : e->rx_seq;
 
+	e->rx_seq++;
 	e->rx_posted--;
 	if (b->validate) {
 		if (wc->opcode == RCC_WC_RECV_WRITE_IMM) {
 			if (wc->imm_data != (uint32_t)seq)
 				return bad("immediate", e->index, seq, 0);
 		} else {
+			if (b->ud && !(wc->wc_flags & RCC_WC_WITH_IMM))
+				return bad("immediate", e->index, seq, 0);
 			if (wc->byte_len != b->size)
 				return bad("length", e->index, seq, (long)wc->byte_len);
 			long off = pattern_check(recv_buf(b->s, e, wc->wr_id), b->size, seq);
@@ -197,9 +211,14 @@ static void build(struct bw *b, struct pep *e, int k, uint64_t seq)
 		wr->flags |= RCC_SEND_SIGNALED;
 	wr->rkey = e->remote.rkey;
 	wr->remote_addr = remote_target(e, is_atomic(b->op) ? 0 : off);
+	wr->ah = e->ah;
 	switch (b->op) {
 	case OP_SEND:
 		wr->opcode = RCC_WR_SEND;
+		if (b->ud && b->validate) {
+			wr->opcode = RCC_WR_SEND_IMM;
+			wr->imm_data = (uint32_t)seq;
+		}
 		break;
 	case OP_WRITE:
 		wr->opcode = RCC_WR_WRITE;
@@ -227,7 +246,7 @@ static void build(struct bw *b, struct pep *e, int k, uint64_t seq)
 		if (b->op == OP_READ)
 			memset(local_at(e, off), 0, b->size);
 		else if (!is_atomic(b->op))
-			pattern_fill(local_at(e, off), b->size, seq);
+			pattern_fill(local_at(e, off), b->size, b->ud ? (uint32_t)seq : seq);
 	}
 }
 
@@ -331,6 +350,49 @@ static bool all_received(struct bw *b)
 	return true;
 }
 
+/*
+ * -c UD: until the peer's DONEs are in and then every datagram is taken or
+ * none came for UD_QUIET_NS: what is missing was lost (UD retransmits
+ * nothing), which is said, not an error.
+ */
+static int serve_datagrams(struct bw *b)
+{
+	struct sess *s = b->s;
+	bool blocking = s->p.cq_mode != RCC_CQ_POLL;
+	bool progress, heard = false;
+	uint64_t last = mono_ns();
+	int rc;
+
+	while (!all_received(b)) {
+		rc = reap(b, &progress);
+		if (rc)
+			return rc;
+		uint64_t now = mono_ns();
+		if (progress)
+			last = now;
+		if (blocking || !(++b->turns % CTRL_EVERY)) {
+			rc = done_poll(s, &s->peer, &heard);
+			if (rc)
+				return rc;
+		}
+		if (s->peer.n == s->neps && now - last > UD_QUIET_NS)
+			break;
+		rc = waiter_tick(s, &b->w, progress || heard);
+		if (rc)
+			return rc;
+	}
+	for (int i = 0; i < s->neps; i++) {
+		uint64_t got = s->eps[i].rx_seq, sent = s->peer.count[i];
+		if (got < sent && !s->cfg->quiet)
+			fprintf(s->cfg->text,
+				" endpoint %d: %llu of %llu datagrams arrived (%.2f%% lost; UD "
+				"does not retransmit)\n",
+				i, (unsigned long long)got, (unsigned long long)sent,
+				100.0 * (double)(sent - got) / (double)sent);
+	}
+	return 0;
+}
+
 /* Until the peer's DONEs are in and, for send, all its messages taken. */
 static int serve_peer(struct bw *b)
 {
@@ -341,6 +403,8 @@ static int serve_peer(struct bw *b)
 
 	if (!b->receiving)
 		return done_wait(s, &s->peer, s->neps);
+	if (b->ud)
+		return serve_datagrams(b);
 	if (!b->duration) {
 		/* The count is known: take the messages, then hear the DONEs. */
 		const struct perf_params *p = &s->p;
@@ -455,6 +519,7 @@ static int setup(struct bw *b, struct sess *s, enum perf_op op, uint32_t size)
 	b->slots = (uint32_t)(s->eps[0].area / s->stride);
 	b->validate = p->flags & PF_VALIDATE;
 	b->duration = p->flags & PF_DURATION;
+	b->ud = p->qp_type == RCC_QP_UD;
 	/* With fewer messages allowed in flight than -Q, none would ask for a completion. */
 	b->mod = p->cq_mod;
 	if (b->mod > in_flight_cap(b))

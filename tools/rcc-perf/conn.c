@@ -2,7 +2,10 @@
 /*
  * Bringing a run up and down: the control connection carries the plan, then
  * -q data connections each carry their owner's region; each side allocates
- * and registers the same layout, computed from the plan.
+ * and registers the same layout, computed from the plan. With -c UD the data
+ * endpoints are datagram endpoints instead, paired by an address exchange
+ * on the same listener (rcc_ud_resolve / rcc_ud_answer), one per endpoint in
+ * order; they need no region of the peer's (SEND only).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -146,6 +149,95 @@ static int initial_recvs(struct sess *s, struct pep *e, struct rcc_ep_attr *a,
 	return n;
 }
 
+static bool ud(const struct sess *s) { return s->p.qp_type == RCC_QP_UD; }
+
+/* A datagram endpoint for e, its initial receives posted. */
+static int ud_endpoint(struct sess *s, struct pep *e)
+{
+	struct rcc_recv_wr *wrs;
+	struct rcc_sge *sges;
+	struct rcc_ep_attr a;
+
+	ep_attr_data(s, &a);
+	a.context = e;
+	int n = initial_recvs(s, e, &a, &wrs, &sges);
+	int rc = n < 0 ? n : rcc_ud_create(s->ctx, &a, &e->ep);
+	free(wrs);
+	free(sges);
+	if (rc) {
+		perr("datagram endpoint %d: %s", e->index, explain_status(rc));
+		return rc;
+	}
+	e->rx_posted = (uint32_t)n;
+	e->rx_post_seq = (uint64_t)n;
+	if (plan_max_size(&s->p) > rcc_ud_max_msg(e->ep)) {
+		perr("the plan sends datagrams of %u bytes; this side carries at most %u "
+		     "(rcc_ud_max_msg: the path MTU)",
+		     plan_max_size(&s->p), rcc_ud_max_msg(e->ep));
+		return -EMSGSIZE;
+	}
+	return 0;
+}
+
+static int ud_pair(struct pep *e, const struct rcc_ud_addr *peer)
+{
+	int rc = rcc_ah_create(e->ep, peer, &e->ah);
+
+	if (rc)
+		perr("datagram endpoint %d: the peer's address: %s", e->index, rcc_last_error());
+	return rc;
+}
+
+/*
+ * -c UD, client: fit the plan's sizes to one datagram of this side's (the
+ * server checks its own against the plan) before the server sees the plan:
+ * -a becomes the powers of two up to it, --sizes loses what is larger, a
+ * larger -s is refused.
+ */
+static int ud_fit_plan(struct sess *s)
+{
+	struct perf_params *p = &s->p;
+	struct rcc_cq_attr ca = { .depth = 4 };
+	struct rcc_cq *cq = NULL;
+	struct rcc_ep *probe = NULL;
+	uint32_t max = 0, mask = 0;
+	int rc = rcc_cq_create(s->ctx, &ca, &cq);
+
+	if (!rc) {
+		struct rcc_ep_attr a = {
+			.send_cq = cq, .sq_depth = 1, .rq_depth = 1, .qp_type = RCC_QP_UD
+		};
+		rc = rcc_ud_create(s->ctx, &a, &probe);
+	}
+	if (!rc)
+		max = rcc_ud_max_msg(probe);
+	if (probe)
+		rcc_ep_close(probe);
+	if (cq)
+		rcc_cq_destroy(cq);
+	if (rc) {
+		perr("a datagram endpoint: %s", explain_status(rc));
+		return rc;
+	}
+	for (uint32_t k = 1; k < 31 && (1u << k) <= max; k++)
+		mask |= 1u << k;
+	if (p->flags & PF_ALL_SIZES) {
+		p->flags = (uint16_t)((p->flags & ~PF_ALL_SIZES) | PF_SIZE_LIST);
+		p->size = mask;
+	} else if (p->flags & PF_SIZE_LIST) {
+		if (!(p->size & (mask | 1u))) {
+			perr("--sizes: a datagram carries at most %u bytes here", max);
+			return -EMSGSIZE;
+		}
+		p->size &= mask | 1u;
+	} else if (p->size > max) {
+		perr("-s %u: a datagram carries at most %u bytes here (the path MTU)", p->size,
+		     max);
+		return -EMSGSIZE;
+	}
+	return 0;
+}
+
 static void note_inline(struct sess *s)
 {
 	uint32_t got = rcc_ep_max_inline(s->eps[0].ep);
@@ -193,6 +285,11 @@ int sess_client_connect(struct sess *s)
 		return rc;
 	}
 	join_host_port(addr, sizeof(addr), cfg->host, cfg->port);
+	if (ud(s)) {
+		rc = ud_fit_plan(s);
+		if (rc)
+			return rc;
+	}
 	params_encode(&s->p, pd);
 	ctrl_fill_attr(&s->ctrl, &a);
 	a.private_data = pd;
@@ -223,6 +320,21 @@ int sess_client_connect(struct sess *s)
 		const void *peer;
 		size_t len;
 
+		if (ud(s)) {
+			struct rcc_ud_addr where;
+			rc = ud_endpoint(s, e);
+			if (!rc) {
+				rc = rcc_ud_resolve(e->ep, addr, s->timeout_ms, &where);
+				if (rc)
+					perr("datagram endpoint %d: exchanging addresses with %s: %s",
+					     i, addr, rcc_last_error());
+			}
+			if (!rc)
+				rc = ud_pair(e, &where);
+			if (rc)
+				return rc;
+			continue;
+		}
 		ep_attr_data(s, &a);
 		int n = initial_recvs(s, e, &a, &wrs, &sges);
 		data_hello_encode(s->p.cookie, (uint16_t)i, &mine, hello);
@@ -353,6 +465,21 @@ int sess_server_accept(struct sess *s, struct rcc_listener *lst)
 		uint8_t hello[PERF_DATA_HELLO_LEN];
 		struct rcc_remote_mr mine = rcc_mr_remote(e->mr);
 
+		if (ud(s)) {
+			struct rcc_ud_addr where;
+			rc = ud_endpoint(s, e);
+			if (!rc) {
+				rc = rcc_ud_answer(lst, e->ep, s->timeout_ms, &where);
+				if (rc)
+					perr("waiting for datagram endpoint %d's address: %s", i,
+					     rcc_strerror(rc));
+			}
+			if (!rc)
+				rc = ud_pair(e, &where);
+			if (rc)
+				return rc;
+			continue;
+		}
 		rc = next_data_request(s, lst, e, &req);
 		if (rc) {
 			perr("waiting for data connection %d: %s", i, rcc_strerror(rc));
@@ -382,6 +509,8 @@ void sess_close(struct sess *s)
 {
 	for (int i = 0; i < s->neps; i++) {
 		struct pep *e = &s->eps[i];
+		if (e->ah)
+			rcc_ah_destroy(e->ah);
 		if (e->ep)
 			rcc_ep_close(e->ep);
 		if (e->mr)

@@ -351,9 +351,11 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 	cli_finish(&c);
 	cfg->p.cq_mode = (uint8_t)c.mode;
 	cfg->p.qp_type = (uint8_t)c.qp_type;
-	/* -c UC alone: every test UC can run; a named READ or atomic is refused below */
+	/* -c UC/UD alone: every test it can run; a named other one is refused below */
 	if (c.qp_type == RCC_QP_UC && !ops_set)
 		cfg->p.ops &= OPS_UC;
+	if (c.qp_type == RCC_QP_UD && !ops_set)
+		cfg->p.ops &= OPS_UD;
 	cfg->port = c.port;
 	cfg->timeout_ms = c.timeout_ms;
 	cfg->quiet = c.quiet;

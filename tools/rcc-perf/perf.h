@@ -47,6 +47,8 @@ enum perf_kind {
 #define OPS_ALL ((1u << OP_COUNT) - 1)
 /* What an unreliable-connected endpoint carries (-c UC): no READ, no atomics. */
 #define OPS_UC ((1u << OP_SEND) | (1u << OP_WRITE) | (1u << OP_WRITE_IMM))
+/* What a datagram endpoint carries (-c UD): send, one MTU at most. */
+#define OPS_UD (1u << OP_SEND)
 #define KINDS_ALL ((1u << KIND_COUNT) - 1)
 
 /* Flags of struct perf_params. */
@@ -85,7 +87,7 @@ struct perf_params {
 	uint16_t inline_size; /* -I; PERF_INLINE_AUTO: the transport's default */
 	uint16_t outs;        /* -o: outstanding READ/atomics */
 	uint8_t cq_mode;      /* enum rcc_cq_mode of the data CQ */
-	uint8_t qp_type;      /* -c: enum rcc_qp_type of the data endpoints */
+	uint8_t qp_type;      /* -c: enum rcc_qp_type of the data endpoints (UD: datagrams) */
 	uint32_t cookie;      /* ties the data connections to this control connection */
 };
 

@@ -221,10 +221,13 @@ const char *plan_check(const struct perf_params *p)
 		return "-o must be at least 1";
 	if (p->cq_mode > RCC_CQ_HYBRID)
 		return "unknown completion mode";
-	if (p->qp_type > RCC_QP_UC)
+	if (p->qp_type > RCC_QP_UD)
 		return "unknown connection type (-c)";
 	if (p->qp_type == RCC_QP_UC && (p->ops & ~OPS_UC))
 		return "-c UC carries send, write and write_imm only: READ and atomics need -c RC";
+	if (p->qp_type == RCC_QP_UD && (p->ops & ~OPS_UD))
+		return "-c UD carries send only (datagrams): WRITE, READ and atomics need -c RC "
+		       "(or UC for WRITE)";
 	if (p->inline_size != PERF_INLINE_AUTO && p->inline_size > 4096)
 		return "-I must be at most 4096";
 	if ((p->kinds & (1u << KIND_LAT)) && !(p->kinds & (1u << KIND_BW)) &&

@@ -70,7 +70,7 @@ void report_banner(const struct perf_config *cfg, const struct perf_params *p, e
 	fprintf(f, "                    %s %s Test%s\n", op_title(op), lat ? "Latency" : "BW",
 		server ? " (server)" : "");
 	row(f, "Transport", transport, "Device", dev);
-	row(f, "Path", path, NULL, NULL);
+	row(f, "Path", path, "Connection", qp_type_name((enum rcc_qp_type)p->qp_type));
 	snprintf(a, sizeof(a), "%u", lat ? 1 : p->qps);
 	row(f, "Number of qps", a, "Completion",
 	    p->cq_mode == RCC_CQ_FD ? "fd (epoll)" : cq_mode_name((enum rcc_cq_mode)p->cq_mode));

@@ -56,7 +56,8 @@ struct pep { /* one data endpoint */
 	uint8_t *buf; /* [local area | target area] */
 	size_t area;  /* bytes per area */
 	struct rcc_mr *mr;
-	struct rcc_remote_mr remote; /* the peer's region, same layout */
+	struct rcc_remote_mr remote; /* the peer's region, same layout (not with -c UD) */
+	struct rcc_ah *ah;           /* -c UD: the peer's datagram endpoint */
 	uint32_t lkey;
 	/* receives */
 	uint32_t rx_slots;    /* receive buffers in the target area */

@@ -2,7 +2,9 @@
 /*
  * The client: post a receive for the pong, send the ping, wait for both
  * completions, check the pong byte for byte; the half round trip of each
- * timed iteration is one sample.
+ * timed iteration is one sample. With -c ud the endpoint is a datagram one
+ * (ud.c) and the ping goes to the server's address handle; the rest is the
+ * same.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -127,6 +129,8 @@ int pp_client(const struct pp_opts *o)
 {
 	struct rcc_ctx *ctx;
 	struct rcc_client *cli = NULL;
+	struct pp_ud_client ud = { 0 };
+	struct rcc_ep *ep;
 	struct rcc_mr *smr = NULL, *rmr = NULL;
 	uint8_t *sbuf = NULL, *rbuf = NULL;
 	struct waiter w = { .mode = o->cq_mode, .epfd = -1 };
@@ -142,6 +146,13 @@ int pp_client(const struct pp_opts *o)
 		return 1;
 	}
 	join_host_port(addr, sizeof(addr), o->host, o->port);
+	if (o->qp_type == RCC_QP_UD) {
+		if (pp_ud_client_open(o, ctx, addr, &ud))
+			goto out_ctx;
+		w.cq = ud.cq;
+		ep = ud.ep;
+		goto ready;
+	}
 	pp_hello_encode(o->size, o->qp_type, hello);
 	struct rcc_client_attr ca = {
 		.cq_mode = o->cq_mode,
@@ -159,7 +170,8 @@ int pp_client(const struct pp_opts *o)
 		goto out_ctx;
 	}
 	w.cq = rcc_client_cq(cli);
-	struct rcc_ep *ep = rcc_client_ep(cli);
+	ep = rcc_client_ep(cli);
+ready:
 	if (o->cq_mode == RCC_CQ_FD) {
 		struct epoll_event ev = { .events = EPOLLIN };
 		w.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -198,7 +210,8 @@ int pp_client(const struct pp_opts *o)
 			t_start = mono_ns();
 		uint64_t t0 = mono_ns();
 		if ((rc = rcc_post_recv(ep, &rsge, 1, 1)) ||
-		    (rc = rcc_post_send(ep, &ssge, 1, 0, sflags))) {
+		    (rc = ud.ah ? rcc_post_send_to(ep, ud.ah, &ssge, 1, 0, sflags) :
+				  rcc_post_send(ep, &ssge, 1, 0, sflags))) {
 			fprintf(stderr, "rcc-pingpong: post failed at iteration %ld: %s\n", it,
 				rcc_strerror(rc));
 			goto out_buf;
@@ -245,7 +258,10 @@ out_buf:
 	if (w.epfd >= 0)
 		close(w.epfd);
 out_cli:
-	rcc_client_close(cli);
+	if (cli)
+		rcc_client_close(cli);
+	else
+		pp_ud_client_close(&ud);
 out_ctx:
 	rcc_ctx_close(ctx);
 	return status;

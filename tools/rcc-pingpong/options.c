@@ -20,7 +20,9 @@ static void help(const struct cli *c)
 	       "The server hands each client to an agent and echoes its pings. The client\n"
 	       "times each round trip, checks every pong byte for byte, and prints min,\n"
 	       "median, average, p99 and max of the half round trip in microseconds and the\n"
-	       "message rate.\n"
+	       "message rate. With -c ud the server answers every client through one\n"
+	       "datagram endpoint, each pong sent to its ping's source; a ping is then one\n"
+	       "datagram (-S at most the path MTU; 4096 on tcp).\n"
 	       "\n"
 	       "Options:\n"
 	       "  -n, --iters N            client: timed round trips (1000)\n"
@@ -172,6 +174,9 @@ int pp_parse(int argc, char **argv, struct pp_opts *o)
 		cli_peer(&c, "HOST", argv[optind], o->host_buf, sizeof(o->host_buf), &o->port);
 	if (!o->server && o->srq_depth)
 		usage_error(prog, "--srq belongs to the server");
+	if (o->qp_type == RCC_QP_UD && o->srq_depth)
+		usage_error(prog, "--srq does not go with -c ud: a datagram endpoint keeps its "
+				  "own receives");
 	if (o->server && o->json)
 		usage_error(prog, "--json belongs to the client: the server prints no figures");
 	if (!o->server && !o->port && !o->boot)

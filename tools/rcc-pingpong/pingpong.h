@@ -44,6 +44,28 @@ int pp_launch_publish(const struct pp_opts *o, int port);
 int pp_launch_find_server(struct pp_opts *o);
 int pp_server(const struct pp_opts *o);
 int pp_client(const struct pp_opts *o);
+/* Sleep until SIGINT/SIGTERM (blocked by the caller, so every thread
+ * inherits the mask) or until donefd is readable (--once: the first client
+ * has left). first_ms: how long a first client may take to arrive (-1: for
+ * ever): then anyone_came(arg) decides, -ETIMEDOUT when none did. */
+int pp_wait_for_end(int donefd, int first_ms, bool (*anyone_came)(void *), void *arg);
+
+/* ud.c: -c ud. The server answers every client through one datagram
+ * endpoint (addresses exchanged with rcc_ud_answer), each ping echoed to its
+ * completion's source; a client resolves the server (rcc_ud_resolve),
+ * pings through an address handle and says goodbye with a datagram. */
+int pp_ud_server(const struct pp_opts *o);
+struct pp_ud_client {
+	struct rcc_cq *cq;
+	struct rcc_ep *ep;
+	struct rcc_ah *ah; /* the server */
+};
+/* 0, or -1 after saying why. */
+int pp_ud_client_open(const struct pp_opts *o, struct rcc_ctx *ctx, const char *addr,
+		      struct pp_ud_client *u);
+void pp_ud_client_close(struct pp_ud_client *u);
+/* The goodbye datagram's immediate (no payload): "bye!". */
+#define PP_UD_BYE 0x62796521u
 
 /*
  * The client's hello, carried as connect private data: "rcpp", version,

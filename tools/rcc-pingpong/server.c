@@ -207,12 +207,8 @@ static const struct rcc_server_ops pp_ops = {
 	.on_recv = on_recv,
 };
 
-/* Sleep until SIGINT/SIGTERM, or (--once) until the first client has left.
- * first_ms: how long a first client may take to arrive (-1: for ever);
- * -ETIMEDOUT when none did. */
-static int wait_for_end(struct pp_server *srv, struct rcc_server *s, int first_ms)
+int pp_wait_for_end(int donefd, int first_ms, bool (*anyone_came)(void *), void *arg)
 {
-	struct rcc_server_stats st;
 	struct pollfd p[2];
 	sigset_t set;
 	int r, rc = 0;
@@ -222,15 +218,14 @@ static int wait_for_end(struct pp_server *srv, struct rcc_server *s, int first_m
 	sigaddset(&set, SIGTERM);
 	p[0].fd = signalfd(-1, &set, SFD_CLOEXEC);
 	p[0].events = POLLIN;
-	p[1].fd = srv->donefd;
+	p[1].fd = donefd;
 	p[1].events = POLLIN;
 	for (;;) {
 		r = poll(p, 2, first_ms);
 		if (r > 0 || (r < 0 && errno != EINTR))
 			break;
 		if (r == 0) {
-			rcc_server_stats(s, &st);
-			if (!st.accepted) {
+			if (!anyone_came(arg)) {
 				rc = -ETIMEDOUT;
 				break;
 			}
@@ -242,6 +237,14 @@ static int wait_for_end(struct pp_server *srv, struct rcc_server *s, int first_m
 	return rc;
 }
 
+static bool session_accepted(void *arg)
+{
+	struct rcc_server_stats st;
+
+	rcc_server_stats(arg, &st);
+	return st.accepted > 0;
+}
+
 int pp_server(const struct pp_opts *o)
 {
 	struct pp_server srv = { .o = o, .donefd = -1 };
@@ -251,6 +254,8 @@ int pp_server(const struct pp_opts *o)
 	sigset_t set;
 	int rc, status = 1;
 
+	if (o->qp_type == RCC_QP_UD)
+		return pp_ud_server(o);
 	/* Block the signals first so every thread created later inherits the mask. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -295,7 +300,7 @@ int pp_server(const struct pp_opts *o)
 		rcc_server_stop(s);
 		goto out_fd;
 	}
-	if (wait_for_end(&srv, s, o->boot ? o->timeout_ms : -1)) {
+	if (pp_wait_for_end(srv.donefd, o->boot ? o->timeout_ms : -1, session_accepted, s)) {
 		fprintf(stderr, "rcc-pingpong: rank 0: rank 1 did not connect within %d ms\n",
 			o->timeout_ms);
 		rcc_server_stop(s);

@@ -253,6 +253,10 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 {
 	long got = 0;
 
+	if (ep->ud) {
+		ud_progress(ep, by_user);
+		return;
+	}
 	if (atomic_load_explicit(&ep->link, memory_order_acquire) == LINK_DOWN)
 		return;
 	if (by_user) {

@@ -13,7 +13,7 @@ int keys_init(struct key_table *t) { return rcci_u32map_init(&t->map, 64); }
 
 void keys_free(struct key_table *t) { rcci_u32map_fini(&t->map); }
 
-static uint32_t random_key(void)
+uint32_t keys_random(void)
 {
 	uint32_t k = 0;
 	while (k == RCCI_U32MAP_FREE || k == RCCI_U32MAP_TOMB) {
@@ -28,7 +28,7 @@ int keys_insert(struct key_table *t, struct tcp_mr *mr)
 	uint32_t key;
 
 	do
-		key = random_key();
+		key = keys_random();
 	while (keys_find(t, key));
 	int rc = rcci_u32map_put(&t->map, key, mr);
 	if (rc)

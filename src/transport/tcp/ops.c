@@ -6,6 +6,7 @@
 
 #include "base/log.h"
 #include "tcp.h"
+#include "ud.h"
 
 static int tcp_ctx_open(struct rcc_ctx *base)
 {
@@ -76,6 +77,7 @@ const struct rcc_transport_ops rcci_tcp_ops = {
 	.listener_size = sizeof(struct tcp_listener),
 	.req_size = sizeof(struct tcp_req),
 	.srq_size = sizeof(struct tcp_srq),
+	.ah_size = sizeof(struct tcp_ah),
 	.ctx_open = tcp_ctx_open,
 	.ctx_close = tcp_ctx_close,
 	.mr_reg = tcp_mr_reg,
@@ -102,4 +104,12 @@ const struct rcc_transport_ops rcci_tcp_ops = {
 	.srq_destroy = tcp_srq_destroy,
 	.srq_post_recv = tcp_srq_post_recv,
 	.srq_arm = tcp_srq_arm,
+	.ud_create = tcp_ud_create,
+	.ud_addr = tcp_ud_addr,
+	.ud_post_send = tcp_ud_post_send,
+	.ud_post_recv = tcp_post_recv, /* the connected endpoints' receive queue */
+	.ud_disconnect = tcp_ud_disconnect,
+	.ud_destroy = tcp_ud_destroy,
+	.ah_create = tcp_ah_create,
+	.ah_destroy = tcp_ah_destroy,
 };

@@ -23,7 +23,7 @@ static bool sges_ok(struct tcp_ctx *ctx, const struct rcc_sge *sg, int n, unsign
 	return ok;
 }
 
-static uint32_t sge_sum(const struct rcc_sge *sg, int n)
+uint32_t sge_sum(const struct rcc_sge *sg, int n)
 {
 	uint32_t sum = 0;
 	for (int i = 0; i < n; i++)

@@ -59,6 +59,8 @@ void keys_free(struct key_table *t);
 /* Insert mr under a fresh random key (written to mr lkey/rkey). */
 int keys_insert(struct key_table *t, struct tcp_mr *mr);
 void keys_remove(struct key_table *t, uint32_t key);
+/* A random 32-bit value, never the table's reserved keys (0, ~0). */
+uint32_t keys_random(void);
 static inline struct tcp_mr *keys_find(const struct key_table *t, uint32_t key)
 {
 	return rcci_u32map_find(&t->map, key);
@@ -67,6 +69,7 @@ static inline struct tcp_mr *keys_find(const struct key_table *t, uint32_t key)
 /* ----------------------------------------------------------------- context */
 
 struct tcp_ep;
+struct tcp_ud;
 
 struct tcp_ctx {
 	struct rcc_ctx base;
@@ -355,6 +358,10 @@ struct tcp_ep {
 	atomic_bool thread_timer; /* counted in ctx->timers */
 	atomic_bool cq_unwatched; /* the socket left its CQs' sets (cq_unwatch) */
 	unsigned seen_polls[2];   /* progress thread only: send/recv CQ poll counters */
+
+	/* RCC_QP_UD: the datagram side (ud.c: fd is its UDP socket, and only the
+	 * queues, locks and progress fields above are used). NULL otherwise. */
+	struct tcp_ud *ud;
 };
 
 struct tcp_listener {
@@ -430,7 +437,12 @@ void ep_progress(struct tcp_ep *ep, bool by_user);
 void ep_set_want_out(struct tcp_ep *ep, bool on);
 void ep_update_events(struct tcp_ep *ep);
 
+/* ud.c: a datagram endpoint's pass (ep_progress hands it over). */
+void ud_progress(struct tcp_ep *ep, bool by_user);
+
 /* post.c: posting work requests (checked, then copied into the queues) */
+/* Bytes a scatter/gather list covers (the core checked it fits). */
+uint32_t sge_sum(const struct rcc_sge *sg, int n);
 /* Fill q and its SGE slot from a receive request (key checked now). */
 void rq_wqe_fill(struct tcp_ctx *ctx, struct rq_wqe *q, struct rcc_sge *sge,
 		 const struct rcc_recv_wr *wr);

@@ -139,6 +139,8 @@ static bool map_wc(struct verbs_cq *cq, const struct ibv_wc *w, struct rcc_wc *o
 		out->wc_flags = 0;
 		out->imm_data = 0;
 	}
+	if (__builtin_expect(ep->ud != NULL, 0))
+		rcci_ud_map_wc(ep, w, out); /* a receive's slot, GRH and source */
 	/* A flush while we still think the endpoint is connected means the
 	 * device put the QP in error on its own (e.g. the responder side of a
 	 * remote access violation, before its async event is read). */

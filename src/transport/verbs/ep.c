@@ -136,6 +136,8 @@ static void post_markers(struct verbs_ep *ep)
 	}, *sbad;
 	int rc;
 
+	if (ep->kind == VEP_UD)
+		rcci_ud_marker_dest(ep, &sw); /* a UD send needs somewhere to go */
 	atomic_store(&ep->draining, true);
 	/* With an SRQ the QP has no receive queue to mark: the SRQ's receives
 	 * stay posted for other QPs, and the one this QP was filling (if any)

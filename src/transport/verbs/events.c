@@ -289,7 +289,8 @@ int rcci_events_add(struct verbs_ctx *ctx, struct verbs_ep *ep)
 	pthread_mutex_lock(&ctx->eps_lock);
 	ep->serial = ctx->next_serial++;
 	ev.data.u64 = ep->serial;
-	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+	/* a datagram endpoint has no peer to watch: listed for its failures only */
+	if (ep->kind != VEP_UD && epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		rc = -errno;
 		log_error("verbs: cannot watch endpoint %s: %s", ep->base.peer, strerror(errno));
 		goto out;
@@ -315,7 +316,8 @@ void rcci_events_remove(struct verbs_ctx *ctx, struct verbs_ep *ep)
 	pthread_mutex_lock(&ctx->eps_lock);
 	if (ep->listed) {
 		int fd = ep->kind == VEP_CM ? ep->ch->fd : ep->sock;
-		epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, fd, NULL);
+		if (ep->kind != VEP_UD)
+			epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, fd, NULL);
 		if (ep->prev)
 			ep->prev->next = ep->next;
 		else

@@ -93,9 +93,18 @@ static inline void fill_send(struct ibv_send_wr *w, const struct rcc_send_wr *r)
 	}
 }
 
-int rcci_verbs_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
+/* A datagram's destination, from its address handle (as ibv_send_wr.wr.ud). */
+static inline void fill_ud(struct ibv_send_wr *w, const struct rcc_send_wr *r)
 {
-	struct verbs_ep *ep = vep(base);
+	const struct verbs_ah *ah = (const struct verbs_ah *)r->ah;
+
+	w->wr.ud.ah = ah->ah;
+	w->wr.ud.remote_qpn = ah->qpn;
+	w->wr.ud.remote_qkey = ah->qkey;
+}
+
+static int post_send(struct verbs_ep *ep, const struct rcc_send_wr *wr, int n, int *posted, bool ud)
+{
 	struct ibv_send_wr w[CHUNK], *bad;
 	int done = 0;
 
@@ -103,6 +112,8 @@ int rcci_verbs_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int 
 		int k = n - done < CHUNK ? n - done : CHUNK;
 		for (int i = 0; i < k; i++) {
 			fill_send(&w[i], &wr[done + i]);
+			if (ud)
+				fill_ud(&w[i], &wr[done + i]);
 			w[i].next = i + 1 < k ? &w[i + 1] : NULL;
 		}
 		bad = NULL;
@@ -118,6 +129,16 @@ int rcci_verbs_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int 
 	if (posted)
 		*posted = n;
 	return 0;
+}
+
+int rcci_verbs_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
+{
+	return post_send(vep(base), wr, n, posted, false);
+}
+
+int rcci_verbs_ud_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
+{
+	return post_send(vep(base), wr, n, posted, true);
 }
 
 int rcci_verbs_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int *posted)

@@ -17,6 +17,12 @@ static uint8_t min_u8(uint32_t a, uint32_t b)
 }
 
 static bool is_uc(const struct verbs_ep *ep) { return ep->base.attr.qp_type == RCC_QP_UC; }
+static bool is_ud(const struct verbs_ep *ep) { return ep->base.attr.qp_type == RCC_QP_UD; }
+
+static enum ibv_qp_type qp_type(const struct verbs_ep *ep)
+{
+	return is_ud(ep) ? IBV_QPT_UD : is_uc(ep) ? IBV_QPT_UC : IBV_QPT_RC;
+}
 
 /* UC has no READ or atomics: no depth to offer or ask for. */
 uint8_t rcci_rd_atomic_responder(struct verbs_ep *ep)
@@ -48,15 +54,16 @@ int rcci_qp_create(struct verbs_ep *ep)
 			.send_cq = vcq(a->send_cq)->cq,
 			.recv_cq = vcq(a->recv_cq)->cq,
 			.srq = a->srq ? vsrq(a->srq)->srq : NULL,
-			.qp_type = is_uc(ep) ? IBV_QPT_UC : IBV_QPT_RC,
+			.qp_type = qp_type(ep),
 			.sq_sig_all = a->sig_all,
 			.cap = {
 				/* +1: the disconnect marker always finds room. With
-				 * an SRQ the QP has no receive queue at all. */
+				 * an SRQ the QP has no receive queue at all. A UD
+				 * receive has one element more: the GRH's (ud.c). */
 				.max_send_wr = a->sq_depth + 1,
 				.max_recv_wr = a->srq ? 0 : a->rq_depth + 1,
 				.max_send_sge = a->max_send_sge,
-				.max_recv_sge = a->srq ? 0 : a->max_recv_sge,
+				.max_recv_sge = a->srq ? 0 : a->max_recv_sge + (is_ud(ep) ? 1 : 0),
 				.max_inline_data = a->max_inline ? a->max_inline : fallback[i],
 			},
 		};

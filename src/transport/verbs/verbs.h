@@ -48,6 +48,7 @@
 #define VERBS_DEFAULT_INLINE 256u
 
 struct verbs_ep;
+struct verbs_ud;
 
 /* ----------------------------------------------------------------- context */
 
@@ -151,7 +152,8 @@ int rcci_vsrq_arm(struct rcc_srq *srq, uint32_t limit);
 
 enum verbs_bringup_kind {
 	VEP_CM = 0,
-	VEP_MANUAL
+	VEP_MANUAL,
+	VEP_UD, /* a datagram endpoint: no bring-up, nothing to watch (ud.c) */
 };
 
 /* What the background thread watches; data.u64 in epoll is the ep serial. */
@@ -179,6 +181,7 @@ struct verbs_ep {
 	uint8_t mark_send, mark_recv; /* their addresses are the marker wr_ids */
 
 	struct verbs_ep *next, *prev;
+	struct verbs_ud *ud; /* VEP_UD: the datagram side (ud.c); else NULL */
 };
 
 #define MARK_SEND 1
@@ -232,6 +235,36 @@ int rcci_verbs_ep_disconnect(struct rcc_ep *ep);
 void rcci_verbs_ep_destroy(struct rcc_ep *ep);
 /* From the poll path: a completion with a status other than success. */
 void rcci_ep_error_seen(struct verbs_ep *ep, bool flush);
+
+/* ------------------------------------------------------ datagrams (UD) */
+
+/* Bytes a UD receive's first element gets before the payload (IB's GRH,
+ * RoCE v2's IPv4 header in its last 20): rcc's own memory, never the
+ * application's (ud.c). */
+#define VERBS_GRH_LEN 40
+
+struct verbs_ah {
+	struct rcc_ah base;
+	struct ibv_ah *ah;
+	uint32_t qpn;  /* remote_qpn */
+	uint32_t qkey; /* remote_qkey */
+};
+
+/* ud.c: datagram (RCC_QP_UD) endpoints and address handles */
+int rcci_verbs_ud_create(struct rcc_ep *ep);
+void rcci_verbs_ud_addr(const struct rcc_ep *ep, struct rcci_ud_addr *out);
+int rcci_verbs_ud_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
+void rcci_verbs_ud_destroy(struct rcc_ep *ep);
+int rcci_verbs_ah_create(struct rcc_ah *ah, const struct rcci_ud_addr *a);
+void rcci_verbs_ah_destroy(struct rcc_ah *ah);
+/* The disconnect marker send of a datagram endpoint: to itself (flushed,
+ * never sent: the QP is in ERR by then). */
+void rcci_ud_marker_dest(struct verbs_ep *ep, struct ibv_send_wr *w);
+/* A completion of a datagram endpoint that is not a marker: the receive's
+ * own wr_id, the payload's length and the source (rcc.h, rule U5). */
+void rcci_ud_map_wc(struct verbs_ep *ep, const struct ibv_wc *w, struct rcc_wc *out);
+/* post.c */
+int rcci_verbs_ud_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
 
 /* events.c */
 int rcci_events_start(struct verbs_ctx *ctx);
