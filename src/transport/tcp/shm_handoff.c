@@ -7,6 +7,12 @@
  * namespace (/proc/net/unix); the token is not: it travelled only on the TCP
  * connection, so whoever shows it is our TCP peer (or can already read our
  * memory). Every step is bounded by the handshake's deadline.
+ *
+ * The Unix connection then stays: it is the connection's doorbell and
+ * liveness signal in place of the TCP socket (a byte through a Unix socket
+ * costs far less than through loopback TCP, and each side owns its end: the
+ * peer cannot change the flags of the descriptor we read, as it could those
+ * of an eventfd or pipe it shared with us).
  */
 #include <errno.h>
 #include <poll.h>
@@ -126,7 +132,7 @@ static int send_fd(int c, int memfd, uint64_t deadline)
 	}
 }
 
-/* One connection to the offer: 1 (handed over), 0 (not our peer: dropped),
+/* One connection to the offer: 1 (handed over), 0 (not our peer: drop it),
  * or -ETIMEDOUT. */
 static int serve_one(struct shm_offer *o, int memfd, int c, uint64_t deadline)
 {
@@ -157,7 +163,7 @@ int shm_offer_serve(struct shm_offer *o, int memfd, int tcp_fd, uint64_t deadlin
 		if (r == 0)
 			return -ETIMEDOUT;
 		if (p[1].revents)
-			return 0; /* the peer confirmed (or went away) without fetching */
+			return -EAGAIN; /* the peer confirmed (or went away) without fetching */
 		int c = accept4(o->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (c < 0) {
 			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
@@ -165,6 +171,8 @@ int shm_offer_serve(struct shm_offer *o, int memfd, int tcp_fd, uint64_t deadlin
 			return -errno;
 		}
 		r = serve_one(o, memfd, c, deadline);
+		if (r == 1)
+			return c;
 		close(c);
 		if (r)
 			return r;
@@ -223,7 +231,7 @@ static int recv_fd(int fd, uint64_t deadline)
 }
 
 int shm_offer_fetch(const uint8_t name[WIRE_SHM_NAME_LEN], const uint8_t token[WIRE_SHM_TOKEN_LEN],
-		    uint64_t deadline, const char **why)
+		    uint64_t deadline, int *memfd, const char **why)
 {
 	struct sockaddr_un sa;
 	socklen_t len = abstract_addr(name, &sa);
@@ -237,14 +245,19 @@ int shm_offer_fetch(const uint8_t name[WIRE_SHM_NAME_LEN], const uint8_t token[W
 	if (!same_user(fd)) {
 		*why = "the peer's region offer is not this user's";
 		rc = -EPERM;
-		goto out;
+		goto err;
 	}
 	rc = rcci_send_all(fd, token, WIRE_SHM_TOKEN_LEN, deadline);
 	if (!rc)
 		rc = recv_fd(fd, deadline);
-	if (rc < 0)
+	if (rc < 0) {
 		*why = "the peer did not hand its region over";
-out:
+		goto err;
+	}
+	*memfd = rc;
+	return fd;
+
+err:
 	close(fd);
 	return rc;
 }

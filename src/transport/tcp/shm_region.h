@@ -44,7 +44,9 @@ void shm_region_unmap(struct shm_ring *r);
  * Unix socket in the abstract namespace (per network namespace, which the
  * handshake proved shared) under a random name, and gives it to the one
  * process that connects with the random token of its ACCEPT (which only the
- * TCP peer has read) and runs as our user (SO_PEERCRED).
+ * TCP peer has read) and runs as our user (SO_PEERCRED). That Unix
+ * connection then carries the doorbells of the connection and tells either
+ * side when the other is gone, in place of the TCP socket.
  */
 struct shm_offer {
 	int lfd; /* the listening Unix socket */
@@ -57,14 +59,16 @@ struct shm_offer {
 int shm_offer_open(struct shm_offer *o, const char **why);
 /* Hand memfd to the peer that proves itself, by the deadline; returns early
  * if the TCP peer speaks first on tcp_fd (its confirmation: it gave up).
- * 1: handed over, 0: the peer spoke first, negative errno: not handed over
- * (-ETIMEDOUT at the deadline). Impostors are dropped and waited past. */
+ * The Unix connection the region went over (non-blocking; the caller's), or
+ * -EAGAIN (the peer spoke first), or another negative errno (-ETIMEDOUT at
+ * the deadline). Impostors are dropped and waited past. */
 int shm_offer_serve(struct shm_offer *o, int memfd, int tcp_fd, uint64_t deadline);
 void shm_offer_close(struct shm_offer *o);
 /* The opener: connect to the offer named in an ACCEPT, check that its
  * listener runs as our user, show the token, receive exactly one
- * descriptor. The descriptor, or a negative errno with why. */
+ * descriptor (*memfd). The Unix connection (non-blocking; the caller's), or
+ * a negative errno with why (then nothing is left open). */
 int shm_offer_fetch(const uint8_t name[WIRE_SHM_NAME_LEN], const uint8_t token[WIRE_SHM_TOKEN_LEN],
-		    uint64_t deadline, const char **why);
+		    uint64_t deadline, int *memfd, const char **why);
 
 #endif
