@@ -119,17 +119,8 @@ static int send_fd(int c, int memfd, uint64_t deadline)
 	h->cmsg_type = SCM_RIGHTS;
 	h->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(h), &memfd, sizeof(int));
-	for (;;) {
-		if (sendmsg(c, &m, MSG_DONTWAIT | MSG_NOSIGNAL) == 1)
-			return 0;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		int rc = rcci_wait_fd(c, POLLOUT, deadline);
-		if (rc)
-			return rc;
-	}
+	ssize_t n = rcci_sendmsg_by(c, &m, 0, deadline);
+	return n == 1 ? 0 : n < 0 ? (int)n : -EIO;
 }
 
 /* One connection to the offer: 1 (handed over), 0 (not our peer: drop it),
@@ -189,25 +180,14 @@ static int recv_fd(int fd, uint64_t deadline)
 	} ctl;
 	uint8_t byte;
 	struct iovec v = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr m;
-	ssize_t n;
+	struct msghdr m = { .msg_iov = &v,
+			    .msg_iovlen = 1,
+			    .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf) };
+	ssize_t n = rcci_recvmsg_by(fd, &m, MSG_CMSG_CLOEXEC, deadline);
 
-	for (;;) {
-		m = (struct msghdr){ .msg_iov = &v,
-				     .msg_iovlen = 1,
-				     .msg_control = ctl.buf,
-				     .msg_controllen = sizeof(ctl.buf) };
-		n = recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (n >= 0)
-			break;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		int rc = rcci_wait_fd(fd, POLLIN, deadline);
-		if (rc)
-			return rc;
-	}
+	if (n < 0)
+		return (int)n;
 	int got = -1, count = 0;
 	for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h)) {
 		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS ||
