@@ -3,6 +3,12 @@
  * memcpy_bw SIZE SECONDS: single-thread memcpy bandwidth between two buffers
  * of SIZE bytes (the floor a copying transport is measured against). Prints
  * "size_B <n> GBps <x>" (GB = 1e9 B), the best of 5 timed slices.
+ *
+ * Both buffers start on a page: on AMD processors with fast "rep movsb"
+ * (glibc uses it for copies of this size) a destination 16 bytes past the
+ * source modulo 4 KiB -- two malloc'ed 64 KiB blocks side by side -- copies
+ * at a tenth of the speed (measured here: 1.4 GB/s against 22 GB/s), which
+ * would make the floor look lower than it is.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +30,8 @@ int main(int argc, char **argv)
 	}
 	size_t size = strtoull(argv[1], NULL, 10);
 	double secs = strtod(argv[2], NULL);
-	char *a = malloc(size), *b = malloc(size);
+	size_t room = (size + 4095) & ~(size_t)4095;
+	char *a = aligned_alloc(4096, room), *b = aligned_alloc(4096, room);
 	double best = 0;
 
 	if (!size || !a || !b || secs <= 0)

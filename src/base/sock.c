@@ -49,6 +49,41 @@ int rcci_wait_fd(int fd, short events, uint64_t deadline)
 	return rcci_poll_until(&p, 1, deadline);
 }
 
+/* After a call on a non-blocking socket failed with errno: 0 to try again
+ * (interrupted, or the socket is ready now), or the error to give up with. */
+static int again_by(int fd, short events, uint64_t deadline)
+{
+	if (errno == EINTR)
+		return 0;
+	if (errno != EAGAIN && errno != EWOULDBLOCK)
+		return -errno;
+	return rcci_wait_fd(fd, events, deadline);
+}
+
+ssize_t rcci_sendmsg_by(int fd, const struct msghdr *m, int flags, uint64_t deadline)
+{
+	for (;;) {
+		ssize_t r = sendmsg(fd, m, flags | MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r >= 0)
+			return r;
+		int rc = again_by(fd, POLLOUT, deadline);
+		if (rc)
+			return rc;
+	}
+}
+
+ssize_t rcci_recvmsg_by(int fd, struct msghdr *m, int flags, uint64_t deadline)
+{
+	for (;;) {
+		ssize_t r = recvmsg(fd, m, flags | MSG_DONTWAIT);
+		if (r >= 0)
+			return r;
+		int rc = again_by(fd, POLLIN, deadline);
+		if (rc)
+			return rc;
+	}
+}
+
 int rcci_send_all(int fd, const void *buf, size_t len, uint64_t deadline)
 {
 	const uint8_t *p = buf;
@@ -60,11 +95,8 @@ int rcci_send_all(int fd, const void *buf, size_t len, uint64_t deadline)
 			len -= (size_t)r;
 			continue;
 		}
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		int rc = rcci_wait_fd(fd, POLLOUT, deadline);
+		int rc = r < 0 ? again_by(fd, POLLOUT, deadline) :
+				 rcci_wait_fd(fd, POLLOUT, deadline);
 		if (rc)
 			return rc;
 	}
@@ -84,11 +116,7 @@ int rcci_recv_all(int fd, void *buf, size_t len, uint64_t deadline)
 		}
 		if (r == 0)
 			return -ECONNRESET;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -errno;
-		int rc = rcci_wait_fd(fd, POLLIN, deadline);
+		int rc = again_by(fd, POLLIN, deadline);
 		if (rc)
 			return rc;
 	}

@@ -25,6 +25,11 @@ int rcci_poll_until(struct pollfd *p, unsigned n, uint64_t deadline);
  * -ETIMEDOUT, -ECONNRESET (the peer closed) or a negative errno. */
 int rcci_send_all(int fd, const void *buf, size_t len, uint64_t deadline);
 int rcci_recv_all(int fd, void *buf, size_t len, uint64_t deadline);
+/* One sendmsg()/recvmsg() on a non-blocking socket, waiting for it to be
+ * ready by the deadline: the bytes moved (recvmsg: 0 at end of stream), or
+ * -ETIMEDOUT or another negative errno. send adds MSG_NOSIGNAL. */
+ssize_t rcci_sendmsg_by(int fd, const struct msghdr *m, int flags, uint64_t deadline);
+ssize_t rcci_recvmsg_by(int fd, struct msghdr *m, int flags, uint64_t deadline);
 
 /* A non-blocking listening socket on sa; *port is the port it got (sa may ask
  * for 0). The fd, or a negative errno. */

@@ -2,19 +2,31 @@
 /*
  * The same-host shared-memory path of the tcp transport (docs/shm.md): the
  * path is reported, the controls are honoured, a peer that scribbles the
- * shared control words makes the other side fail the connection cleanly,
- * and a peer killed while the survivor busy-polls is noticed within the
- * timeout. Runs on the tcp transport only (exit 77 on verbs).
+ * shared control words makes the other side fail the connection cleanly, a
+ * peer cannot resize the region under us (and a region that could be resized
+ * is refused), the region goes only to the peer that shows the handshake's
+ * token, and a peer killed while the survivor busy-polls is noticed within
+ * the timeout. Runs on the tcp transport only (exit 77 on verbs).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/sock.h"
 #include "pair.h"
+#include "rcc/util.h"
+#include "transport/tcp/shm_region.h"
 #include "transport/tcp/tcp.h"
 
 static const char *self_path = "test_shm"; /* argv[0] */
@@ -267,6 +279,26 @@ static int pair2_open(struct pair2 *p, const struct rcc_cq_attr *ca, const struc
 	return rc ? rc : acc.rc;
 }
 
+/* One more connection between the two contexts of p, on the same CQs. */
+static int pair2_more(struct pair2 *p, const struct rcc_ep_attr *ea, struct rcc_ep **a,
+		      struct rcc_ep **b)
+{
+	struct acc acc = { .lst = p->lst, .cq = p->cq_b };
+	struct rcc_ep_attr at = *ea;
+	char addr[128];
+	pthread_t th;
+	int rc;
+
+	if ((rc = -pthread_create(&th, NULL, acc_main, &acc)))
+		return rc;
+	at.send_cq = p->cq_a;
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(p->lst));
+	rc = rcc_connect(p->ctx_a, addr, &at, TEST_TIMEOUT_MS, a);
+	pthread_join(th, NULL);
+	*b = acc.ep;
+	return rc ? rc : acc.rc;
+}
+
 static void pair2_close(struct pair2 *p)
 {
 	if (p->a)
@@ -345,6 +377,231 @@ static void wakeups_without_heartbeats(void)
 	tbuf_free(&back);
 	tbuf_free(&dst);
 	pair2_close(&p);
+}
+
+/* Wait for one completion on cq: with rcc_cq_wait(), or (by_fd) polling and
+ * then sleeping in poll() on rcc_cq_fd(), as the descriptor's contract says
+ * (rcc.h). */
+static int app_wait(struct rcc_cq *cq, bool by_fd, struct rcc_wc *wc)
+{
+	if (!by_fd)
+		return rcc_cq_wait(cq, wc, 1, TEST_TIMEOUT_MS) == 1 ? 0 : -ETIMEDOUT;
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	struct pollfd p = { .fd = rcc_cq_fd(cq), .events = POLLIN };
+	while (now_ms() < end) {
+		int n = rcc_cq_poll(cq, wc, 1);
+		if (n)
+			return n == 1 ? 0 : n;
+		if (poll(&p, 1, (int)(end - now_ms())) < 0)
+			return -errno;
+	}
+	return -ETIMEDOUT;
+}
+
+/* One round trip: a SENDs i to b, b answers; b waits as its mode says. */
+static void shm_round_trip(struct pair2 *p, struct tbuf *ba, struct tbuf *bb, bool by_fd, int i)
+{
+	struct rcc_sge ra = tbuf_sge(ba, 64, 64), rb = tbuf_sge(bb, 64, 64);
+	struct rcc_sge sa = tbuf_sge(ba, 0, 64), sb = tbuf_sge(bb, 0, 64);
+	struct rcc_wc wc;
+
+	ba->p[0] = (uint8_t)i;
+	CHECK_OK(rcc_post_recv(p->b, &rb, 1, 1));
+	CHECK_OK(rcc_post_send(p->a, &sa, 1, 2, RCC_SEND_SIGNALED));
+	CHECK_OK(app_wait(p->cq_b, by_fd, &wc));
+	CHECK_EQ(wc.wr_id, 1);
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+	CHECK_EQ(bb->p[64], (uint8_t)i);
+	bb->p[0] = (uint8_t)~i;
+	CHECK_OK(rcc_post_recv(p->a, &ra, 1, 3));
+	CHECK_OK(rcc_post_send(p->b, &sb, 1, 4, RCC_SEND_SIGNALED));
+	for (int k = 0; k < 2; k++) { /* the pong and our ping's completion, in either order */
+		CHECK_OK(wait_one(p->cq_a, &wc, TEST_TIMEOUT_MS));
+		CHECK_WC(wc, RCC_WC_SUCCESS);
+		CHECK(wc.wr_id == 2 || wc.wr_id == 3);
+	}
+	CHECK_EQ(ba->p[64], (uint8_t)~i);
+	CHECK_OK(app_wait(p->cq_b, by_fd, &wc));
+	CHECK_EQ(wc.wr_id, 4);
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+}
+
+/*
+ * One wake-up on shared memory: a thread sleeping in rcc_cq_wait() (WAIT,
+ * FD and HYBRID mode) is woken by the peer's doorbell and reads the ring
+ * itself, instead of being woken by the progress thread that read it. Shown
+ * with the waiting side's progress thread stuck (the test holds the lock it
+ * takes on every pass): every completion still arrives, with one endpoint on
+ * the CQ (the waiter sleeps on its doorbell directly) and with two (through
+ * the CQ's set, or in FD mode a set of its own). The waiter also reads the
+ * doorbell bytes it was rung with, so they do not pile up in its socket (a
+ * thread that left them would spin on a readable socket).
+ */
+static void waiter_reads_the_ring(void)
+{
+	static const struct {
+		enum rcc_cq_mode mode;
+		bool by_fd;
+	} how[] = {
+		{ RCC_CQ_WAIT, false },
+		{ RCC_CQ_FD, false },
+		{ RCC_CQ_HYBRID, false },
+	};
+
+	for (size_t h = 0; h < 2 * sizeof(how) / sizeof(how[0]); h++) {
+		size_t m = h / 2;
+		bool two = h % 2; /* a second connection on the same CQs */
+		struct rcc_cq_attr ca = { .mode = how[m].mode, .spin_us = 1 };
+		struct rcc_ep_attr ea = { .peer_timeout_ms = 3600000 };
+		struct tbuf ba = { 0 }, bb = { 0 };
+		struct pair2 p, q;
+		int queued = -1;
+
+		CHECK_OK(pair2_open(&p, &ca, &ea));
+		q = p;
+		if (two)
+			CHECK_OK(pair2_more(&p, &ea, &q.a, &q.b));
+		CHECK_OK(tbuf_alloc(&ba, p.ctx_a, 128, RCC_ACCESS_LOCAL_WRITE));
+		CHECK_OK(tbuf_alloc(&bb, p.ctx_b, 128, RCC_ACCESS_LOCAL_WRITE));
+		shm_round_trip(&q, &ba, &bb, how[m].by_fd, 0);
+		if (test_failed)
+			return;
+		pthread_mutex_t *stuck = &tctx(p.ctx_b)->eps_lock;
+		/* 20 round trips take milliseconds; the bound is for all of them */
+		uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+		int i;
+		pthread_mutex_lock(stuck);
+		for (i = 1; i <= 20 && !test_failed && now_ms() < end; i++)
+			shm_round_trip(&q, &ba, &bb, how[m].by_fd, i);
+		CHECK(ioctl(tep(q.b)->fd, FIONREAD, &queued) == 0);
+		pthread_mutex_unlock(stuck);
+		CHECK_MSG(!test_failed && i > 20,
+			  "mode %zu, %d endpoints: %d of 20 round trips in %d ms", m, two ? 2 : 1,
+			  i - 1, TEST_TIMEOUT_MS);
+		CHECK_MSG(queued >= 0 && queued <= 2, "mode %zu: %d doorbell bytes left unread", m,
+			  queued);
+		tbuf_free(&ba);
+		tbuf_free(&bb);
+		if (two) {
+			rcc_ep_close(q.a);
+			rcc_ep_close(q.b);
+		}
+		pair2_close(&p);
+	}
+}
+
+/*
+ * While a thread waits on an endpoint's CQ (and so arms its ring and reads
+ * it), the progress thread parks the endpoint: it stops watching the
+ * doorbell, so the two do not both wake for one message. In WAIT-mode
+ * ping-pongs the endpoint is parked after a few round trips at most.
+ */
+static void waited_endpoint_parked(void)
+{
+	struct rcc_cq_attr ca = { .mode = RCC_CQ_WAIT };
+	struct rcc_ep_attr ea = { .peer_timeout_ms = 3600000 };
+	struct tbuf ba = { 0 }, bb = { 0 };
+	struct pair2 p;
+	int i;
+
+	CHECK_OK(pair2_open(&p, &ca, &ea));
+	CHECK_OK(tbuf_alloc(&ba, p.ctx_a, 128, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&bb, p.ctx_b, 128, RCC_ACCESS_LOCAL_WRITE));
+	for (i = 0; i < 500 && !atomic_load(&tep(p.b)->parked); i++) {
+		shm_round_trip(&p, &ba, &bb, false, i);
+		if (test_failed)
+			return;
+	}
+	CHECK_MSG(atomic_load(&tep(p.b)->parked), "not parked after %d round trips", i);
+	tbuf_free(&ba);
+	tbuf_free(&bb);
+	pair2_close(&p);
+}
+
+/*
+ * An application that sleeps in its own epoll on rcc_cq_fd() arms no ring,
+ * so the progress thread keeps serving its shared-memory endpoints: it is
+ * woken as before (through the CQ's eventfd), every round trip completes,
+ * and the descriptor does not stay readable on a doorbell nobody reads.
+ */
+static void fd_sleeper_served(void)
+{
+	struct rcc_cq_attr ca = { .mode = RCC_CQ_FD };
+	struct rcc_ep_attr ea = { .peer_timeout_ms = 3600000 };
+	struct tbuf ba = { 0 }, bb = { 0 };
+	struct pair2 p;
+	struct rcc_wc wc;
+
+	CHECK_OK(pair2_open(&p, &ca, &ea));
+	CHECK_OK(tbuf_alloc(&ba, p.ctx_a, 128, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&bb, p.ctx_b, 128, RCC_ACCESS_LOCAL_WRITE));
+	for (int i = 0; i < 50 && !test_failed; i++)
+		shm_round_trip(&p, &ba, &bb, true, i);
+	if (test_failed)
+		return;
+	/* nothing is owed now: the descriptor is not readable */
+	struct pollfd pf = { .fd = rcc_cq_fd(p.cq_b), .events = POLLIN };
+	CHECK_EQ(rcc_cq_poll(p.cq_b, &wc, 1), 0);
+	CHECK_EQ(poll(&pf, 1, 0), 0);
+	CHECK(!atomic_load(&tep(p.b)->parked));
+	tbuf_free(&ba);
+	tbuf_free(&bb);
+	pair2_close(&p);
+}
+
+/*
+ * Requests posted just before a disconnect go out before it, as a NIC would
+ * have started them: a parked endpoint's post waits for the application's
+ * next poll to go out with what follows (post.c), and a disconnect in place
+ * of that poll must send it, not flush it unsent (rcc-perf's BYE was lost so
+ * once parking came to WAIT-mode endpoints on shared memory). The peer's
+ * progress thread is held, so nothing is acknowledged meanwhile.
+ */
+static void posted_before_disconnect_sent(void)
+{
+	struct pair p;
+	struct tbuf s = { 0 }, r = { 0 };
+	struct rcc_wc wc[4];
+	int n = 0;
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&s, p.ctx, 4096, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&r, p.ctx, 4096, RCC_ACCESS_LOCAL_WRITE));
+	for (int i = 0; i < 2; i++) {
+		struct rcc_sge rs = tbuf_sge(&r, (size_t)i * 64, 64);
+		CHECK_OK(rcc_post_recv(p.b, &rs, 1, 10 + (uint64_t)i));
+	}
+	fill_pattern(s.p, 128, 5);
+	struct tcp_ctx *ctx = tctx(p.ctx);
+	pthread_mutex_lock(&ctx->eps_lock); /* the progress thread stops at its next pass */
+	/* as if the application were polling a's CQ: its posts may wait for that poll */
+	if (!atomic_exchange(&tep(p.a)->parked, true))
+		atomic_fetch_add(&ctx->parked, 1);
+	struct rcc_sge s0 = tbuf_sge(&s, 0, 64), s1 = tbuf_sge(&s, 64, 64);
+	int rc0 = rcc_post_send(p.a, &s0, 1, 1, 0);
+	int rc1 = rcc_post_send(p.a, &s1, 1, 2, 0);
+	bool deferred = atomic_load(&tep(p.a)->tx_deferred);
+	int rcd = rcc_ep_disconnect(p.a);
+	pthread_mutex_unlock(&ctx->eps_lock);
+	CHECK_OK(rc0);
+	CHECK_OK(rc1);
+	CHECK_OK(rcd);
+	CHECK_MSG(deferred, "the second send went out at once: nothing was tested");
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (n < 2 && now_ms() < end) {
+		int got = rcc_cq_poll(p.cq_b, wc + n, 2 - n);
+		CHECK(got >= 0);
+		n += got;
+	}
+	CHECK_EQ(n, 2);
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(wc[i].wr_id, 10 + (uint64_t)i);
+		CHECK_WC(wc[i], RCC_WC_SUCCESS);
+	}
+	CHECK_EQ(check_pattern(r.p, 128, 5), -1);
+	tbuf_free(&s);
+	tbuf_free(&r);
+	pair_close(&p);
 }
 
 /* The peer of peer_killed_while_polled, in its own process: connect over
@@ -433,6 +690,397 @@ static void peer_killed_while_polled(void)
 	CHECK_OK(rcc_ctx_close(ctx));
 }
 
+/* ---------------------------------------------- the region and its hand-over */
+
+static struct sockaddr_in loopback(int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return sin;
+}
+
+/*
+ * A client that does the shared-memory handshake by hand, as a hostile peer
+ * could: it holds the region's descriptor, maps it, and speaks frames into
+ * the ring itself.
+ */
+struct raw_client {
+	int fd;    /* the TCP connection, for the handshake */
+	int bell;  /* the Unix connection the region came over: doorbell and liveness */
+	int memfd; /* the region, as handed over */
+	struct wire_shm_accept a;
+	struct shm_ring ring;
+};
+
+/* HELLO offering shared memory, the server's ACCEPT, the region fetched. */
+static int raw_client_fetch(struct raw_client *r, int port)
+{
+	uint8_t msg[WIRE_HS_HDR_LEN + WIRE_SHM_HELLO_LEN], ext[WIRE_SHM_ACCEPT_LEN];
+	struct wire_hs h = { .version = WIRE_VERSION,
+			     .kind = WIRE_HS_HELLO,
+			     .flags = WIRE_HS_F_SHM,
+			     .max_rd_atomic = 4 };
+	struct sockaddr_in sin = loopback(port);
+	uint64_t deadline = rcci_deadline(TEST_TIMEOUT_MS);
+	struct wire_shm_id me;
+	const char *why = NULL;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->memfd = r->bell = -1;
+	r->fd = rcci_sock_connect((struct sockaddr *)&sin, sizeof(sin), deadline);
+	if (r->fd < 0)
+		return r->fd;
+	if ((rc = shm_local_id(&me)))
+		return rc;
+	wire_hs_encode(&h, msg);
+	wire_shm_id_encode(&me, msg + WIRE_HS_HDR_LEN);
+	if ((rc = rcci_send_all(r->fd, msg, sizeof(msg), deadline)) ||
+	    (rc = rcci_recv_all(r->fd, msg, WIRE_HS_HDR_LEN, deadline)))
+		return rc;
+	if (wire_hs_decode(msg, &h) || h.kind != WIRE_HS_ACCEPT || !(h.flags & WIRE_HS_F_SHM) ||
+	    h.pdata_len)
+		return -EPROTO;
+	if ((rc = rcci_recv_all(r->fd, ext, sizeof(ext), deadline)) ||
+	    wire_shm_accept_decode(ext, &r->a))
+		return rc ? rc : -EPROTO;
+	r->bell = shm_offer_fetch(r->a.name, r->a.token, deadline, &r->memfd, &why);
+	return r->bell < 0 ? r->bell : 0;
+}
+
+static int raw_confirm(int fd, uint32_t v)
+{
+	uint8_t msg[WIRE_SHM_CONFIRM_LEN];
+
+	memcpy(msg, WIRE_SHM_MAGIC, 4);
+	rcc_put_le32(msg + 4, v);
+	return rcci_send_all(fd, msg, sizeof(msg), rcci_deadline(TEST_TIMEOUT_MS));
+}
+
+/* Everything a peer holding the descriptor could try to change its size or
+ * seals fails with EPERM. 0, or the first attempt that did not. */
+static int try_resizing(int memfd, size_t len)
+{
+	if (ftruncate(memfd, 0) != -1 || errno != EPERM)
+		return 1;
+	if (ftruncate(memfd, (off_t)len / 2) != -1 || errno != EPERM)
+		return 2;
+	if (ftruncate(memfd, (off_t)len * 2) != -1 || errno != EPERM)
+		return 3;
+	if (fallocate(memfd, 0, 0, (off_t)len * 2) != -1 || errno != EPERM)
+		return 4;
+	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_WRITE) != -1 || errno != EPERM)
+		return 5;
+	return 0;
+}
+
+/* One SEND frame of len bytes from the raw client into the server's ring,
+ * and a doorbell (always: a spurious one costs a wake-up, nothing else). */
+static bool raw_send(struct raw_client *r, uint32_t msn, const uint8_t *p, uint32_t len)
+{
+	struct wire_hdr h = { .type = WIRE_SEND,
+			      .flags = WIRE_F_FIRST | WIRE_F_LAST,
+			      .len = len,
+			      .msn = msn,
+			      .total = len };
+	uint8_t hdr[WIRE_HDR_LEN];
+	struct iovec v[2] = { { hdr, sizeof(hdr) }, { (void *)p, len } };
+
+	wire_hdr_encode(&h, hdr);
+	return shm_ring_write(&r->ring, v, 2) == (long)(sizeof(hdr) + len) &&
+	       write(r->bell, "x", 1) == 1;
+}
+
+/* Exactly n bytes out of the raw client's ring, within the test's bound. */
+static bool raw_read(struct raw_client *r, uint8_t *p, size_t n)
+{
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+
+	while (n && now_ms() < end) {
+		struct iovec v = { p, n };
+		long got = shm_ring_readv(&r->ring, &v, 1);
+		if (got < 0)
+			return false;
+		p += got;
+		n -= (size_t)got;
+	}
+	return n == 0;
+}
+
+/* The next SEND frame the server put in the raw client's ring (acks and
+ * heartbeats skipped): its payload length, or -1. */
+static long raw_next_send(struct raw_client *r, uint8_t *p, size_t room)
+{
+	for (int frames = 0; frames < 100; frames++) {
+		uint8_t hdr[WIRE_HDR_LEN];
+		struct wire_hdr h;
+		if (!raw_read(r, hdr, sizeof(hdr)) || wire_hdr_decode(hdr, &h) || h.len > room)
+			return -1;
+		if (!raw_read(r, p, h.len))
+			return -1;
+		if (h.type == WIRE_SEND)
+			return (long)h.len;
+	}
+	return -1;
+}
+
+/*
+ * A peer holding the region cannot truncate it, grow it or add a seal (a
+ * touch of ours past a truncated end would raise SIGBUS): every attempt
+ * fails with EPERM, before and while traffic flows, and the server goes on
+ * exchanging messages with it over the region.
+ */
+static void region_cannot_be_resized(void)
+{
+	struct rcc_ctx *ctx = NULL;
+	struct rcc_cq *cq = NULL;
+	struct acc acc = { 0 };
+	struct raw_client r;
+	struct tbuf in = { 0 }, out = { 0 };
+	struct rcc_wc wc;
+	pthread_t th;
+	uint8_t got[64];
+	const char *why = NULL;
+
+	CHECK_OK(ctx_with(RCC_SHM_REQUIRE, &ctx));
+	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
+	CHECK_OK(rcc_listen(ctx, "127.0.0.1:0", 0, &acc.lst));
+	acc.cq = cq;
+	CHECK_OK(-pthread_create(&th, NULL, acc_main, &acc));
+	int rc = raw_client_fetch(&r, rcc_listener_port(acc.lst));
+	size_t len = shm_region_len(r.a.cap);
+	if (!rc)
+		rc = try_resizing(r.memfd, len) ? -EINVAL : 0;
+	if (!rc)
+		rc = shm_region_map(r.memfd, r.a.cap, r.a.name[0], &r.ring, &why);
+	/* the confirmation ends the server's handshake either way */
+	raw_confirm(r.fd, rc ? 1 : 0);
+	pthread_join(th, NULL);
+	CHECK_OK(rc);
+	CHECK_OK(acc.rc);
+	CHECK(!strcmp(rcc_ep_path(acc.ep), "shm"));
+	CHECK_EQ(fcntl(r.memfd, F_GET_SEALS) & SHM_REGION_SEALS, SHM_REGION_SEALS);
+
+	CHECK_OK(tbuf_alloc(&in, ctx, 4096, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&out, ctx, 4096, RCC_ACCESS_LOCAL_WRITE));
+	for (uint32_t i = 0; i < 4; i++) {
+		struct rcc_sge rs = tbuf_sge(&in, 0, 64), ss = tbuf_sge(&out, 0, 48);
+		uint8_t msg[32];
+		fill_pattern(msg, sizeof(msg), 100 + i);
+		CHECK_OK(rcc_post_recv(acc.ep, &rs, 1, 10 + i));
+		CHECK(raw_send(&r, i, msg, sizeof(msg)));
+		CHECK_OK(wait_one(cq, &wc, TEST_TIMEOUT_MS));
+		CHECK_EQ(wc.wr_id, 10 + i);
+		CHECK_WC(wc, RCC_WC_SUCCESS);
+		CHECK_EQ(wc.byte_len, sizeof(msg));
+		CHECK_EQ(check_pattern(in.p, sizeof(msg), 100 + i), -1);
+		/* and the other way: the server's SEND lands in our ring */
+		fill_pattern(out.p, 48, 200 + i);
+		CHECK_OK(rcc_post_send(acc.ep, &ss, 1, 20 + i, 0));
+		CHECK_EQ(raw_next_send(&r, got, sizeof(got)), 48);
+		CHECK_EQ(check_pattern(got, 48, 200 + i), -1);
+		/* the region stays what it was while it is in use */
+		CHECK_EQ(try_resizing(r.memfd, len), 0);
+	}
+	CHECK_EQ(rcc_ep_state(acc.ep), RCC_EP_CONNECTED);
+	rcc_ep_close(acc.ep);
+	shm_region_unmap(&r.ring);
+	close(r.memfd);
+	close(r.bell);
+	close(r.fd);
+	tbuf_free(&in);
+	tbuf_free(&out);
+	rcc_listener_close(acc.lst);
+	rcc_cq_destroy(cq);
+	CHECK_OK(rcc_ctx_close(ctx));
+}
+
+/* A server that offers a region of its own making, sealed as asked. */
+struct raw_server {
+	int lfd, port;
+	int seals;      /* F_SEAL_* to add */
+	off_t extra;    /* bytes beyond the size the capacity implies */
+	bool handed;    /* shm_offer_serve handed the region over */
+	long confirmed; /* the client's confirmation (-1: none) */
+};
+
+static void *raw_server_main(void *arg)
+{
+	struct raw_server *s = arg;
+	uint64_t deadline = rcci_deadline(TEST_TIMEOUT_MS);
+	uint8_t msg[WIRE_HS_HDR_LEN + WIRE_SHM_ACCEPT_LEN];
+	struct wire_shm_accept a = { .cap = SHM_RING_DEFAULT };
+	struct wire_hs h = { .version = WIRE_VERSION,
+			     .kind = WIRE_HS_ACCEPT,
+			     .flags = WIRE_HS_F_SHM,
+			     .max_rd_atomic = 4 };
+	struct shm_offer o = { .lfd = -1 };
+	const char *why;
+	int c = -1, memfd = -1;
+
+	s->confirmed = -1;
+	if (rcci_wait_fd(s->lfd, POLLIN, deadline) ||
+	    (c = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) < 0)
+		goto out;
+	if (rcci_recv_all(c, msg, WIRE_HS_HDR_LEN + WIRE_SHM_HELLO_LEN, deadline))
+		goto out;
+	memfd = memfd_create("hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (memfd < 0 || ftruncate(memfd, (off_t)shm_region_len(a.cap) + s->extra) ||
+	    (s->seals && fcntl(memfd, F_ADD_SEALS, s->seals)) || shm_local_id(&a.id) ||
+	    shm_offer_open(&o, &why))
+		goto out;
+	memcpy(a.name, o.name, sizeof(a.name));
+	memcpy(a.token, o.token, sizeof(a.token));
+	wire_hs_encode(&h, msg);
+	wire_shm_accept_encode(&a, msg + WIRE_HS_HDR_LEN);
+	if (rcci_send_all(c, msg, sizeof(msg), deadline))
+		goto out;
+	int bell = shm_offer_serve(&o, memfd, c, deadline);
+	s->handed = bell >= 0;
+	if (!rcci_recv_all(c, msg, WIRE_SHM_CONFIRM_LEN, deadline) &&
+	    !memcmp(msg, WIRE_SHM_MAGIC, 4))
+		s->confirmed = rcc_get_le32(msg + 4);
+	if (bell >= 0)
+		close(bell);
+out:
+	shm_offer_close(&o);
+	if (memfd >= 0)
+		close(memfd);
+	if (c >= 0)
+		close(c);
+	return NULL;
+}
+
+/*
+ * A region that could change size under our mapping is refused: the client
+ * takes the descriptor, finds seals missing (or the size wrong), tells the
+ * server it stays on the socket, and the connection goes on over tcp.
+ */
+static void unsealed_region_refused(void)
+{
+	static const struct {
+		int seals;
+		off_t extra;
+	} offers[] = {
+		{ 0, 0 },                               /* no seals at all */
+		{ F_SEAL_SHRINK, 0 },                   /* it could still grow, or be resealed */
+		{ F_SEAL_SHRINK | F_SEAL_GROW, 0 },     /* a seal could still be added */
+		{ F_SEAL_GROW | F_SEAL_SEAL, 0 },       /* it could shrink */
+		{ SHM_REGION_SEALS, 4096 },             /* sealed, but not the agreed size */
+		{ SHM_REGION_SEALS | F_SEAL_WRITE, 0 }, /* cannot be mapped for writing */
+	};
+
+	for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++) {
+		struct raw_server s = { .seals = offers[i].seals, .extra = offers[i].extra };
+		struct sockaddr_in sin = loopback(0);
+		struct rcc_ctx *ctx = NULL;
+		struct rcc_cq *cq = NULL;
+		struct rcc_ep *ep = NULL;
+		char addr[64];
+		pthread_t th;
+
+		s.lfd = rcci_sock_listen((struct sockaddr *)&sin, sizeof(sin), 1, &s.port);
+		CHECK(s.lfd >= 0);
+		CHECK_OK(ctx_with(RCC_SHM_AUTO, &ctx));
+		CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
+		CHECK_OK(-pthread_create(&th, NULL, raw_server_main, &s));
+		snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
+		struct rcc_ep_attr at = { .send_cq = cq };
+		int rc = rcc_connect(ctx, addr, &at, TEST_TIMEOUT_MS, &ep);
+		pthread_join(th, NULL);
+		CHECK_OK(rc);
+		CHECK_MSG(!strcmp(rcc_ep_path(ep), "tcp"), "offer %zu: path %s", i,
+			  rcc_ep_path(ep));
+		CHECK(s.handed);
+		CHECK_MSG(s.confirmed > 0, "offer %zu: confirmation %ld", i, s.confirmed);
+		rcc_ep_close(ep);
+		rcc_cq_destroy(cq);
+		CHECK_OK(rcc_ctx_close(ctx));
+		close(s.lfd);
+	}
+}
+
+struct serve_arg {
+	struct shm_offer *o;
+	int memfd, watch_fd, rc;
+};
+
+static void *serve_main(void *arg)
+{
+	struct serve_arg *a = arg;
+	a->rc = shm_offer_serve(a->o, a->memfd, a->watch_fd, rcci_deadline(TEST_TIMEOUT_MS));
+	return NULL;
+}
+
+/*
+ * The offer hands the region to the process that shows the token and runs
+ * as our user, and to nobody else: a wrong token and (as root) another user
+ * are turned away, and the offer waits past them for the right one.
+ */
+static void offer_needs_token(void)
+{
+	struct shm_offer o = { .lfd = -1 };
+	struct shm_ring ring = { 0 }, view = { 0 };
+	struct serve_arg sa = { .o = &o };
+	uint8_t wrong[WIRE_SHM_TOKEN_LEN];
+	const char *why = NULL;
+	int quiet[2];
+	pthread_t th;
+
+	CHECK_OK(shm_offer_open(&o, &why));
+	sa.memfd = shm_region_create(SHM_RING_MIN, o.name[0], &ring, &why);
+	CHECK_MSG(sa.memfd >= 0, "shm_region_create: %s", why);
+	/* what the offer watches for the TCP peer's word: silent here */
+	CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, quiet) ? -errno : 0);
+	sa.watch_fd = quiet[0];
+	CHECK_OK(-pthread_create(&th, NULL, serve_main, &sa));
+	memcpy(wrong, o.token, sizeof(wrong));
+	wrong[5] ^= 1;
+	int memfd = -1;
+	int fd = shm_offer_fetch(o.name, wrong, rcci_deadline(TEST_TIMEOUT_MS), &memfd, &why);
+	CHECK(fd < 0);
+	if (geteuid() == 0) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			const char *w = NULL;
+			if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+				_exit(2);
+			int m = -1;
+			_exit(shm_offer_fetch(o.name, o.token, rcci_deadline(TEST_TIMEOUT_MS), &m,
+					      &w) < 0 ?
+				      0 :
+				      1);
+		}
+		int st = -1;
+		CHECK(pid > 0);
+		CHECK(waitpid(pid, &st, 0) == pid);
+		CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "another user: status %d", st);
+	}
+	fd = shm_offer_fetch(o.name, o.token, rcci_deadline(TEST_TIMEOUT_MS), &memfd, &why);
+	pthread_join(th, NULL);
+	CHECK_MSG(fd >= 0, "fetch: %s", why);
+	CHECK_MSG(sa.rc >= 0, "serve: %s", rcc_strerror(sa.rc));
+	CHECK_OK(shm_region_map(memfd, SHM_RING_MIN, o.name[0], &view, &why));
+	/* the connection stays, the doorbell of the two: a byte each way */
+	uint8_t b = 0;
+	CHECK(write(fd, "a", 1) == 1 && rcci_recv_all(sa.rc, &b, 1, rcci_deadline(1000)) == 0);
+	CHECK_EQ(b, 'a');
+	CHECK(write(sa.rc, "b", 1) == 1 && rcci_recv_all(fd, &b, 1, rcci_deadline(1000)) == 0);
+	CHECK_EQ(b, 'b');
+	/* the same memory: what one view writes, the other reads */
+	((volatile uint8_t *)view.map)[SHM_HDR_SIZE + 7] = 0x5a;
+	CHECK_EQ(((volatile uint8_t *)ring.map)[SHM_HDR_SIZE + 7], 0x5a);
+	shm_region_unmap(&view);
+	shm_region_unmap(&ring);
+	close(fd);
+	close(memfd);
+	close(sa.rc);
+	close(sa.memfd);
+	close(quiet[0]);
+	close(quiet[1]);
+	shm_offer_close(&o);
+}
+
 static const struct test_case cases[] = {
 	{ "controls_and_path", controls_and_path },
 	{ "env_var", env_var },
@@ -440,6 +1088,13 @@ static const struct test_case cases[] = {
 	{ "hostile_head", hostile_head },
 	{ "peer_killed_while_polled", peer_killed_while_polled },
 	{ "wakeups_without_heartbeats", wakeups_without_heartbeats },
+	{ "waiter_reads_the_ring", waiter_reads_the_ring },
+	{ "waited_endpoint_parked", waited_endpoint_parked },
+	{ "fd_sleeper_served", fd_sleeper_served },
+	{ "posted_before_disconnect_sent", posted_before_disconnect_sent },
+	{ "region_cannot_be_resized", region_cannot_be_resized },
+	{ "unsealed_region_refused", unsealed_region_refused },
+	{ "offer_needs_token", offer_needs_token },
 };
 
 int main(int argc, char **argv)

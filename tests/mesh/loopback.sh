@@ -17,10 +17,14 @@ run_mesh_on "$nodes" $n 40 -T tcp -t "$mode" -D 1 -s 1K -q 8 "$@"
 expect_all 0 $n "$mode mesh"
 
 t=$MESH_TMP/rank.0.log
+# one host: shared memory unless it is turned off (docs/shm.md)
+path=shm
+[ "${RCC_SHM:-auto}" = 0 ] && path=tcp
 grep -q "mesh complete: 3 connections out, 3 in" "$t" || { show_logs; fail "no mesh-complete line"; }
 if [[ " $* " == *" --json "* ]]; then
 	json=$(grep '^{"tool":"rcc-mesh","nodes":4' "$t") || { show_logs; fail "no JSON from the collector"; }
-	for want in '"verified_pairs":12' '"failed_ranks":[]' '"status":0}' '"src":3,"dst":2'; do
+	for want in '"verified_pairs":12' '"failed_ranks":[]' '"status":0}' '"src":3,"dst":2' \
+		'"src":3,"dst":2,"path":"'$path'"' '"verified_pairs":12,"path":"'$path'"'; do
 		[[ $json == *"$want"* ]] || { show_logs; fail "collector JSON lacks $want"; }
 	done
 	for k in 1 2 3; do
@@ -29,10 +33,10 @@ if [[ " $* " == *" --json "* ]]; then
 	done
 else
 	grep -q "12/12 pairs verified" "$t" || { show_logs; fail "collector table incomplete"; }
-	rows=$(grep -cE '^ +[0-3] +[0-3] .* ok$' "$t")
+	rows=$(grep -cE "^ +[0-3] +[0-3] +$path .* ok\$" "$t")
 	[ "$rows" = 12 ] || { show_logs; fail "expected 12 verified pair rows, got $rows"; }
 	for k in 1 2 3; do
 		grep -q "all verified" "$MESH_TMP/rank.$k.log" || { show_logs; fail "rank $k not verified"; }
 	done
 fi
-note "ok: $mode: 4 ranks, 12 pairs verified"
+note "ok: $mode: 4 ranks, 12 pairs verified, over $path"

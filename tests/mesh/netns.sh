@@ -54,4 +54,6 @@ expect_all 0 $n "namespace mesh"
 t=$MESH_TMP/rank.0.log
 grep -q "56/56 pairs verified" "$t" || { show_logs; fail "collector table incomplete"; }
 grep -q "listening on ${subnet}1:$port" "$t" || { show_logs; fail "rank 0 did not listen on its namespace address"; }
-note "ok: 8 ranks in 8 namespaces over a bridge: 56 pairs verified"
+# one kernel, eight network namespaces: never shared memory (docs/shm.md)
+grep -qE '^ +mesh +56 +tcp ' "$t" || { show_logs; fail "the pairs did not all take the tcp path"; }
+note "ok: 8 ranks in 8 namespaces over a bridge: 56 pairs verified, all over tcp"

@@ -95,13 +95,22 @@ static void ctrl_round_trips(void)
 			CHECK_EQ(ctrl_decode(buf, cut, &out), -EPROTO);
 	}
 	in.type = CTRL_ROW_TX;
-	in.u.row = (struct ctrl_row){ .src = 1,
-				      .dst = 2,
-				      .tx = { .msgs = { 5, 6 }, .bytes = 7, .lat_p999 = 99 } };
+	in.u.row = (struct ctrl_row){
+		.src = 1,
+		.dst = 2,
+		.tx = { .msgs = { 5, 6 }, .bytes = 7, .lat_p999 = 99, .path = MESH_PATH_SHM }
+	};
 	len = ctrl_encode(&in, buf);
 	CHECK_OK(ctrl_decode(buf, len, &out));
 	CHECK_EQ(out.u.row.tx.msgs[1], 6);
 	CHECK_EQ(out.u.row.tx.lat_p999, 99);
+	CHECK_EQ(out.u.row.tx.path, MESH_PATH_SHM);
+	/* the path names round-trip; a code this build does not know prints as "-" */
+	const char *names[] = { "tcp", "shm", "verbs" };
+	for (int i = 0; i < 3; i++)
+		CHECK(!strcmp(mesh_path_name(mesh_path_code(names[i])), names[i]));
+	CHECK_EQ(mesh_path_code("none"), MESH_PATH_UNKNOWN);
+	CHECK(!strcmp(mesh_path_name(200), "-"));
 	buf[5] = 99; /* unknown type */
 	CHECK_EQ(ctrl_decode(buf, len, &out), -EPROTO);
 	/* random garbage never crashes, and rarely decodes */

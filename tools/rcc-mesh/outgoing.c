@@ -186,6 +186,7 @@ static void fin_delivered(struct out_conn *c)
 		.lat_p99 = hist_percentile(&c->lat, 99),
 		.lat_p999 = hist_percentile(&c->lat, 99.9),
 		.lat_max = c->lat.max,
+		.path = mesh_path_code(rcc_ep_path(c->ep)),
 	};
 	bool to_collector = c->p->rank == m->o->collector;
 

@@ -144,6 +144,7 @@ struct totals {
 	double kb_per_conn;
 	double rss_mib_per_rank, threads_per_rank;
 	int mem_ranks;
+	const char *path; /* every finished pair's, "mixed" if they differ, "-" if none */
 };
 
 static double pair_secs(const struct pair_tx *t) { return t->ns ? (double)t->ns / 1e9 : 0; }
@@ -176,6 +177,7 @@ static void pair_check(const struct gathered_pair *g, bool src_dead, bool dst_de
 static void sum_up(struct mesh *m, const bool *dead, struct totals *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->path = "-";
 	for (int s = 0; s < m->n; s++)
 		for (int d = 0; d < m->n; d++) {
 			const struct gathered_pair *g = &m->pairs[(size_t)s * (size_t)m->n + d];
@@ -193,6 +195,8 @@ static void sum_up(struct mesh *m, const bool *dead, struct totals *t)
 			}
 			if (!g->have_tx || !g->tx.ns)
 				continue;
+			const char *path = mesh_path_name(g->tx.path);
+			t->path = !strcmp(t->path, "-") || !strcmp(t->path, path) ? path : "mixed";
 			double secs = pair_secs(&g->tx);
 			t->mbps += (double)g->tx.bytes / secs / 1e6;
 			t->msgps += (double)(g->tx.msgs[0] + g->tx.msgs[1]) / secs;
@@ -255,8 +259,8 @@ static void print_table(struct mesh *m, const bool *dead, const struct totals *t
 	       o->thread_mode == RCC_THREAD_PER_EP ? 2 * (m->n - 1) : 2 * o->threads,
 	       cq_mode_name(o->cq_mode), dur);
 	/* one word per header, with its unit: MB is 10^6 bytes, latency in microseconds */
-	printf("%5s %4s %10s %11s %9s %9s %9s %9s %10s  %s\n", "src", "dst", "MB/s", "msg/s",
-	       "p50[us]", "p99[us]", "p99.9[us]", "max[us]", "received", "check");
+	printf("%5s %4s %5s %10s %11s %9s %9s %9s %9s %10s  %s\n", "src", "dst", "path", "MB/s",
+	       "msg/s", "p50[us]", "p99[us]", "p99.9[us]", "max[us]", "received", "check");
 	for (int s = 0; s < m->n && !o->brief; s++)
 		for (int d = 0; d < m->n; d++) {
 			const struct gathered_pair *g = &m->pairs[(size_t)s * (size_t)m->n + d];
@@ -265,23 +269,26 @@ static void print_table(struct mesh *m, const bool *dead, const struct totals *t
 			double secs = pair_secs(&g->tx);
 			pair_check(g, dead[s], dead[d], check, sizeof(check));
 			if (g->have_tx && secs > 0)
-				printf("%5d %4d %10.2f %11.0f %9.1f %9.1f %9.1f %9.1f %10llu  %s\n",
-				       s, d, (double)g->tx.bytes / secs / 1e6,
+				printf("%5d %4d %5s %10.2f %11.0f %9.1f %9.1f %9.1f %9.1f %10llu  %s\n",
+				       s, d, mesh_path_name(g->tx.path),
+				       (double)g->tx.bytes / secs / 1e6,
 				       (double)(g->tx.msgs[0] + g->tx.msgs[1]) / secs,
 				       (double)g->tx.lat_p50 / 1e3, (double)g->tx.lat_p99 / 1e3,
 				       (double)g->tx.lat_p999 / 1e3, (double)g->tx.lat_max / 1e3,
 				       (unsigned long long)(g->rx.msgs[0] + g->rx.msgs[1]), check);
 			else
-				printf("%5d %4d %10s %11s %9s %9s %9s %9s %10llu  %s\n", s, d, "-",
-				       "-", "-", "-", "-", "-",
+				printf("%5d %4d %5s %10s %11s %9s %9s %9s %9s %10llu  %s\n", s, d,
+				       "-", "-", "-", "-", "-", "-", "-",
 				       (unsigned long long)(g->rx.msgs[0] + g->rx.msgs[1]), check);
 		}
-	printf("%5s %4d %10.2f %11.0f %9.1f %9.1f %9.1f %9.1f %10llu  %d/%d pairs verified%s\n",
-	       "mesh", t->pairs, t->mbps, t->msgps, (double)t->p50 / 1e3, (double)t->p99 / 1e3,
-	       (double)t->p999 / 1e3, (double)t->max / 1e3, (unsigned long long)t->msgs,
-	       t->verified, t->pairs, status ? " -- FAILED" : "");
+	printf("%5s %4d %5s %10.2f %11.0f %9.1f %9.1f %9.1f %9.1f %10llu  %d/%d pairs "
+	       "verified%s\n",
+	       "mesh", t->pairs, t->path, t->mbps, t->msgps, (double)t->p50 / 1e3,
+	       (double)t->p99 / 1e3, (double)t->p999 / 1e3, (double)t->max / 1e3,
+	       (unsigned long long)t->msgs, t->verified, t->pairs, status ? " -- FAILED" : "");
 	printf("  (mesh row: sums of the pairs' rates; latency columns show the worst pair;\n"
-	       "   MB/s is 10^6 bytes per second; received counts messages)\n");
+	       "   MB/s is 10^6 bytes per second; received counts messages; path: shm, tcp or\n"
+	       "   verbs as rcc_ep_path() of the sender's endpoint, mixed if the pairs differ)\n");
 	if (t->mem_ranks)
 		printf("  memory: %.0f KiB per connection (RSS growth from setup to the end of "
 		       "traffic over %d connections, mean of %d ranks); per rank %.1f MiB RSS, "
@@ -319,11 +326,11 @@ static void print_json(struct mesh *m, const bool *dead, const struct totals *t,
 				continue;
 			double secs = pair_secs(&g->tx);
 			pair_check(g, dead[s], dead[d], check, sizeof(check));
-			printf("%s{\"src\":%d,\"dst\":%d,\"msgs\":%llu,\"bytes\":%llu,\"secs\":%.6f,"
+			printf("%s{\"src\":%d,\"dst\":%d,\"path\":\"%s\",\"msgs\":%llu,\"bytes\":%llu,\"secs\":%.6f,"
 			       "\"mb_per_s\":%.3f,\"msgs_per_s\":%.1f,\"lat_us\":{\"p50\":%.2f,"
 			       "\"p99\":%.2f,\"p999\":%.2f,\"max\":%.2f},\"received\":%llu,\"corrupt\":%llu,"
 			       "\"lost\":%llu,\"dup\":%llu,\"verified\":%s,\"check\":\"%s\"}",
-			       first ? "" : ",", s, d,
+			       first ? "" : ",", s, d, mesh_path_name(g->tx.path),
 			       (unsigned long long)(g->tx.msgs[0] + g->tx.msgs[1]),
 			       (unsigned long long)g->tx.bytes, secs,
 			       secs > 0 ? (double)g->tx.bytes / secs / 1e6 : 0,
@@ -335,16 +342,18 @@ static void print_json(struct mesh *m, const bool *dead, const struct totals *t,
 			       (unsigned long long)g->rx.dup, pair_ok(g) ? "true" : "false", check);
 			first = false;
 		}
-	printf("],\"aggregate\":{\"pairs\":%d,\"verified_pairs\":%d,\"mb_per_s\":%.3f,"
+	printf("],\"aggregate\":{\"pairs\":%d,\"verified_pairs\":%d,\"path\":\"%s\","
+	       "\"mb_per_s\":%.3f,"
 	       "\"msgs_per_s\":%.1f,\"worst_pair_lat_us\":{\"p50\":%.2f,\"p99\":%.2f,\"p999\":%.2f,"
 	       "\"max\":%.2f},\"corrupt\":%llu,\"lost\":%llu,\"dup\":%llu,"
 	       "\"rss_kib_per_connection\":%.1f,\"rss_mib_per_rank\":%.2f,"
 	       "\"threads_per_rank\":%.1f,\"recv_kib_per_connection\":%.1f,\"srq_depth\":%u},"
 	       "\"failed_ranks\":[",
-	       t->pairs, t->verified, t->mbps, t->msgps, (double)t->p50 / 1e3, (double)t->p99 / 1e3,
-	       (double)t->p999 / 1e3, (double)t->max / 1e3, (unsigned long long)t->bad,
-	       (unsigned long long)t->lost, (unsigned long long)t->dup, t->kb_per_conn,
-	       t->rss_mib_per_rank, t->threads_per_rank, recv_kib_per_conn(m), m->srq_depth);
+	       t->pairs, t->verified, t->path, t->mbps, t->msgps, (double)t->p50 / 1e3,
+	       (double)t->p99 / 1e3, (double)t->p999 / 1e3, (double)t->max / 1e3,
+	       (unsigned long long)t->bad, (unsigned long long)t->lost, (unsigned long long)t->dup,
+	       t->kb_per_conn, t->rss_mib_per_rank, t->threads_per_rank, recv_kib_per_conn(m),
+	       m->srq_depth);
 	first = true;
 	for (int r = 0; r < m->n; r++)
 		if (dead[r]) {

@@ -70,6 +70,7 @@ static void put_tx(struct wcur *c, const struct pair_tx *t)
 	w_u64(c, t->lat_p99);
 	w_u64(c, t->lat_p999);
 	w_u64(c, t->lat_max);
+	w_u8(c, t->path);
 }
 
 static void get_tx(struct rcur *c, struct pair_tx *t)
@@ -82,6 +83,7 @@ static void get_tx(struct rcur *c, struct pair_tx *t)
 	t->lat_p99 = r_u64(c);
 	t->lat_p999 = r_u64(c);
 	t->lat_max = r_u64(c);
+	t->path = r_u8(c); /* an unknown code prints as "-" */
 }
 
 static void put_rx(struct wcur *c, const struct pair_rx *r)
@@ -208,6 +210,31 @@ int ctrl_decode(const void *in, size_t len, struct ctrl_msg *m)
 		return -EPROTO;
 	}
 	return c.short_read ? -EPROTO : 0;
+}
+
+uint8_t mesh_path_code(const char *path)
+{
+	if (!strcmp(path, "tcp"))
+		return MESH_PATH_TCP;
+	if (!strcmp(path, "shm"))
+		return MESH_PATH_SHM;
+	if (!strcmp(path, "verbs"))
+		return MESH_PATH_VERBS;
+	return MESH_PATH_UNKNOWN;
+}
+
+const char *mesh_path_name(uint8_t code)
+{
+	switch (code) {
+	case MESH_PATH_TCP:
+		return "tcp";
+	case MESH_PATH_SHM:
+		return "shm";
+	case MESH_PATH_VERBS:
+		return "verbs";
+	default:
+		return "-";
+	}
 }
 
 const char *ctrl_type_name(enum ctrl_type t)

@@ -14,7 +14,7 @@
 #include "rcc/rcc.h"
 
 #define MESH_MAGIC 0x4853454du /* "MESH" */
-#define MESH_VERSION 1
+#define MESH_VERSION 2         /* 2: a pair's sender figures name its path */
 /* Immediate of every control message; data SENDs carry no immediate. */
 #define MESH_CTRL_IMM 0x4d534843u
 /* Largest control message, and the size of every control buffer. */
@@ -63,12 +63,24 @@ struct ctrl_fin {
 	uint64_t next_label[2]; /* the label the next message would have carried */
 };
 
+/* The path a connection's bytes took (rcc_ep_path), as a pair's row carries it. */
+enum mesh_path {
+	MESH_PATH_UNKNOWN = 0, /* the sender did not say (the pair never finished) */
+	MESH_PATH_TCP,
+	MESH_PATH_SHM,
+	MESH_PATH_VERBS,
+};
+uint8_t mesh_path_code(const char *path);
+/* "tcp", "shm", "verbs", or "-" for anything else. */
+const char *mesh_path_name(uint8_t code);
+
 /* One directed pair's figures, as one side saw them. */
 struct pair_tx {
 	uint64_t msgs[2];
 	uint64_t bytes;
 	uint64_t ns; /* from the start of traffic to the last completion */
 	uint64_t lat_p50, lat_p99, lat_p999, lat_max; /* completion latency, ns */
+	uint8_t path;                                 /* enum mesh_path of the sender's endpoint */
 };
 
 struct pair_rx {

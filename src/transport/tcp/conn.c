@@ -163,25 +163,62 @@ static const char *shm_refusal(const struct tcp_req *req, enum rcc_shm mode)
 	return NULL;
 }
 
-/* Offer the region in our ACCEPT and learn whether the client mapped it:
- * 1 (it did), 0 (both stay on the socket), or a negative errno (the client
- * went away). The region's name is unlinked before this returns, and the
- * region unmapped unless the answer is 1. */
+/* Make a region and its offer: NULL, or why not (then nothing is left). */
+static const char *shm_prepare(struct wire_shm_accept *a, struct shm_offer *o, int *memfd,
+			       struct shm_ring *ring)
+{
+	const char *why = NULL;
+
+	if (shm_local_id(&a->id))
+		return "this host's identity cannot be read";
+	if (shm_offer_open(o, &why))
+		return why;
+	*memfd = shm_region_create(a->cap, o->name[0], ring, &why);
+	if (*memfd < 0) {
+		shm_offer_close(o);
+		return why;
+	}
+	memcpy(a->name, o->name, sizeof(a->name));
+	memcpy(a->token, o->token, sizeof(a->token));
+	return NULL;
+}
+
+/* Offer the region in our ACCEPT, hand it to the client that comes for it,
+ * and learn whether the client mapped it: 1 (it did: *bell is the Unix
+ * connection that carries the doorbells from now on), 0 (both stay on the
+ * socket), or a negative errno (the client went away). The offer and the
+ * descriptor are closed before this returns, and the region unmapped unless
+ * the answer is 1. */
 static int accept_over_shm(struct tcp_req *req, struct rcc_ep *base,
-			   const struct wire_shm_accept *a, struct shm_ring *ring)
+			   const struct wire_shm_accept *a, struct shm_offer *o, int memfd,
+			   struct shm_ring *ring, int *bell)
 {
 	uint8_t ext[WIRE_SHM_ACCEPT_LEN];
 	uint64_t deadline = rcci_deadline(HANDSHAKE_MS);
-	int rc;
+	int rc, c = -1;
 
 	wire_shm_accept_encode(a, ext);
 	rc = send_hs(req->fd, WIRE_HS_ACCEPT, base->attr.max_rd_atomic, base->own_pdata,
 		     base->own_pdata_len, ext, sizeof(ext), deadline);
-	if (!rc)
+	if (!rc) {
+		/* Whether or not the region was handed over, the client's
+		 * confirmation says what it did: a client that could not fetch
+		 * it (the offer closed on it) asks to stay on the socket. */
+		c = shm_offer_serve(o, memfd, req->fd, deadline);
+		shm_offer_close(o);
 		rc = recv_confirm(req->fd, deadline);
-	shm_region_unlink(a->name);
-	if (rc != 1)
-		shm_region_unmap(ring);
+		if (rc == 1 && c < 0)
+			rc = -EPROTO; /* mapped what it never received */
+	}
+	shm_offer_close(o);
+	close(memfd);
+	if (rc == 1) {
+		*bell = c;
+		return 1;
+	}
+	if (c >= 0)
+		close(c);
+	shm_region_unmap(ring);
 	return rc;
 }
 
@@ -192,13 +229,14 @@ int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 	enum rcc_shm mode = base->ctx->shm;
 	const char *why = shm_refusal(req, mode);
 	struct wire_shm_accept a = { .cap = SHM_RING_DEFAULT };
+	struct shm_offer offer = { .lfd = -1 };
 	struct shm_ring ring = { 0 };
-	int rc;
+	int memfd = -1, bell = -1, rc;
 
 	memcpy(base->peer_pdata, rbase->pdata, rbase->pdata_len);
 	base->peer_pdata_len = rbase->pdata_len;
-	if (!why && (shm_local_id(&a.id) || shm_region_create(a.cap, a.name, &ring, &why)) && !why)
-		why = "this host's identity cannot be read";
+	if (!why)
+		why = shm_prepare(&a, &offer, &memfd, &ring);
 	if (why && mode == RCC_SHM_REQUIRE) {
 		log_info("%s: shared memory is required but not possible: %s", rbase->peer, why);
 		rc = -EPROTONOSUPPORT;
@@ -207,7 +245,7 @@ int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 	if (!why) {
 		/* The client reads our ACCEPT and confirms before it sends any
 		 * frame: the endpoint starts on whichever stream we agreed. */
-		rc = accept_over_shm(req, base, &a, &ring);
+		rc = accept_over_shm(req, base, &a, &offer, memfd, &ring, &bell);
 		if (rc < 0) {
 			close(req->fd);
 			return rc;
@@ -225,12 +263,16 @@ int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 			log_info("%s: shared memory not used (the peer could not map the "
 				 "region): tcp",
 				 rbase->peer);
+		/* On shared memory the Unix connection is the doorbell and the
+		 * liveness signal: the TCP socket has done its part. */
 		bool on_shm = rc == 1;
-		rc = ep_start(ep, req->fd, req->peer_rd_max, on_shm ? &ring : NULL);
+		if (on_shm)
+			close(req->fd);
+		rc = ep_start(ep, on_shm ? bell : req->fd, req->peer_rd_max, on_shm ? &ring : NULL);
 		if (rc) {
 			if (on_shm)
 				shm_region_unmap(&ring);
-			close(req->fd);
+			close(on_shm ? bell : req->fd);
 		}
 		return rc;
 	}
@@ -265,27 +307,49 @@ int tcp_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 	return rc;
 }
 
-/* The client's side of an ACCEPT that offers a region: map it and confirm,
- * or tell the server we both stay on the socket. 1: on shared memory, 0: on
- * the socket, negative errno: the connection is lost. */
+/* Fetch the region an ACCEPT offers and map it: NULL (*bell: the Unix
+ * connection it came over), or why not (nothing is left open). */
+static const char *shm_take(const struct wire_shm_accept *a, const struct wire_shm_id *me,
+			    struct shm_ring *ring, uint64_t deadline, int *bell)
+{
+	const char *why = NULL;
+	int memfd = -1;
+
+	if (!shm_same_host(me, &a->id))
+		return "the server runs on another host or network namespace";
+	*bell = shm_offer_fetch(a->name, a->token, deadline, &memfd, &why);
+	if (*bell < 0)
+		return why;
+	shm_region_map(memfd, a->cap, a->name[0], ring, &why);
+	close(memfd);
+	if (why) {
+		close(*bell);
+		*bell = -1;
+	}
+	return why;
+}
+
+/* The client's side of an ACCEPT that offers a region: take it and confirm,
+ * or tell the server we both stay on the socket. 1: on shared memory (*bell:
+ * the doorbell connection), 0: on the socket, negative errno: the connection
+ * is lost. */
 static int connect_over_shm(struct rcc_ep *base, int fd, const uint8_t *ext,
-			    const struct wire_shm_id *me, struct shm_ring *ring, uint64_t deadline)
+			    const struct wire_shm_id *me, struct shm_ring *ring, uint64_t deadline,
+			    int *bell)
 {
 	struct wire_shm_accept a;
-	const char *why = NULL;
+	const char *why;
 	int rc;
 
 	if (wire_shm_accept_decode(ext, &a))
 		return -EPROTO;
-	if (!shm_same_host(me, &a.id))
-		why = "the server runs on another host or network namespace";
-	else if (shm_region_open(a.name, a.cap, ring, &why) && !why)
-		why = "the region cannot be opened";
+	why = shm_take(&a, me, ring, deadline, bell);
 	rc = send_confirm(fd, why ? 1 : 0, deadline);
-	shm_region_unlink(a.name); /* whoever is first: the name is not needed any more */
 	if (rc) {
-		if (!why)
+		if (!why) {
 			shm_region_unmap(ring);
+			close(*bell);
+		}
 		return rc;
 	}
 	if (why) {
@@ -307,7 +371,7 @@ int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
 	struct wire_shm_id me;
 	struct wire_hs h;
 	size_t ext_len = 0;
-	int fd, rc, on_shm = 0;
+	int fd, rc, on_shm = 0, bell = -1;
 
 	if (mode != RCC_SHM_OFF) {
 		rc = shm_local_id(&me);
@@ -348,7 +412,7 @@ int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
 		goto err_fd;
 	}
 	if (h.flags & WIRE_HS_F_SHM) {
-		on_shm = connect_over_shm(base, fd, ext, &me, &ring, deadline);
+		on_shm = connect_over_shm(base, fd, ext, &me, &ring, deadline, &bell);
 		if (on_shm < 0) {
 			rc = on_shm;
 			goto err_fd;
@@ -363,6 +427,12 @@ int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
 	}
 	memcpy(base->peer_pdata, pdata, h.pdata_len);
 	base->peer_pdata_len = h.pdata_len;
+	/* On shared memory the Unix connection is the doorbell and the liveness
+	 * signal: the TCP socket has done its part. */
+	if (on_shm) {
+		close(fd);
+		fd = bell;
+	}
 	rc = ep_start(ep, fd, h.max_rd_atomic, on_shm ? &ring : NULL);
 	if (rc)
 		goto err_ring;

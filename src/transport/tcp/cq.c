@@ -12,8 +12,11 @@
  * CQ's endpoints: the message that completes its work wakes it directly, and
  * it reads the socket itself, as a thread blocked in recv() would. One
  * wake-up per completion instead of two (progress thread, then the waiter).
- * Shared-memory endpoints stay out of the sleeping set: their socket carries
- * only doorbells, which the progress thread reads.
+ * A shared-memory endpoint's socket carries its doorbell: a thread that
+ * sleeps in rcc_cq_wait() arms the ring first (so the peer rings), and its
+ * next poll reads the doorbell and the ring itself (docs/shm.md, "Wake-ups").
+ * An application's own epoll on an FD-mode CQ cannot arm rings: those
+ * endpoints stay with the progress thread, their doorbells out of the set.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -189,15 +192,16 @@ void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep)
 
 /*
  * Watch ep's socket in cq's set. A shared-memory endpoint's socket carries
- * doorbells that only the progress thread reads, so it joins the set only of a
- * POLL-mode CQ (whose set is never slept on); drive() finds its input by
- * looking at the ring.
+ * its doorbell, which wakes a sleeper that armed the ring (drive() finds its
+ * input by looking at the ring); not in FD mode, whose set is also the
+ * application's rcc_cq_fd(): a doorbell nobody there reads would keep it
+ * readable (the progress thread reads it).
  */
 static int pep_add(struct tcp_cq *cq, struct tcp_ep *ep)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ep };
 
-	if (ep->base.on_shm && cq->base.mode != RCC_CQ_POLL)
+	if (ep->base.on_shm && cq->base.mode == RCC_CQ_FD)
 		return 0;
 	if (epoll_ctl(cq->pepfd, EPOLL_CTL_ADD, ep->fd, &ev))
 		return -errno;
@@ -275,12 +279,17 @@ static void drive(struct tcp_cq *cq)
 		 * be sent together, an ack owed, an RNR backoff) has no readiness
 		 * to report: look for it. Two relaxed loads per endpoint. One just
 		 * progressed above is left alone: the ack it owes for what it just
-		 * received should ride on the application's reply, not go alone. */
+		 * received should ride on the application's reply, not go alone.
+		 * On shared memory: input in the ring, or a doorbell a sleeper of
+		 * ours armed (in FD mode outside the set: read it, or the next
+		 * sleep would wake at once on it, again and again). */
 		for (int i = 0; i < cq->neps; i++) {
 			struct tcp_ep *ep = cq->eps[i];
 			if (!atomic_load_explicit(&ep->tx_deferred, memory_order_relaxed) &&
 			    !atomic_load_explicit(&ep->thread_timer, memory_order_relaxed) &&
-			    !(ep->base.on_shm && shm_stream_ready(ep)))
+			    !(ep->base.on_shm &&
+			      (shm_stream_ready(ep) ||
+			       atomic_load_explicit(&ep->user_bell, memory_order_relaxed))))
 				continue;
 			bool just_done = false;
 			for (int k = 0; k < n && !just_done; k++)
@@ -291,6 +300,42 @@ static void drive(struct tcp_cq *cq)
 	}
 	driving_cq = NULL;
 	pthread_mutex_unlock(&cq->eps_lock);
+}
+
+/* Doorbells an FD-mode waiter watches itself, beyond the CQ's set. */
+#define SLEEP_SHM_MAX 32
+
+/*
+ * rcc_cq_wait() is about to sleep on this CQ: on the ring of each
+ * shared-memory endpoint, say that its consumer sleeps -- the peer's next
+ * write then rings the doorbell -- and have the next poll read that doorbell.
+ * Dekker (shm_ring.c): the flag, a full fence, then a look at the ring; bytes
+ * that were there already rang no bell. What we sleep on must hold the
+ * doorbell: the CQ's set does, but in FD mode, where the sockets are added to
+ * p from *np on, as many as fit (one that does not is left unarmed, to the
+ * progress thread, which serves FD-mode endpoints anyway). Returns whether
+ * some endpoint has work now (input, or room for a blocked transmit): then do
+ * not sleep. Caller holds eps_lock, so each endpoint is still attached.
+ */
+static bool arm_shm_eps(struct tcp_cq *cq, struct pollfd *p, int *np)
+{
+	bool ready = false;
+
+	for (int i = 0; i < cq->neps; i++) {
+		struct tcp_ep *ep = cq->eps[i];
+		if (!ep->base.on_shm ||
+		    atomic_load_explicit(&ep->cq_unwatched, memory_order_relaxed))
+			continue;
+		if (cq->base.mode == RCC_CQ_FD) {
+			if (*np > SLEEP_SHM_MAX)
+				continue;
+			p[(*np)++] = (struct pollfd){ .fd = ep->fd, .events = POLLIN };
+		}
+		atomic_store_explicit(&ep->user_bell, true, memory_order_relaxed);
+		if (shm_stream_arm(ep))
+			ready = true;
+	}
+	return ready;
 }
 
 int tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
@@ -320,26 +365,34 @@ int tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 }
 
 /*
- * rcc_cq_wait()'s sleep. With one socket endpoint (the usual client) it sleeps
- * on the socket and the eventfd directly: a wake-up through the epoll set costs
+ * rcc_cq_wait()'s sleep. With one endpoint (the usual client) it sleeps on
+ * the socket and the eventfd directly: a wake-up through the epoll set costs
  * the kernel a second, nested wake-up. The descriptor is read under eps_lock,
  * so it is the endpoint's while we look; should the endpoint close while we
- * sleep, poll() reports that descriptor (POLLNVAL) and we wake.
+ * sleep, poll() reports that descriptor (POLLNVAL) and we wake. Rings of
+ * shared-memory endpoints are armed first; one with work already returns at
+ * once (the caller polls again).
  */
 int tcp_cq_sleep(struct rcc_cq *base, uint64_t deadline)
 {
 	struct tcp_cq *cq = tcq(base);
-	struct pollfd p[2] = { { .fd = cq->pepfd, .events = POLLIN }, { .fd = -1 } };
+	struct pollfd p[1 + SLEEP_SHM_MAX] = { { .fd = cq->pepfd, .events = POLLIN } };
+	int np = 1;
 
 	pthread_mutex_lock(&cq->eps_lock);
-	if (cq->neps == 1 && !cq->eps[0]->base.on_shm &&
+	bool ready = atomic_load_explicit(&tctx(base->ctx)->nshm, memory_order_relaxed) &&
+		     arm_shm_eps(cq, p, &np);
+	if (cq->neps == 1 &&
 	    !atomic_load_explicit(&cq->eps[0]->cq_unwatched, memory_order_relaxed)) {
 		p[0].fd = cq->efd;
 		p[1] = (struct pollfd){ .fd = cq->eps[0]->fd, .events = POLLIN };
+		np = 2;
 	}
 	pthread_mutex_unlock(&cq->eps_lock);
+	if (ready)
+		return 0;
 	progress_serve_timers(tctx(base->ctx));
-	return rcci_poll_until(p, 2, deadline);
+	return rcci_poll_until(p, (unsigned)np, deadline);
 }
 
 /* What rcc_cq_wait() sleeps on and rcc_cq_fd() returns: the set of the

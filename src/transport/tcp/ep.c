@@ -121,11 +121,13 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct shm_ring *s
 	atomic_init(&ep->rq_free, 0);
 	atomic_init(&ep->thread_timer, false);
 	atomic_init(&ep->cq_unwatched, false);
+	atomic_init(&ep->user_bell, false);
 	ep->peer_timeout_ns = (uint64_t)b->attr.peer_timeout_ms * 1000000ull;
 	ep->last_tx_ns = rcc_now_ns();
 	atomic_init(&ep->last_rx_ns, ep->last_tx_ns);
 	atomic_init(&ep->peer_wants_ms, 0);
-	set_sockopts(ep);
+	if (!shm)
+		set_sockopts(ep);
 	if (shm) {
 		ep->shm = *shm;
 		b->on_shm = true;
@@ -276,8 +278,11 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 
 	if (!ep->rx_eof) {
 		/* On shared memory a busy poller never makes a system call: the
-		 * socket (doorbells, the peer's end) is the progress thread's. */
-		ep->shm_sock = !by_user;
+		 * socket (doorbells, the peer's end) is the progress thread's, and
+		 * a waiter's once it armed the ring before sleeping on it. */
+		ep->shm_sock = !by_user ||
+			       (ep->base.on_shm && atomic_exchange_explicit(&ep->user_bell, false,
+									    memory_order_relaxed));
 		got = rx_process(ep, RX_BUDGET);
 		if (got < 0) {
 			if (got == -ECONNRESET || got == -EPIPE) {
@@ -404,6 +409,15 @@ int tcp_ep_disconnect(struct rcc_ep *base)
 	struct tcp_ep *ep = tep(base);
 
 	pthread_mutex_lock(&ep->rx_lock);
+	/* Requests posted before the disconnect go out before it, as a NIC
+	 * would have started them at once: a post left for the next poll (a
+	 * parked endpoint's, post.c) must not be flushed unsent because that
+	 * poll never came (a BYE posted just before closing, say). */
+	if (atomic_load(&ep->tx_deferred)) {
+		pthread_mutex_lock(&ep->tx_lock);
+		tx_flush(ep, false);
+		pthread_mutex_unlock(&ep->tx_lock);
+	}
 	ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS, "local disconnect");
 	pthread_mutex_lock(&ep->tx_lock);
 	tx_flush(ep, false); /* say goodbye now if the socket has room */

@@ -23,8 +23,10 @@
 /*
  * Has the application polled a CQ of this endpoint since we last looked? A
  * thread that polls, or sleeps in rcc_cq_wait() between polls, watches the
- * endpoint's socket itself (cq.c). A shared-memory endpoint counts only for a
- * POLL-mode CQ: a sleeper does not watch its ring.
+ * endpoint's socket itself (cq.c); on shared memory it arms the ring before
+ * it sleeps, so the peer's doorbell wakes it (docs/shm.md, "Wake-ups"). An
+ * FD-mode CQ does not count for a shared-memory endpoint: the application
+ * may sleep in its own epoll on rcc_cq_fd(), which arms no ring.
  */
 static bool user_driving(struct tcp_ep *ep)
 {
@@ -32,7 +34,7 @@ static bool user_driving(struct tcp_ep *ep)
 	bool driving = false;
 
 	for (int i = 0; i < 2; i++) {
-		if (ep->base.on_shm && cqs[i]->mode != RCC_CQ_POLL)
+		if (ep->base.on_shm && cqs[i]->mode == RCC_CQ_FD)
 			continue;
 		unsigned p = atomic_load_explicit(&tcq(cqs[i])->polls, memory_order_relaxed);
 		if (p != ep->seen_polls[i]) {

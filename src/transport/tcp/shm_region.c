@@ -3,10 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -59,115 +57,88 @@ bool shm_same_host(const struct wire_shm_id *a, const struct wire_shm_id *b)
 	       a->netns_dev == b->netns_dev && a->netns_ino == b->netns_ino;
 }
 
-static void make_name(const uint8_t name[WIRE_SHM_NAME_LEN], char out[64])
-{
-	static const char hex[] = "0123456789abcdef";
-	int k = snprintf(out, 64, "/rcc-");
-
-	for (unsigned i = 0; i < WIRE_SHM_NAME_LEN; i++) {
-		out[k++] = hex[name[i] >> 4];
-		out[k++] = hex[name[i] & 15];
-	}
-	out[k] = '\0';
-}
-
-static int map_fd(int fd, uint32_t cap, const uint8_t name[WIRE_SHM_NAME_LEN], struct shm_ring *r,
-		  bool accepter)
+static int map_fd(int fd, uint32_t cap, unsigned tsan_key, struct shm_ring *r, bool accepter)
 {
 	void *m = mmap(NULL, shm_region_len(cap), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
 	if (m == MAP_FAILED)
 		return -errno;
 	shm_ring_init(r, m, cap, accepter);
-	r->tsan_key = name[0] % SHM_TSAN_KEYS;
+	r->tsan_key = tsan_key % SHM_TSAN_KEYS;
 	return 0;
 }
 
-int shm_region_create(uint32_t cap, uint8_t name[WIRE_SHM_NAME_LEN], struct shm_ring *r,
-		      const char **why)
+int shm_region_create(uint32_t cap, unsigned tsan_key, struct shm_ring *r, const char **why)
 {
-	char path[64];
 	int fd, rc;
 
-	if (getrandom(name, WIRE_SHM_NAME_LEN, 0) != WIRE_SHM_NAME_LEN) {
-		*why = "no random bytes for the region's name";
-		return -EIO;
-	}
-	make_name(name, path);
-	fd = shm_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	fd = memfd_create("rcc-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0) {
-		*why = "shm_open failed";
+		*why = "memfd_create failed";
 		return -errno;
 	}
-	/* Reserve the pages now: on a full /dev/shm the fallback is tcp, not a
-	 * SIGBUS at the first touch of the ring. */
 	if (ftruncate(fd, (off_t)shm_region_len(cap))) {
 		rc = -errno;
 		*why = "ftruncate failed";
 		goto err;
 	}
+	/* Reserve the pages now: with no memory to spare the fallback is tcp,
+	 * not a fault at the first touch of the ring. */
 	rc = -posix_fallocate(fd, 0, (off_t)shm_region_len(cap));
 	if (rc) {
-		*why = "no room in /dev/shm";
+		*why = "no memory for the region";
 		goto err;
 	}
-	rc = map_fd(fd, cap, name, r, true);
+	/* From here on nobody, the peer included, can change its size: a
+	 * mapping of it can never reach past the end of the file (SIGBUS). */
+	if (fcntl(fd, F_ADD_SEALS, SHM_REGION_SEALS)) {
+		rc = -errno;
+		*why = "the region cannot be sealed";
+		goto err;
+	}
+	rc = map_fd(fd, cap, tsan_key, r, true);
 	if (rc) {
 		*why = "mmap failed";
 		goto err;
 	}
 	shm_ring_fresh(r);
-	close(fd);
-	return 0;
+	return fd;
 
 err:
 	close(fd);
-	shm_unlink(path);
 	return rc;
 }
 
-int shm_region_open(const uint8_t name[WIRE_SHM_NAME_LEN], uint32_t cap, struct shm_ring *r,
-		    const char **why)
+int shm_region_map(int fd, uint32_t cap, unsigned tsan_key, struct shm_ring *r, const char **why)
 {
-	char path[64];
 	struct stat st;
-	int fd, rc;
+	int seals, rc;
 
 	if (!shm_cap_ok(cap)) {
 		*why = "the peer named an impossible ring size";
 		return -EPROTO;
 	}
-	make_name(name, path);
-	fd = shm_open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
-	if (fd < 0) {
-		*why = "the peer's region cannot be opened here (another user, or another /dev/shm)";
+	if (fstat(fd, &st)) {
+		*why = "fstat failed";
 		return -errno;
 	}
-	if (fstat(fd, &st)) {
-		rc = -errno;
-		*why = "fstat failed";
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) ||
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
 	    (uint64_t)st.st_size != shm_region_len(cap)) {
-		rc = -EPERM;
-		*why = "the peer's region is not a private file of this user of the agreed size";
-		goto out;
+		*why = "the peer's region is not a file of this user of the agreed size";
+		return -EPERM;
 	}
-	rc = map_fd(fd, cap, name, r, false);
+	/* Sealed: its size is fixed for good (checked after the size: a seal
+	 * that is there stays there). Not sealed: the peer could truncate it
+	 * under our mapping, and our next touch would raise SIGBUS. */
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || (seals & SHM_REGION_SEALS) != SHM_REGION_SEALS) {
+		*why = "the peer's region is not sealed against truncation";
+		return -EPERM;
+	}
+	rc = map_fd(fd, cap, tsan_key, r, false);
 	if (rc)
 		*why = "mmap failed";
-out:
-	close(fd);
 	return rc;
-}
-
-void shm_region_unlink(const uint8_t name[WIRE_SHM_NAME_LEN])
-{
-	char path[64];
-
-	make_name(name, path);
-	shm_unlink(path);
 }
 
 void shm_region_unmap(struct shm_ring *r)

@@ -9,7 +9,9 @@
  * Wake-ups (docs/shm.md): a consumer about to sleep sets its "sleeping" flag
  * (shm_ring_arm) and the producer rings one byte on the socket only then; a
  * producer that found the ring full sets "space_wait" and the consumer rings
- * when it frees room. Busy polling therefore costs no system call.
+ * when it frees room. Busy polling therefore costs no system call. The
+ * doorbell is read by the progress thread, or by an application thread that
+ * armed the ring before it slept on the socket (cq.c).
  */
 #include <errno.h>
 #include <sys/socket.h>
@@ -25,16 +27,19 @@ static void ring_doorbell(struct tcp_ep *ep)
 	(void)!send(ep->fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-/* Read and drop doorbell bytes: 0 (none left), -ECONNRESET at end of stream,
- * another negative errno on failure. */
+/* Read and drop doorbell bytes: 0 (none left, or fewer than asked: the rest
+ * of a burst keeps the socket readable, which wakes whoever watches it),
+ * -ECONNRESET at end of stream, another negative errno on failure. */
 static long drain_doorbell(struct tcp_ep *ep)
 {
 	uint8_t sink[64];
 
 	for (;;) {
 		ssize_t n = recv(ep->fd, sink, sizeof(sink), MSG_DONTWAIT);
-		if (n > 0)
+		if (n == (ssize_t)sizeof(sink))
 			continue;
+		if (n > 0)
+			return 0;
 		if (n == 0)
 			return -ECONNRESET;
 		if (errno == EINTR)
@@ -59,7 +64,8 @@ long shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n)
 	if (r != 0 || !ep->shm_sock)
 		return r;
 	/* The ring is empty and this pass may look at the socket (the progress
-	 * thread's, woken by it or visiting): doorbells, or the peer's end. */
+	 * thread's, or a waiter's that armed the ring): doorbells, or the
+	 * peer's end. */
 	long s = drain_doorbell(ep);
 	/* What the peer wrote before ringing or closing is in the ring now. */
 	r = ring_read(ep, iov, n);

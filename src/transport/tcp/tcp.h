@@ -142,9 +142,9 @@ struct tcp_cq {
 	pthread_mutex_t eps_lock;
 	struct tcp_ep **eps; /* endpoints using this CQ: progressed by poll */
 	int neps, eps_cap;
-	/* epoll over their sockets (a shared-memory endpoint's only in POLL
-	 * mode) and, but in POLL mode, the eventfd as a NULL entry: what poll
-	 * asks for input, and what a waiter sleeps on (cq.c). */
+	/* epoll over their sockets (a shared-memory endpoint's, its doorbell,
+	 * but in FD mode) and, but in POLL mode, the eventfd as a NULL entry:
+	 * what poll asks for input, and what a waiter sleeps on (cq.c). */
 	int pepfd;
 };
 
@@ -270,11 +270,15 @@ enum link_state {
 struct tcp_ep {
 	struct rcc_ep base;
 	struct tcp_ctx *ctx;
-	int fd; /* the socket; on shared memory only the doorbell and liveness */
+	int fd; /* the TCP socket; on shared memory the Unix connection the region
+		 * came over, which carries only doorbells and the peer's end */
 	struct tcp_ep *next, *prev; /* ctx->eps */
 	struct shm_ring shm;        /* the stream when base.on_shm */
 	bool shm_sock;              /* rx_lock: this pass may read the socket (shm) */
-	atomic_int link;            /* enum link_state */
+	/* shm: a thread about to sleep on a CQ of this endpoint armed its ring
+	 * (cq.c): the next poll reads the doorbell the peer may have rung. */
+	atomic_bool user_bell;
+	atomic_int link; /* enum link_state */
 
 	/* ---- transmit side and the send queue (tx_lock) ---- */
 	pthread_mutex_t tx_lock;
@@ -510,7 +514,8 @@ long shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n);
 ssize_t shm_stream_send(struct tcp_ep *ep, const struct iovec *iov, int n);
 /* Input waits, or a blocked transmit has room again: worth a pass. */
 bool shm_stream_ready(struct tcp_ep *ep);
-/* Announce that nobody will look without a doorbell; true: look now instead. */
+/* Announce that nobody will look without a doorbell; true: look now instead.
+ * Any thread (the progress thread, or one about to sleep on a CQ). */
 bool shm_stream_arm(struct tcp_ep *ep);
 
 /* conn.c */

@@ -173,18 +173,24 @@ void wire_shm_id_decode(const uint8_t in[WIRE_SHM_HELLO_LEN], struct wire_shm_id
 
 void wire_shm_accept_encode(const struct wire_shm_accept *a, uint8_t out[WIRE_SHM_ACCEPT_LEN])
 {
+	uint8_t *p = out + WIRE_SHM_HELLO_LEN;
+
 	wire_shm_id_encode(&a->id, out);
-	memcpy(out + WIRE_SHM_HELLO_LEN, a->name, WIRE_SHM_NAME_LEN);
-	rcc_put_le32(out + WIRE_SHM_HELLO_LEN + WIRE_SHM_NAME_LEN, a->cap);
-	rcc_put_le32(out + WIRE_SHM_HELLO_LEN + WIRE_SHM_NAME_LEN + 4, 0);
+	memcpy(p, a->name, WIRE_SHM_NAME_LEN);
+	memcpy(p + WIRE_SHM_NAME_LEN, a->token, WIRE_SHM_TOKEN_LEN);
+	rcc_put_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN, a->cap);
+	rcc_put_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN + 4, 0);
 }
 
 int wire_shm_accept_decode(const uint8_t in[WIRE_SHM_ACCEPT_LEN], struct wire_shm_accept *a)
 {
-	if (rcc_get_le32(in + WIRE_SHM_HELLO_LEN + WIRE_SHM_NAME_LEN + 4) != 0)
+	const uint8_t *p = in + WIRE_SHM_HELLO_LEN;
+
+	if (rcc_get_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN + 4) != 0)
 		return -EPROTO;
 	wire_shm_id_decode(in, &a->id);
-	memcpy(a->name, in + WIRE_SHM_HELLO_LEN, WIRE_SHM_NAME_LEN);
-	a->cap = rcc_get_le32(in + WIRE_SHM_HELLO_LEN + WIRE_SHM_NAME_LEN);
+	memcpy(a->name, p, WIRE_SHM_NAME_LEN);
+	memcpy(a->token, p + WIRE_SHM_NAME_LEN, WIRE_SHM_TOKEN_LEN);
+	a->cap = rcc_get_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN);
 	return 0;
 }

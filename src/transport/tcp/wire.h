@@ -10,10 +10,12 @@
  * plain tcp): WIRE_HS_F_SHM on a HELLO offers shared memory and appends the
  * client's host identity after the private data (WIRE_SHM_HELLO_LEN: 16-byte
  * kernel boot id, u64 netns st_dev, u64 netns st_ino); on an ACCEPT it means
- * "use the region named here": the server's identity, then a 16-byte random
- * name, u32 ring capacity, u32 reserved=0 (WIRE_SHM_ACCEPT_LEN). The client
- * then answers with an 8-byte confirmation: "RCCs", u32 0 (the region is
- * mapped: the stream runs over it) or non-zero (both stay on the socket).
+ * "take the region offered here": the server's identity, then the 16-byte
+ * random name of the Unix socket (abstract namespace) that hands over the
+ * region's sealed memfd, the 16-byte random token to show there, u32 ring
+ * capacity, u32 reserved=0 (WIRE_SHM_ACCEPT_LEN). The client then answers
+ * with an 8-byte confirmation: "RCCs", u32 0 (the region is mapped: the
+ * stream runs over it) or non-zero (both stay on the socket).
  *
  * Frame header, 40 bytes, followed by len payload bytes:
  *   0 u8 type   1 u8 flags   2 u16 status   4 u32 len   8 u32 msn
@@ -37,8 +39,9 @@
 
 #define WIRE_HS_F_SHM 1u
 #define WIRE_SHM_NAME_LEN 16
+#define WIRE_SHM_TOKEN_LEN 16
 #define WIRE_SHM_HELLO_LEN 32
-#define WIRE_SHM_ACCEPT_LEN (WIRE_SHM_HELLO_LEN + WIRE_SHM_NAME_LEN + 8)
+#define WIRE_SHM_ACCEPT_LEN (WIRE_SHM_HELLO_LEN + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN + 8)
 #define WIRE_SHM_CONFIRM_LEN 8
 #define WIRE_SHM_MAGIC "RCCs"
 
@@ -66,7 +69,8 @@ struct wire_shm_id {
 /* The shared-memory part of an ACCEPT. */
 struct wire_shm_accept {
 	struct wire_shm_id id;
-	uint8_t name[WIRE_SHM_NAME_LEN];
+	uint8_t name[WIRE_SHM_NAME_LEN];   /* where the region is handed over */
+	uint8_t token[WIRE_SHM_TOKEN_LEN]; /* what to show there */
 	uint32_t cap;
 };
 
