@@ -6,7 +6,10 @@
  * offset 0; a datagram over rcc_ud_max_msg() is refused at post and nothing
  * leaves; WRITE, READ and atomics are refused, and so is UD in rcc_connect();
  * a bad address blob is refused; a datagram with the wrong Q_Key is dropped;
- * the address exchange through a listener; lifetimes and disconnect.
+ * the address exchange through a listener; lifetimes and disconnect;
+ * several endpoints on one datagram SRQ (oldest receive first, drops, the
+ * limit event, the GRH kept out of its receives on verbs), and an SRQ of
+ * one kind refused to endpoints of the other.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -405,13 +408,6 @@ static void ud_refusals(void)
 	CHECK_EQ(rcc_ud_create(ctx, &at, &ep), -EINVAL);
 	at.private_data = NULL;
 	at.private_data_len = 0;
-	struct rcc_srq *srq;
-	CHECK_OK(rcc_srq_create(ctx, NULL, &srq));
-	at.srq = srq;
-	CHECK_EQ(rcc_ud_create(ctx, &at, &ep), -EINVAL);
-	CHECK_MSG(strstr(rcc_last_error(), "SRQ"), "last error '%s'", rcc_last_error());
-	CHECK(ep == NULL);
-	CHECK_OK(rcc_srq_destroy(srq));
 	/* and a connected endpoint has no datagram address */
 	struct rcc_ud_addr ua;
 	CHECK_EQ(rcc_ud_addr(NULL, &ua), -EINVAL);
@@ -829,7 +825,446 @@ static void ud_accept_refused(void)
 	CHECK_OK(rcc_ctx_close(ctx));
 }
 
+/* ------------------------------------------------ datagram SRQs */
+
+/* The key that tells endpoints apart in an address: the QP number / id
+ * with the port (tcp: each endpoint's own UDP port; verbs: the LID). */
+static uint64_t addr_key(const struct rcc_ud_addr *a)
+{
+	struct rcci_ud_addr d;
+	if (rcci_ud_addr_decode(a, &d, NULL))
+		return UINT64_MAX; /* names nobody */
+	return (uint64_t)d.qpn << 16 | d.port;
+}
+
+static int dgram_srq(struct rcc_ctx *ctx, uint32_t max_wr, struct rcc_srq **srq)
+{
+	struct rcc_srq_attr sa = { .max_wr = max_wr, .max_sge = 2, .for_datagrams = true };
+	int rc = rcc_srq_create(ctx, &sa, srq);
+	if (rc)
+		fprintf(stderr, "rcc_srq_create (for_datagrams): %s (%s)\n", rcc_strerror(rc),
+			rcc_last_error());
+	return rc;
+}
+
+/* A UD endpoint on srq, its receives and sends completing on cq. */
+static int srq_ud_ep(struct rcc_ctx *ctx, struct rcc_cq *cq, struct rcc_srq *srq,
+		     struct rcc_ep **ep)
+{
+	struct rcc_ep_attr a = { .send_cq = cq, .sq_depth = 64, .qp_type = RCC_QP_UD, .srq = srq };
+	int rc = rcc_ud_create(ctx, &a, ep);
+	if (rc)
+		fprintf(stderr, "rcc_ud_create with an SRQ: %s (%s)\n", rcc_strerror(rc),
+			rcc_last_error());
+	return rc;
+}
+
+enum {
+	SRQ_SERVERS = 4,
+	SRQ_CQS = 2,
+};
+
+static uint32_t ping_len(int c, int round, uint32_t max)
+{
+	return 1 + (uint32_t)(c * 67 + round * 31) % max;
+}
+
+/* Four server endpoints draw their receives from one datagram SRQ (two
+ * server CQs, so completions free the SRQ's slots out of posting order),
+ * sixteen clients ping them (client c the server c % 4): every receive
+ * names the endpoint the ping was sent to and the client it came from, the
+ * payload is at offset 0 with byte_len exact and nothing after it written,
+ * and every reply goes back through the receiving endpoint to wc.src. */
+static void ud_srq_4_servers_16_clients(void)
+{
+	struct rcc_ctx *sctx, *cctx;
+	struct rcc_cq *scq[SRQ_CQS], *ccq;
+	struct rcc_ep *srv[SRQ_SERVERS], *cli[CLIENTS];
+	struct rcc_ah *to_srv[CLIENTS] = { NULL }, *back[CLIENTS] = { NULL };
+	uint64_t srv_key[SRQ_SERVERS], cli_key[CLIENTS];
+	struct tbuf sbuf = { 0 }, cbuf = { 0 };
+	struct rcc_srq *srq;
+	int pongs = 0;
+
+	CHECK_OK(test_ctx_open(&sctx));
+	CHECK_OK(test_ctx_open(&cctx));
+	CHECK_OK(dgram_srq(sctx, SRV_RECVS, &srq));
+	for (int q = 0; q < SRQ_CQS; q++) {
+		struct rcc_cq_attr ca = { .depth = 4 * SRV_RECVS };
+		CHECK_OK(rcc_cq_create(sctx, &ca, &scq[q]));
+	}
+	for (int k = 0; k < SRQ_SERVERS; k++) {
+		struct rcc_ud_addr a;
+		CHECK_OK(srq_ud_ep(sctx, scq[k % SRQ_CQS], srq, &srv[k]));
+		CHECK_OK(rcc_ud_addr(srv[k], &a));
+		srv_key[k] = addr_key(&a);
+		/* the endpoint has no receive queue of its own */
+		struct rcc_sge none = { 0 };
+		CHECK_EQ(rcc_post_recv(srv[k], &none, 0, 1), -EINVAL);
+		CHECK_MSG(strstr(rcc_last_error(), "rcc_srq_post_recv"), "last error '%s'",
+			  rcc_last_error());
+	}
+	CHECK_EQ(rcc_srq_destroy(srq), -EBUSY); /* endpoints use it */
+	uint32_t max = rcc_ud_max_msg(srv[0]);
+	CHECK(max >= 256 && max <= SLOT);
+	CHECK_OK(tbuf_alloc(&sbuf, sctx, (size_t)2 * SRV_RECVS * SLOT, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&cbuf, cctx, (size_t)2 * CLIENTS * SLOT, RCC_ACCESS_LOCAL_WRITE));
+	memset(sbuf.p, 0xee, (size_t)SRV_RECVS * SLOT);
+	for (int i = 0; i < SRV_RECVS; i++) {
+		struct rcc_sge r = tbuf_sge(&sbuf, (size_t)i * SLOT, max);
+		CHECK_OK(rcc_srq_post_recv(srq, &r, 1, (uint64_t)i));
+	}
+	struct rcc_sge extra = tbuf_sge(&sbuf, 0, max);
+	CHECK_EQ(rcc_srq_post_recv(srq, &extra, 1, 999), -ENOMEM); /* as deep as the SRQ */
+	struct rcc_cq_attr ca = { .depth = 4 * CLIENTS };
+	CHECK_OK(rcc_cq_create(cctx, &ca, &ccq));
+	for (int c = 0; c < CLIENTS; c++) {
+		struct rcc_ep_attr a = {
+			.send_cq = ccq, .sq_depth = 2, .rq_depth = 2, .qp_type = RCC_QP_UD
+		};
+		struct rcc_ud_addr sa, ca2;
+		CHECK_OK(rcc_ud_create(cctx, &a, &cli[c]));
+		rcc_ep_set_context(cli[c], (void *)(uintptr_t)(c + 1));
+		CHECK_OK(rcc_ud_addr(cli[c], &ca2));
+		cli_key[c] = addr_key(&ca2);
+		CHECK_OK(rcc_ud_addr(srv[c % SRQ_SERVERS], &sa));
+		CHECK_OK(rcc_ah_create(cli[c], &sa, &to_srv[c]));
+	}
+
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int c = 0; c < CLIENTS; c++) {
+			uint32_t len = ping_len(c, round, max);
+			fill_pattern(cbuf.p + (size_t)(2 * c) * SLOT, len,
+				     (uint64_t)(c * 1000 + round));
+			memset(cbuf.p + (size_t)(2 * c + 1) * SLOT, 0, SLOT);
+			struct rcc_sge r = tbuf_sge(&cbuf, (size_t)(2 * c + 1) * SLOT, max);
+			struct rcc_sge s = tbuf_sge(&cbuf, (size_t)(2 * c) * SLOT, len);
+			CHECK_OK(rcc_post_recv(cli[c], &r, 1, 500 + (uint64_t)c));
+			CHECK_OK(rcc_post_send_to(cli[c], to_srv[c], &s, 1, 100 + (uint64_t)c,
+						  RCC_SEND_SIGNALED));
+		}
+		int want = 2 * CLIENTS, got = 0, echoed = 0;
+		uint64_t deadline = now_ms() + TEST_TIMEOUT_MS;
+		while ((got < want || echoed < CLIENTS) && now_ms() < deadline) {
+			struct rcc_wc w[8];
+			for (int q = 0; q < SRQ_CQS; q++) {
+				int n = rcc_cq_poll(scq[q], w, 8);
+				CHECK(n >= 0);
+				for (int i = 0; i < n; i++) {
+					CHECK_WC(w[i], RCC_WC_SUCCESS);
+					if (w[i].opcode == RCC_WC_SEND)
+						continue; /* a pong left */
+					CHECK_EQ(w[i].opcode, RCC_WC_RECV);
+					uint64_t slot = w[i].wr_id;
+					CHECK(slot < SRV_RECVS);
+					/* the client it came from, and the endpoint it was sent to */
+					uint64_t key = addr_key(&w[i].src);
+					int c = 0;
+					while (c < CLIENTS && cli_key[c] != key)
+						c++;
+					CHECK_MSG(c < CLIENTS, "wc.src names no client");
+					CHECK(w[i].ep == srv[c % SRQ_SERVERS]);
+					uint32_t len = ping_len(c, round, max);
+					CHECK_EQ(w[i].byte_len, len);
+					uint8_t *ping = sbuf.p + slot * SLOT;
+					CHECK_MSG(
+						check_pattern(ping, len,
+							      (uint64_t)(c * 1000 + round)) == -1,
+						"server: client %d round %d: ping differs at byte %ld",
+						c, round,
+						check_pattern(ping, len,
+							      (uint64_t)(c * 1000 + round)));
+					if (len < max)
+						CHECK_MSG(ping[len] == 0xee,
+							  "byte %u after the payload was written",
+							  len);
+					if (!back[c])
+						CHECK_OK(rcc_ah_create(w[i].ep, &w[i].src,
+								       &back[c]));
+					uint8_t *pong = sbuf.p + (SRV_RECVS + slot) * SLOT;
+					memcpy(pong, ping, len);
+					memset(ping, 0xee, SLOT);
+					struct rcc_sge s = tbuf_sge(&sbuf,
+								    (SRV_RECVS + slot) * SLOT, len);
+					CHECK_OK(rcc_post_send_to_imm(w[i].ep, back[c], &s, 1,
+								      (uint32_t)round, 1000 + slot,
+								      RCC_SEND_SIGNALED));
+					struct rcc_sge r = tbuf_sge(&sbuf, slot * SLOT, max);
+					CHECK_OK(rcc_srq_post_recv(srq, &r, 1, slot));
+					echoed++;
+				}
+			}
+			int n = rcc_cq_poll(ccq, w, 8);
+			CHECK(n >= 0);
+			for (int i = 0; i < n; i++) {
+				CHECK_WC(w[i], RCC_WC_SUCCESS);
+				int c = (int)(uintptr_t)rcc_ep_context(w[i].ep) - 1;
+				CHECK(c >= 0 && c < CLIENTS);
+				got++;
+				if (w[i].opcode == RCC_WC_SEND)
+					continue;
+				uint32_t len = ping_len(c, round, max);
+				CHECK_EQ(w[i].wr_id, 500 + (uint64_t)c);
+				CHECK_EQ(w[i].byte_len, len);
+				CHECK_EQ(w[i].imm_data, (uint32_t)round);
+				/* the pong came from the server this client pinged */
+				CHECK_EQ(addr_key(&w[i].src), srv_key[c % SRQ_SERVERS]);
+				CHECK_EQ(check_pattern(cbuf.p + (size_t)(2 * c + 1) * SLOT, len,
+						       (uint64_t)(c * 1000 + round)),
+					 -1);
+				pongs++;
+			}
+		}
+		CHECK_MSG(got == want && echoed == CLIENTS,
+			  "round %d: %d of %d client completions, %d of %d pings echoed", round,
+			  got, want, echoed, CLIENTS);
+	}
+	CHECK_EQ(pongs, CLIENTS * ROUNDS);
+	for (int c = 0; c < CLIENTS; c++) {
+		CHECK(back[c] != NULL);
+		CHECK_OK(rcc_ah_destroy(back[c]));
+		CHECK_OK(rcc_ah_destroy(to_srv[c]));
+		CHECK_OK(rcc_ep_close(cli[c]));
+	}
+	/* the SRQ's receives outlive its endpoints; it goes once they are closed */
+	for (int k = 0; k < SRQ_SERVERS; k++) {
+		CHECK(strcmp(rcc_ep_path(srv[k]), test_on_verbs() ? "verbs" : "udp") == 0);
+		CHECK_OK(rcc_ep_close(srv[k]));
+	}
+	CHECK_OK(rcc_srq_destroy(srq));
+	for (int q = 0; q < SRQ_CQS; q++)
+		CHECK_OK(rcc_cq_destroy(scq[q]));
+	CHECK_OK(rcc_cq_destroy(ccq));
+	tbuf_free(&sbuf);
+	tbuf_free(&cbuf);
+	CHECK_OK(rcc_ctx_close(cctx));
+	CHECK_OK(rcc_ctx_close(sctx));
+}
+
+/* An SRQ serves one kind of endpoint: a UD endpoint is refused a default
+ * (RC/UC) SRQ, an RC or UC endpoint a datagram SRQ, each with words; a UD
+ * endpoint on an SRQ takes no initial receives. */
+static void ud_srq_kind_refused(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_srq *rc_srq, *dg_srq;
+	struct rcc_ep *ep = NULL;
+	char addr[128];
+
+	CHECK_OK(test_ctx_open(&ctx));
+	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
+	CHECK_OK(rcc_srq_create(ctx, NULL, &rc_srq));
+	CHECK_OK(dgram_srq(ctx, 8, &dg_srq));
+	struct rcc_ep_attr at = { .send_cq = cq, .qp_type = RCC_QP_UD, .srq = rc_srq };
+	CHECK_EQ(rcc_ud_create(ctx, &at, &ep), -EINVAL);
+	CHECK_MSG(strstr(rcc_last_error(), "for_datagrams"), "last error '%s'", rcc_last_error());
+	CHECK(ep == NULL);
+	/* a listener, so that only the SRQ can be the reason */
+	struct rcc_listener *lst;
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	enum rcc_qp_type kinds[] = { RCC_QP_RC, RCC_QP_UC };
+	for (size_t i = 0; i < 2; i++) {
+		struct rcc_ep_attr ra = { .send_cq = cq, .qp_type = kinds[i], .srq = dg_srq };
+		CHECK_EQ(rcc_connect(ctx, addr, &ra, TEST_TIMEOUT_MS, &ep), -EINVAL);
+		CHECK_MSG(strstr(rcc_last_error(), "for_datagrams") &&
+				  strstr(rcc_last_error(), "RCC_QP_UD"),
+			  "last error '%s'", rcc_last_error());
+		CHECK(ep == NULL);
+	}
+	CHECK_OK(rcc_listener_close(lst));
+	struct tbuf r = { 0 };
+	CHECK_OK(tbuf_alloc(&r, ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge rs = tbuf_sge(&r, 0, 64);
+	struct rcc_recv_wr iw = { .wr_id = 1, .sg_list = &rs, .num_sge = 1 };
+	at.srq = dg_srq;
+	at.initial_recv = &iw;
+	at.num_initial_recv = 1;
+	CHECK_EQ(rcc_ud_create(ctx, &at, &ep), -EINVAL);
+	CHECK(ep == NULL);
+	/* nothing was attached: both go at once */
+	CHECK_OK(rcc_srq_destroy(dg_srq));
+	CHECK_OK(rcc_srq_destroy(rc_srq));
+	tbuf_free(&r);
+	CHECK_OK(rcc_cq_destroy(cq));
+	CHECK_OK(rcc_ctx_close(ctx));
+}
+
+/* Send one datagram from a to ah and see its send complete. */
+static void send_dgram(struct ud_side *a, struct rcc_ah *ah, struct rcc_sge *s, uint64_t id)
+{
+	CHECK_OK(rcc_post_send_to(a->ep, ah, s, 1, id, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(a->cq, id, RCC_WC_SUCCESS);
+}
+
+/* The receives of a datagram SRQ go oldest first across its endpoints; a
+ * datagram dropped on arrival (wrong Q_Key) leaves the oldest receive for
+ * the next one; with the SRQ empty a datagram is dropped (no RNR on UD) and
+ * not delivered later; the limit event fires once the receives left fall
+ * below the armed limit, and not before. */
+static void ud_srq_fifo_drop_limit(void)
+{
+	enum {
+		POSTED = 8,
+		LIMIT = 3,
+		QUIET_MS = 200
+	};
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_srq *srq;
+	struct rcc_ep *ep[2];
+	struct ud_side snd;
+	struct rcc_ah *ah[2], *wrong;
+	struct rcc_ud_addr ua;
+	struct rcci_ud_addr d;
+	struct tbuf s = { 0 }, r = { 0 };
+	struct rcc_event ev;
+	struct rcc_wc w;
+
+	CHECK_OK(test_ctx_open(&ctx));
+	struct rcc_cq_attr ca = { .depth = 64 };
+	CHECK_OK(rcc_cq_create(ctx, &ca, &cq));
+	CHECK_OK(dgram_srq(ctx, POSTED, &srq));
+	CHECK_OK(srq_ud_ep(ctx, cq, srq, &ep[0]));
+	CHECK_OK(srq_ud_ep(ctx, cq, srq, &ep[1]));
+	CHECK_OK(side_open(&snd, ctx, 8, 0));
+	for (int k = 0; k < 2; k++) {
+		CHECK_OK(rcc_ud_addr(ep[k], &ua));
+		CHECK_OK(rcc_ah_create(snd.ep, &ua, &ah[k]));
+	}
+	CHECK_OK(rcci_ud_addr_decode(&ua, &d, NULL));
+	d.qkey ^= 1;
+	rcci_ud_addr_encode(&d, &ua);
+	CHECK_OK(rcc_ah_create(snd.ep, &ua, &wrong)); /* ep[1] with a wrong Q_Key */
+	CHECK_OK(tbuf_alloc(&s, ctx, 16 * 64, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&r, ctx, POSTED * 64, RCC_ACCESS_LOCAL_WRITE));
+	for (int k = 0; k < 16; k++)
+		fill_pattern(s.p + k * 64, 40 + k, (uint64_t)k);
+
+	/* empty SRQ: dropped, and not kept for a receive posted later */
+	struct rcc_sge s0 = tbuf_sge(&s, 0, 40);
+	send_dgram(&snd, ah[0], &s0, 1);
+	CHECK(stays_empty(cq));
+	for (int k = 0; k < POSTED; k++) {
+		struct rcc_sge rs = tbuf_sge(&r, (size_t)k * 64, 64);
+		CHECK_OK(rcc_srq_post_recv(srq, &rs, 1, (uint64_t)k));
+	}
+	CHECK(stays_empty(cq));
+	CHECK_OK(rcc_srq_arm_limit(srq, LIMIT));
+
+	/* dropped on ep[1]: receive 0 is still the oldest, and ep[0] gets it */
+	struct rcc_sge s1 = tbuf_sge(&s, 64, 41);
+	send_dgram(&snd, wrong, &s1, 2);
+	CHECK(stays_empty(cq));
+	/* then alternately on both: receives 0, 1, 2, ... in order */
+	for (int k = 0; k < POSTED - LIMIT; k++) {
+		struct rcc_sge sk = tbuf_sge(&s, (size_t)(2 + k) * 64, 42 + (uint32_t)k);
+		send_dgram(&snd, ah[k % 2], &sk, 10 + (uint64_t)k);
+		CHECK_OK(wait_one(cq, &w, TEST_TIMEOUT_MS));
+		CHECK_WC(w, RCC_WC_SUCCESS);
+		CHECK_EQ(w.opcode, RCC_WC_RECV);
+		CHECK(w.ep == ep[k % 2]);
+		CHECK_MSG(w.wr_id == (uint64_t)k, "datagram %d took receive %llu, not the oldest",
+			  k, (unsigned long long)w.wr_id);
+		CHECK_EQ(w.byte_len, 42 + (uint32_t)k);
+		CHECK_EQ(check_pattern(r.p + (size_t)k * 64, 42 + (uint32_t)k, (uint64_t)(2 + k)),
+			 -1);
+	}
+	/* POSTED - LIMIT taken: LIMIT left, not below the limit */
+	CHECK_EQ(rcc_ctx_get_event(ctx, &ev, QUIET_MS), -ETIMEDOUT);
+	struct rcc_sge sl = tbuf_sge(&s, 15 * 64, 55);
+	send_dgram(&snd, ah[1], &sl, 30);
+	CHECK_OK(wait_one(cq, &w, TEST_TIMEOUT_MS));
+	CHECK_WC(w, RCC_WC_SUCCESS);
+	CHECK_EQ(w.wr_id, POSTED - LIMIT);
+	CHECK_EQ(w.byte_len, 55);
+	CHECK_OK(rcc_ctx_get_event(ctx, &ev, TEST_TIMEOUT_MS));
+	CHECK_EQ(ev.type, RCC_EVENT_SRQ_LIMIT);
+	CHECK(ev.srq == srq);
+	CHECK(ev.ep == NULL);
+	CHECK_EQ(rcc_ep_state(ep[0]), RCC_EP_CONNECTED);
+	CHECK_EQ(rcc_ep_state(ep[1]), RCC_EP_CONNECTED);
+
+	CHECK_OK(rcc_ah_destroy(ah[0]));
+	CHECK_OK(rcc_ah_destroy(ah[1]));
+	CHECK_OK(rcc_ah_destroy(wrong));
+	side_close(&snd);
+	CHECK_OK(rcc_ep_close(ep[0]));
+	CHECK_OK(rcc_ep_close(ep[1]));
+	CHECK_OK(rcc_srq_destroy(srq));
+	CHECK_OK(rcc_cq_destroy(cq));
+	tbuf_free(&s);
+	tbuf_free(&r);
+	CHECK_OK(rcc_ctx_close(ctx));
+}
+
+/* A datagram longer than the SRQ receive it meets fails that receive and
+ * its endpoint (rule U3); the SRQ's other receives stay posted, and the
+ * other endpoint on the SRQ goes on receiving into them. */
+static void ud_srq_longer_than_receive(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_srq *srq;
+	struct rcc_ep *ep[2];
+	struct ud_side snd;
+	struct rcc_ah *ah[2];
+	struct tbuf s = { 0 }, r = { 0 };
+	struct rcc_wc w;
+
+	CHECK_OK(test_ctx_open(&ctx));
+	struct rcc_cq_attr ca = { .depth = 64 };
+	CHECK_OK(rcc_cq_create(ctx, &ca, &cq));
+	CHECK_OK(dgram_srq(ctx, 4, &srq));
+	CHECK_OK(srq_ud_ep(ctx, cq, srq, &ep[0]));
+	CHECK_OK(srq_ud_ep(ctx, cq, srq, &ep[1]));
+	CHECK_OK(side_open(&snd, ctx, 8, 0));
+	for (int k = 0; k < 2; k++) {
+		struct rcc_ud_addr ua;
+		CHECK_OK(rcc_ud_addr(ep[k], &ua));
+		CHECK_OK(rcc_ah_create(snd.ep, &ua, &ah[k]));
+	}
+	CHECK_OK(tbuf_alloc(&s, ctx, 512, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&r, ctx, 512, RCC_ACCESS_LOCAL_WRITE));
+	fill_pattern(s.p, 101, 6);
+	for (int k = 0; k < 3; k++) {
+		struct rcc_sge rs = tbuf_sge(&r, (size_t)k * 128, 100);
+		CHECK_OK(rcc_srq_post_recv(srq, &rs, 1, 20 + (uint64_t)k));
+	}
+	struct rcc_sge over = tbuf_sge(&s, 0, 101), fits = tbuf_sge(&s, 0, 100);
+	send_dgram(&snd, ah[0], &over, 1);
+	CHECK_OK(wait_one(cq, &w, TEST_TIMEOUT_MS));
+	CHECK(w.ep == ep[0]);
+	CHECK_EQ(w.wr_id, 20);
+	CHECK_MSG(w.status == RCC_WC_LOC_LEN_ERR || w.status == RCC_WC_LOC_QP_OP_ERR,
+		  "the receive completed '%s'", rcc_wc_status_str(w.status));
+	CHECK_EQ(rcc_ep_state(ep[0]), RCC_EP_ERROR);
+	CHECK(stays_empty(cq)); /* the SRQ's other receives are not flushed */
+	send_dgram(&snd, ah[1], &fits, 2);
+	CHECK_OK(wait_one(cq, &w, TEST_TIMEOUT_MS));
+	CHECK_WC(w, RCC_WC_SUCCESS);
+	CHECK(w.ep == ep[1]);
+	CHECK_EQ(w.wr_id, 21);
+	CHECK_EQ(w.byte_len, 100);
+	CHECK_EQ(check_pattern(r.p + 128, 100, 6), -1);
+	CHECK_EQ(rcc_ep_state(ep[1]), RCC_EP_CONNECTED);
+	CHECK_OK(rcc_ah_destroy(ah[0]));
+	CHECK_OK(rcc_ah_destroy(ah[1]));
+	side_close(&snd);
+	CHECK_OK(rcc_ep_close(ep[0]));
+	CHECK_OK(rcc_ep_close(ep[1]));
+	CHECK_OK(rcc_srq_destroy(srq));
+	CHECK_OK(rcc_cq_destroy(cq));
+	tbuf_free(&s);
+	tbuf_free(&r);
+	CHECK_OK(rcc_ctx_close(ctx));
+}
+
 TEST_MAIN(TEST(ud_pingpong_16_clients), TEST(ud_send_imm_offset0), TEST(ud_too_long_refused),
 	  TEST(ud_refusals), TEST(ud_bad_address_refused), TEST(ud_wrong_qkey_dropped),
 	  TEST(ud_longer_than_receive_fails), TEST(ud_lifecycle), TEST(ud_resolve_answer),
-	  TEST(ud_resolve_not_ud_server), TEST(ud_accept_refused))
+	  TEST(ud_resolve_not_ud_server), TEST(ud_accept_refused),
+	  TEST(ud_srq_4_servers_16_clients), TEST(ud_srq_kind_refused),
+	  TEST(ud_srq_fifo_drop_limit), TEST(ud_srq_longer_than_receive))

@@ -14,7 +14,10 @@
  * and freed when the completion is mapped (cq.c): the sender's GID is read
  * from it then, byte_len loses the 40 bytes, wc_id becomes the
  * application's. A full ring refuses posts with -ENOMEM (rule 2: a receive
- * holds its slot until its completion was polled).
+ * holds its slot until its completion was polled). An SRQ made for
+ * datagrams has a ring of its own, as deep as the SRQ (srq.c), and every
+ * receive posted to it gets its slot the same way; a UD endpoint on such an
+ * SRQ has none and maps its receives with the SRQ's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,7 +35,8 @@ struct ud_slot {
 	atomic_bool busy; /* posted, completion not yet mapped */
 };
 
-/* The GRH slots of one receive queue. */
+/* The GRH slots of one receive queue: a UD endpoint's own, or a datagram
+ * SRQ's (as deep as the SRQ). */
 struct verbs_grh {
 	uint8_t *grh;          /* VERBS_GRH_LEN per slot */
 	struct ibv_mr *grh_mr; /* LOCAL_WRITE over grh */
@@ -43,7 +47,7 @@ struct verbs_grh {
 };
 
 struct verbs_ud {
-	struct verbs_grh *rq;   /* its own receives' slots */
+	struct verbs_grh *rq;   /* its own receives' slots; NULL with an SRQ */
 	struct ibv_ah *self_ah; /* the disconnect marker's destination */
 };
 
@@ -158,6 +162,7 @@ static void ud_free(struct verbs_ud *ud)
 	free(ud);
 }
 
+/* The slots of the endpoint's own receives; none with an SRQ (the SRQ's). */
 static int ud_alloc(struct verbs_ep *ep)
 {
 	struct verbs_ud *ud = calloc(1, sizeof(*ud));
@@ -165,10 +170,12 @@ static int ud_alloc(struct verbs_ep *ep)
 
 	if (!ud)
 		return -ENOMEM;
-	rc = rcci_grh_new(ep->ctx, ep->base.attr.rq_depth, &ud->rq);
-	if (rc) {
-		free(ud);
-		return rc;
+	if (!ep->base.attr.srq) {
+		rc = rcci_grh_new(ep->ctx, ep->base.attr.rq_depth, &ud->rq);
+		if (rc) {
+			free(ud);
+			return rc;
+		}
 	}
 	ep->ud = ud;
 	return 0;
@@ -263,9 +270,8 @@ void rcci_ud_marker_dest(struct verbs_ep *ep, struct ibv_send_wr *w)
 /* --------------------------------------------------------------- receive */
 
 /* A free slot at or after g->next (post_lock held), or -1: every slot
- * holds a receive. Completions free slots in the order they are polled:
- * for one receive queue on one CQ that is the order of posting, so the
- * search finds g->next free or nothing. */
+ * holds a receive. Completions free slots in the order they are polled,
+ * which on an SRQ serving several CQs is not the order of posting. */
 static int64_t grh_slot(struct verbs_grh *g, uint32_t from)
 {
 	for (uint32_t i = 0; i < g->nslots; i++) {
@@ -374,7 +380,8 @@ static void grh_source(const uint8_t *g, uint8_t gid[16])
 
 void rcci_ud_map_wc(struct verbs_ep *ep, const struct ibv_wc *w, struct rcc_wc *out)
 {
-	struct verbs_grh *g = ep->ud->rq;
+	/* the receive's slot: in the endpoint's own ring, or its SRQ's */
+	struct verbs_grh *g = ep->base.attr.srq ? vsrq(ep->base.attr.srq)->grh : ep->ud->rq;
 	uintptr_t id = (uintptr_t)w->wr_id;
 	uintptr_t first = (uintptr_t)g->slots;
 

@@ -138,7 +138,8 @@ void rcci_vcq_forget(struct verbs_cq *cq, struct verbs_ep *ep);
 /* --------------------------------------------------------------------- SRQ */
 struct verbs_srq {
 	struct rcc_srq base;
-	struct ibv_srq *srq; /* srq_context is &base: the async limit event finds it */
+	struct ibv_srq *srq;   /* srq_context is &base: the async limit event finds it */
+	struct verbs_grh *grh; /* base.datagram: its receives' GRH slots (ud.c); else NULL */
 };
 
 static inline struct verbs_srq *vsrq(struct rcc_srq *s) { return (struct verbs_srq *)s; }
