@@ -520,7 +520,9 @@ struct rcc_ep_attr {
 	 * and max_recv_sge are then ignored (the SRQ's max_sge applies), initial
 	 * receives are refused (-EINVAL: post them to the SRQ before connecting
 	 * or accepting), and so is rcc_post_recv() on the endpoint. The SRQ must
-	 * outlive the endpoint. NULL: a receive queue of its own. */
+	 * outlive the endpoint. RC and UC endpoints take an SRQ made without
+	 * rcc_srq_attr.for_datagrams, UD endpoints (rcc_ud_create()) one made
+	 * with it (-EINVAL otherwise). NULL: a receive queue of its own. */
 	struct rcc_srq *srq;
 	/* RCC_QP_RC (0, the default) or RCC_QP_UC for rcc_connect() and the
 	 * accepts; RCC_QP_UD for rcc_ud_create(); anything else -EINVAL. */
@@ -975,6 +977,9 @@ int rcc_post_fadd(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remo
  *    that endpoint (wc.ep); wr_id tells the application which buffer;
  *  - when the SRQ is empty, the sender sees receiver-not-ready exactly as
  *    with an empty receive queue of its own (rnr_retry, RNR NAK, retries);
+ *    a datagram arriving on a UD endpoint of an SRQ made for datagrams
+ *    (rcc_srq_attr.for_datagrams) takes the oldest receive the same way,
+ *    and is dropped when none is posted (rule U3: no RNR on UD);
  *  - a posted receive holds its slot of max_wr until its completion has
  *    been returned by rcc_cq_poll()/rcc_cq_wait() (rule 2 below);
  *  - an endpoint that leaves service flushes only the receive it was filling
@@ -986,6 +991,15 @@ int rcc_post_fadd(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remo
 struct rcc_srq_attr {
 	uint32_t max_wr;  /* posted receives it holds; 0: RCC_DEFAULT_QUEUE_DEPTH */
 	uint32_t max_sge; /* scatter/gather elements per receive; 0: 4 */
+	/* false (the default): the SRQ serves connected (RCC_QP_RC, RCC_QP_UC)
+	 * endpoints only. true: it serves datagram (RCC_QP_UD) endpoints only
+	 * (rcc_ud_create()), each receive as a UD endpoint's own (rule U5:
+	 * payload at offset 0, byte_len the payload's, wc.src the sender).
+	 * Either kind attached to the other's SRQ is -EINVAL, explained by
+	 * rcc_last_error(). verbs: every receive posted to such an SRQ gets a
+	 * first scatter element of rcc's own for the 40-byte GRH, which
+	 * receives of connected endpoints must not get (docs/ud.md). */
+	bool for_datagrams;
 };
 
 /*
@@ -1067,7 +1081,7 @@ int rcc_srq_arm_limit(struct rcc_srq *srq, uint32_t limit);
  *
  * U3. Loss. A datagram may vanish without a trace: on the wire; at a
  *     receiver with no receive posted (no RNR wait: it is dropped, as a
- *     device drops it); when its Q_Key is not the receiver's; when the
+ *     device drops it; with an SRQ: none posted to the SRQ); when its Q_Key is not the receiver's; when the
  *     receiver is gone. A send completion means the datagram left, never
  *     that it arrived. tcp carries datagrams over UDP (loopback included)
  *     and retransmits nothing. A datagram longer than the receive it meets
@@ -1079,7 +1093,8 @@ int rcc_srq_arm_limit(struct rcc_srq *srq, uint32_t limit);
  * U4. Order is not promised between datagrams, not even from one endpoint
  *     to one endpoint (a NIC usually keeps it; UDP across a network may
  *     not). Send completions of an endpoint come in posting order, and each
- *     datagram that arrives takes the oldest posted receive.
+ *     datagram that arrives takes the oldest posted receive (of its SRQ,
+ *     when it has one).
  *
  * U5. A receive gets the payload at offset 0 of its buffers on every
  *     transport (verbs' 40-byte GRH lands in rcc's own memory, never in
@@ -1095,9 +1110,12 @@ int rcc_srq_arm_limit(struct rcc_srq *srq, uint32_t limit);
  * Create a datagram endpoint of ctx. attr->qp_type must be RCC_QP_UD. Used:
  * send_cq (required), recv_cq, sq_depth, rq_depth, max_send_sge,
  * max_recv_sge, max_inline, sig_all, context, qkey and the initial receives
- * (posted before this returns); srq must be NULL and private_data_len 0
- * (-EINVAL: a UD endpoint takes no SRQ and carries no private data); the
- * connection fields (retries, timers, peer timeout, READ/atomic depth) are
+ * (posted before this returns); srq: NULL, or an SRQ of ctx created with
+ * rcc_srq_attr.for_datagrams (-EINVAL for one without: rcc_last_error()
+ * says so), whose receives the endpoint then takes as rcc_ep_attr.srq says
+ * (no initial receives, rcc_post_recv() refused, rules U3-U5 unchanged);
+ * private_data_len must be 0 (-EINVAL: a UD endpoint carries no private
+ * data); the connection fields (retries, timers, peer timeout, READ/atomic depth) are
  * ignored. Returns 0 and sets *ep (RCC_EP_CONNECTED: ready to post at once),
  * -EINVAL (a NULL argument, a bad attribute -- rcc_last_error() says
  * which), -ENOMEM, or the transport's error (tcp: the UDP socket's, e.g.

@@ -77,8 +77,10 @@ static int resolve_ud(struct rcc_ep_attr *out)
 			-EINVAL,
 			"rcc_ud_create() makes RCC_QP_UD endpoints: qp_type %d is not that",
 			(int)out->qp_type);
-	if (out->srq)
-		return rcci_fail(-EINVAL, "a UD endpoint takes no SRQ (its receives are its own)");
+	if (out->srq && !out->srq->datagram)
+		return rcci_fail(-EINVAL, "a UD endpoint takes only an SRQ made for datagrams "
+					  "(rcc_srq_attr.for_datagrams); this one serves RC/UC "
+					  "endpoints");
 	if (out->private_data_len)
 		return rcci_fail(-EINVAL, "a UD endpoint carries no private data (%u bytes given)",
 				 out->private_data_len);
@@ -111,6 +113,10 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 	if (!ud && out->qp_type != RCC_QP_RC && out->qp_type != RCC_QP_UC)
 		return rcci_fail(-EINVAL, "qp_type %d: want RCC_QP_RC or RCC_QP_UC",
 				 (int)out->qp_type);
+	if (!ud && out->srq && out->srq->datagram)
+		return rcci_fail(-EINVAL, "this SRQ was made for datagrams "
+					  "(rcc_srq_attr.for_datagrams): it serves RCC_QP_UD "
+					  "endpoints only, not RC/UC ones");
 	if (ud) {
 		int rc = resolve_ud(out);
 		if (rc)

@@ -29,13 +29,15 @@ int rcc_srq_create(struct rcc_ctx *ctx, const struct rcc_srq_attr *attr, struct 
 	srq->ctx = ctx;
 	srq->max_wr = a.max_wr;
 	srq->max_sge = a.max_sge;
+	srq->datagram = a.for_datagrams;
 	atomic_init(&srq->users, 0);
 	srq->event.is_srq = true;
 	rc = ctx->ops->srq_create(srq);
 	if (rc) {
 		free(srq);
-		return rcci_fail(rc, "cannot create a shared receive queue of %u receives: %s",
-				 a.max_wr, rcc_strerror(rc));
+		return rcci_fail(rc, "cannot create a shared receive queue of %u receives%s: %s",
+				 a.max_wr, a.for_datagrams ? " for datagrams" : "",
+				 rcc_strerror(rc));
 	}
 	atomic_fetch_add(&ctx->children, 1);
 	*out = srq;

@@ -106,6 +106,7 @@ struct rcc_srq {
 	struct rcc_ctx *ctx;
 	uint32_t max_wr;              /* resolved: defaults filled in */
 	uint32_t max_sge;             /* resolved */
+	bool datagram;                /* rcc_srq_attr.for_datagrams: UD endpoints only */
 	atomic_int users;             /* open endpoints taking receives from it */
 	struct rcci_event_node event; /* in ctx->events, under its lock */
 };

@@ -11,7 +11,10 @@
  *    the destination id or Q_Key is not ours; with no receive posted it is
  *    read and dropped at once (no RNR on UD): the socket's buffer never
  *    holds datagrams for a receive posted later, so a program cannot come
- *    to rely on that;
+ *    to rely on that. An endpoint with an SRQ (one made for datagrams)
+ *    first looks at the waiting datagram's header (MSG_PEEK) and takes the
+ *    SRQ's oldest receive only for one it will deliver, as a connected
+ *    endpoint takes it for a message;
  *  - a datagram longer than the receive it meets completes that receive
  *    with RCC_WC_LOC_LEN_ERR, and a receive or send naming memory that is
  *    not registered in error too; the endpoint then leaves service
@@ -470,6 +473,32 @@ static bool source_of(struct tcp_ep *ep, const struct sockaddr_storage *from, ui
 }
 
 /*
+ * Whether a datagram waits on ep's socket (-1: none) and would be delivered
+ * (1) or dropped on arrival (0), by a look at its header and source that
+ * leaves it in the socket. Caller holds rx_lock (nobody else reads it).
+ */
+static int srq_datagram_waiting(struct tcp_ep *ep)
+{
+	uint8_t hdr[UD_HDR_LEN];
+	struct iovec iov = { hdr, UD_HDR_LEN };
+	struct sockaddr_storage from;
+	struct msghdr m = {
+		.msg_name = &from, .msg_namelen = sizeof(from), .msg_iov = &iov, .msg_iovlen = 1
+	};
+	struct rcc_ud_addr src;
+	struct ud_hdr h;
+	ssize_t got;
+
+	do
+		got = recvmsg(ep->fd, &m, MSG_DONTWAIT | MSG_TRUNC | MSG_PEEK);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return -1;
+	return !ud_hdr_decode(hdr, (size_t)got, RCC_UD_TCP_MAX_MSG, &h) && h.dst_id == ep->ud->id &&
+	       h.qkey == ep->base.attr.qkey && source_of(ep, &from, h.src_id, &src);
+}
+
+/*
  * Read one datagram. 1: one was taken (delivered or dropped), 0: the socket
  * is empty, -1: the endpoint left service. Caller holds rx_lock, the only
  * place receives are consumed, so the oldest receive stays put while the
@@ -494,6 +523,20 @@ static int receive_one(struct tcp_ep *ep)
 	bool have, usable;
 	ssize_t got;
 
+	/* With an SRQ: its oldest receive, as a connected endpoint takes it --
+	 * only for a datagram that is there and will be delivered, so that a
+	 * receive never waits on one endpoint while others could fill it. */
+	if (ep->base.attr.srq) {
+		int w = srq_datagram_waiting(ep);
+		if (w < 0)
+			return 0;
+		if (w > 0) {
+			pthread_mutex_lock(&ep->rq_lock);
+			if (ep->rq_head == ep->rq_tail)
+				srq_take(ep);
+			pthread_mutex_unlock(&ep->rq_lock);
+		}
+	}
 	pthread_mutex_lock(&ep->rq_lock);
 	idx = ep->rq_head;
 	have = idx != ep->rq_tail;

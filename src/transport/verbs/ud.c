@@ -14,7 +14,10 @@
  * and freed when the completion is mapped (cq.c): the sender's GID is read
  * from it then, byte_len loses the 40 bytes, wc_id becomes the
  * application's. A full ring refuses posts with -ENOMEM (rule 2: a receive
- * holds its slot until its completion was polled).
+ * holds its slot until its completion was polled). An SRQ made for
+ * datagrams has a ring of its own, as deep as the SRQ (srq.c), and every
+ * receive posted to it gets its slot the same way; a UD endpoint on such an
+ * SRQ has none and maps its receives with the SRQ's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,14 +35,20 @@ struct ud_slot {
 	atomic_bool busy; /* posted, completion not yet mapped */
 };
 
-struct verbs_ud {
+/* The GRH slots of one receive queue: a UD endpoint's own, or a datagram
+ * SRQ's (as deep as the SRQ). */
+struct verbs_grh {
 	uint8_t *grh;          /* VERBS_GRH_LEN per slot */
 	struct ibv_mr *grh_mr; /* LOCAL_WRITE over grh */
-	struct ud_slot *slots; /* rq_depth of them */
+	struct ud_slot *slots; /* nslots of them */
 	uint32_t nslots;
-	pthread_mutex_t post_lock; /* tail */
-	uint32_t tail;             /* receives ever posted */
-	struct ibv_ah *self_ah;    /* the disconnect marker's destination */
+	pthread_mutex_t post_lock; /* next */
+	uint32_t next;             /* where the search for a free slot starts */
+};
+
+struct verbs_ud {
+	struct verbs_grh *rq;   /* its own receives' slots; NULL with an SRQ */
+	struct ibv_ah *self_ah; /* the disconnect marker's destination */
 };
 
 /* ------------------------------------------------------------ addresses */
@@ -105,43 +114,68 @@ void rcci_verbs_ah_destroy(struct rcc_ah *base)
 
 /* ------------------------------------------------------------- lifecycle */
 
+void rcci_grh_free(struct verbs_grh *g)
+{
+	if (!g)
+		return;
+	if (g->grh_mr)
+		ibv_dereg_mr(g->grh_mr);
+	pthread_mutex_destroy(&g->post_lock);
+	free(g->grh);
+	free(g->slots);
+	free(g);
+}
+
+int rcci_grh_new(struct verbs_ctx *ctx, uint32_t n, struct verbs_grh **out)
+{
+	struct verbs_grh *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return -ENOMEM;
+	pthread_mutex_init(&g->post_lock, NULL);
+	g->nslots = n;
+	g->slots = calloc(n, sizeof(*g->slots));
+	g->grh = calloc(n, VERBS_GRH_LEN);
+	if (!g->slots || !g->grh) {
+		rcci_grh_free(g);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		atomic_init(&g->slots[i].busy, false);
+	g->grh_mr = ibv_reg_mr(ctx->pd, g->grh, (size_t)n * VERBS_GRH_LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!g->grh_mr) {
+		int rc = -errno ? -errno : -ENOMEM;
+		rcci_grh_free(g);
+		return rc;
+	}
+	*out = g;
+	return 0;
+}
+
 static void ud_free(struct verbs_ud *ud)
 {
 	if (!ud)
 		return;
 	if (ud->self_ah)
 		ibv_destroy_ah(ud->self_ah);
-	if (ud->grh_mr)
-		ibv_dereg_mr(ud->grh_mr);
-	pthread_mutex_destroy(&ud->post_lock);
-	free(ud->grh);
-	free(ud->slots);
+	rcci_grh_free(ud->rq);
 	free(ud);
 }
 
+/* The slots of the endpoint's own receives; none with an SRQ (the SRQ's). */
 static int ud_alloc(struct verbs_ep *ep)
 {
-	uint32_t n = ep->base.attr.rq_depth;
 	struct verbs_ud *ud = calloc(1, sizeof(*ud));
+	int rc;
 
 	if (!ud)
 		return -ENOMEM;
-	pthread_mutex_init(&ud->post_lock, NULL);
-	ud->nslots = n;
-	ud->slots = calloc(n, sizeof(*ud->slots));
-	ud->grh = calloc(n, VERBS_GRH_LEN);
-	if (!ud->slots || !ud->grh) {
-		ud_free(ud);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		atomic_init(&ud->slots[i].busy, false);
-	ud->grh_mr = ibv_reg_mr(ep->ctx->pd, ud->grh, (size_t)n * VERBS_GRH_LEN,
-				IBV_ACCESS_LOCAL_WRITE);
-	if (!ud->grh_mr) {
-		int rc = -errno ? -errno : -ENOMEM;
-		ud_free(ud);
-		return rc;
+	if (!ep->base.attr.srq) {
+		rc = rcci_grh_new(ep->ctx, ep->base.attr.rq_depth, &ud->rq);
+		if (rc) {
+			free(ud);
+			return rc;
+		}
 	}
 	ep->ud = ud;
 	return 0;
@@ -235,58 +269,80 @@ void rcci_ud_marker_dest(struct verbs_ep *ep, struct ibv_send_wr *w)
 
 /* --------------------------------------------------------------- receive */
 
-int rcci_verbs_ud_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int *posted)
+/* A free slot at or after g->next (post_lock held), or -1: every slot
+ * holds a receive. Completions free slots in the order they are polled,
+ * which on an SRQ serving several CQs is not the order of posting. */
+static int64_t grh_slot(struct verbs_grh *g, uint32_t from)
 {
-	struct verbs_ep *ep = vep(base);
-	struct verbs_ud *ud = ep->ud;
+	for (uint32_t i = 0; i < g->nslots; i++) {
+		uint32_t s = (from + i) % g->nslots;
+		if (!atomic_load_explicit(&g->slots[s].busy, memory_order_acquire))
+			return s;
+	}
+	return -1;
+}
+
+int rcci_grh_post(struct verbs_grh *g, struct ibv_qp *qp, struct ibv_srq *srq,
+		  const struct rcc_recv_wr *wr, int n, int *posted)
+{
 	struct ibv_recv_wr w[CHUNK], *bad;
 	struct ibv_sge sg[CHUNK][RCCI_MAX_SGE + 1];
+	uint32_t slot[CHUNK];
 	int done = 0, rc = 0;
 
-	pthread_mutex_lock(&ud->post_lock);
+	pthread_mutex_lock(&g->post_lock);
 	while (done < n && !rc) {
 		int k = 0;
 		for (; k < CHUNK && done + k < n; k++) {
 			const struct rcc_recv_wr *r = &wr[done + k];
-			uint32_t s = (ud->tail + (uint32_t)k) % ud->nslots;
-			if (atomic_load_explicit(&ud->slots[s].busy, memory_order_acquire)) {
+			int64_t s = grh_slot(g, g->next);
+			if (s < 0) {
 				rc = -ENOMEM; /* every slot holds a receive (rule 2) */
 				break;
 			}
-			ud->slots[s].wr_id = r->wr_id;
-			sg[k][0] = (struct ibv_sge){ (uintptr_t)(ud->grh +
+			slot[k] = (uint32_t)s;
+			g->next = (uint32_t)(s + 1) % g->nslots;
+			g->slots[s].wr_id = r->wr_id;
+			sg[k][0] = (struct ibv_sge){ (uintptr_t)(g->grh +
 								 (size_t)s * VERBS_GRH_LEN),
-						     VERBS_GRH_LEN, ud->grh_mr->lkey };
+						     VERBS_GRH_LEN, g->grh_mr->lkey };
 			if (r->num_sge)
 				memcpy(&sg[k][1], r->sg_list,
 				       (size_t)r->num_sge * sizeof(sg[k][1]));
-			w[k].wr_id = (uintptr_t)&ud->slots[s];
+			w[k].wr_id = (uintptr_t)&g->slots[s];
 			w[k].sg_list = sg[k];
 			w[k].num_sge = r->num_sge + 1;
 			w[k].next = NULL;
 			if (k)
 				w[k - 1].next = &w[k];
-			atomic_store_explicit(&ud->slots[s].busy, true, memory_order_relaxed);
+			atomic_store_explicit(&g->slots[s].busy, true, memory_order_relaxed);
 		}
 		if (!k)
 			break;
 		bad = NULL;
-		int err = ibv_post_recv(ep->qp, w, &bad);
+		int err = srq ? ibv_post_srq_recv(srq, w, &bad) : ibv_post_recv(qp, w, &bad);
 		int ok = k;
 		if (err) {
 			ok = bad ? (int)(bad - w) : 0;
 			rc = err > 0 ? -err : (errno > 0 ? -errno : -EINVAL);
 			for (int i = ok; i < k; i++) /* never reached the device */
-				atomic_store(&ud->slots[(ud->tail + (uint32_t)i) % ud->nslots].busy,
-					     false);
+				atomic_store(&g->slots[slot[i]].busy, false);
+			if (ok < k)
+				g->next = slot[ok];
 		}
-		ud->tail += (uint32_t)ok;
 		done += ok;
 	}
-	pthread_mutex_unlock(&ud->post_lock);
+	pthread_mutex_unlock(&g->post_lock);
 	if (posted)
 		*posted = done;
 	return rc;
+}
+
+int rcci_verbs_ud_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int *posted)
+{
+	struct verbs_ep *ep = vep(base);
+
+	return rcci_grh_post(ep->ud->rq, ep->qp, NULL, wr, n, posted);
 }
 
 /* An IPv4 header is whole when its ones' complement sum is all ones. */
@@ -324,15 +380,16 @@ static void grh_source(const uint8_t *g, uint8_t gid[16])
 
 void rcci_ud_map_wc(struct verbs_ep *ep, const struct ibv_wc *w, struct rcc_wc *out)
 {
-	struct verbs_ud *ud = ep->ud;
+	/* the receive's slot: in the endpoint's own ring, or its SRQ's */
+	struct verbs_grh *g = ep->base.attr.srq ? vsrq(ep->base.attr.srq)->grh : ep->ud->rq;
 	uintptr_t id = (uintptr_t)w->wr_id;
-	uintptr_t first = (uintptr_t)ud->slots;
+	uintptr_t first = (uintptr_t)g->slots;
 
-	if (id < first || id >= (uintptr_t)(ud->slots + ud->nslots) ||
-	    (id - first) % sizeof(*ud->slots))
+	if (id < first || id >= (uintptr_t)(g->slots + g->nslots) ||
+	    (id - first) % sizeof(*g->slots))
 		return; /* a send: its wr_id is the application's already */
 	struct ud_slot *slot = (struct ud_slot *)id;
-	size_t s = (size_t)(slot - ud->slots);
+	size_t s = (size_t)(slot - g->slots);
 	out->wr_id = slot->wr_id;
 	if (w->status == IBV_WC_SUCCESS) {
 		struct rcci_ud_addr a = {
@@ -344,7 +401,7 @@ void rcci_ud_map_wc(struct verbs_ep *ep, const struct ibv_wc *w, struct rcc_wc *
 			.global = w->wc_flags & IBV_WC_GRH,
 		};
 		if (a.global)
-			grh_source(ud->grh + s * VERBS_GRH_LEN, a.gid);
+			grh_source(g->grh + s * VERBS_GRH_LEN, a.gid);
 		rcci_ud_addr_encode(&a, &out->src);
 		out->byte_len = w->byte_len >= VERBS_GRH_LEN ? w->byte_len - VERBS_GRH_LEN : 0;
 	}

@@ -49,6 +49,7 @@
 
 struct verbs_ep;
 struct verbs_ud;
+struct verbs_grh;
 
 /* ----------------------------------------------------------------- context */
 
@@ -137,7 +138,8 @@ void rcci_vcq_forget(struct verbs_cq *cq, struct verbs_ep *ep);
 /* --------------------------------------------------------------------- SRQ */
 struct verbs_srq {
 	struct rcc_srq base;
-	struct ibv_srq *srq; /* srq_context is &base: the async limit event finds it */
+	struct ibv_srq *srq;   /* srq_context is &base: the async limit event finds it */
+	struct verbs_grh *grh; /* base.datagram: its receives' GRH slots (ud.c); else NULL */
 };
 
 static inline struct verbs_srq *vsrq(struct rcc_srq *s) { return (struct verbs_srq *)s; }
@@ -263,6 +265,14 @@ void rcci_ud_marker_dest(struct verbs_ep *ep, struct ibv_send_wr *w);
 /* A completion of a datagram endpoint that is not a marker: the receive's
  * own wr_id, the payload's length and the source (rcc.h, rule U5). */
 void rcci_ud_map_wc(struct verbs_ep *ep, const struct ibv_wc *w, struct rcc_wc *out);
+/* The GRH slots of a receive queue (ud.c): n of them, registered on ctx's PD. */
+int rcci_grh_new(struct verbs_ctx *ctx, uint32_t n, struct verbs_grh **out);
+void rcci_grh_free(struct verbs_grh *g);
+/* Post receives to a QP's receive queue (srq NULL) or to an SRQ (qp NULL),
+ * each with a GRH slot of g as its first element; -ENOMEM when g has no
+ * free slot. */
+int rcci_grh_post(struct verbs_grh *g, struct ibv_qp *qp, struct ibv_srq *srq,
+		  const struct rcc_recv_wr *wr, int n, int *posted);
 /* post.c */
 int rcci_verbs_ud_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
 
