@@ -88,6 +88,7 @@ parse_only_why() {
 	*" -x "* | *" -d "* | *" verbs "* | *10.0.2.15*)
 		echo "  [parsed only: an RDMA device; tests/rxe runs it in the Soft-RoCE VM]" ;;
 	*" --nodes "* | *" 10.0.0."* | *=10.0.0.* | *"=n1 "* | *" server "*) echo "  [parsed only: other machines]" ;;
+	*" -a "* | *" -D 2s "*) echo "  [parsed only: runs for minutes]" ;;
 	*) echo "  [parsed only: could run here, not run yet]" ;;
 	esac
 }
@@ -112,7 +113,8 @@ chmod 600 "$HOME/.rcc-job-secret"
 #   MASTER_ADDR other than 127.0.0.1 becomes 127.0.0.1 (the docs' n1 or
 #   10.0.0.1 is the first node); $k runs over the ranks 0..WORLD_SIZE-1;
 #   each process writes to a log of its own.
-# Not run (parsed only, the reason printed with each line): mpirun and srun
+# Not run (parsed only, the reason printed with each line): rcc-perf's -a and
+# -D lines (minutes: every size up to 8 MiB, or 2 s per test and size), mpirun and srun
 # lines (a launcher; tests/mesh/launch-*.sh runs them on this host), lines
 # that name other machines (10.0.0.x, n1, server, --nodes) and lines that
 # need an RDMA device (-x, -d, verbs; the Soft-RoCE suites run those).
@@ -190,6 +192,38 @@ run_server_client() {
 	run_ok "$rel:${s%%$'\t'*}" "$rel:${c%%$'\t'*}" "$rel:${k%%$'\t'*}"
 }
 
+# run_client REL REGEX SERVER READY: the client line of REL that matches
+# REGEX, against a server started from the text SERVER (a doc line's, or the
+# harness's own where the doc shows none) on a free port; a pipe in the doc's
+# line is run on the client's output as shown. The client and the server
+# (which serves this one client, then exits) must exit 0, and what comes out
+# of the line must match READY.
+run_client() {
+	local rel=$1 l pid port rc=0 i out pipe=
+	l=$(doc_line "$rel" "$2") || { bad=$((bad + 1)); return; }
+	as_words "$3"
+	timeout 120 "${W[@]}" -p 0 >"$run/server.log" 2>&1 &
+	pid=$!
+	for i in $(seq 100); do grep -qE 'listening on|on port' "$run/server.log" && break; sleep 0.1; done
+	port=$(sed -nE 's/.*(listening on [^ ]*:| on port )([0-9]+).*/\2/p' "$run/server.log" | head -n1)
+	if [ -z "$port" ]; then
+		kill "$pid" 2>/dev/null || true
+		run_failed "$rel:${l%%$'\t'*}" "its server ($3) did not start within 10 s" "$run/server.log"
+		return
+	fi
+	[[ ${l#*$'\t'} == *'|'* ]] && pipe=${l#*|}
+	as_words "${l#*$'\t'}"
+	W=("${W[@]/#127.0.0.1/127.0.0.1:$port}")
+	timeout 120 "${W[@]}" >"$run/client.log" 2>&1 || rc=$?
+	wait "$pid" || { run_failed "$rel:${l%%$'\t'*}" "its server exited $?" "$run/server.log"; return; }
+	[ "$rc" = 0 ] || { run_failed "$rel:${l%%$'\t'*}" "the client exited $rc" "$run/client.log"; return; }
+	out=$(if [ -n "$pipe" ]; then bash -c "$pipe" <"$run/client.log"; else cat "$run/client.log"; fi) ||
+		{ run_failed "$rel:${l%%$'\t'*}" "|$pipe failed" "$run/client.log"; return; }
+	grep -qE "$4" <<<"$out" ||
+		{ run_failed "$rel:${l%%$'\t'*}" "printed nothing like /$4/: $(head -c 200 <<<"$out")"; return; }
+	run_ok "$rel:${l%%$'\t'*}"
+}
+
 # run_ranks REL REGEX READY: the environment rendezvous, every rank of a
 # WORLD_SIZE=N line at once (as the docs' loop or "k = 0, 1" does); each must
 # exit 0 and print a line matching READY
@@ -222,6 +256,27 @@ if [ "${RCC_DOC_RUN:-1}" = 1 ]; then
 	run_ranks README.md 'RANK=\$k WORLD_SIZE=[0-9]+ MASTER_ADDR=[^ ]+ MASTER_PORT=[0-9]+ +rcc-mesh ' 'traffic started'
 	run_ranks docs/launch.md 'RANK=\$k WORLD_SIZE=[0-9]+ MASTER_ADDR=[^ ]+ MASTER_PORT=[0-9]+ +rcc-mesh ' 'traffic started'
 	run_ranks docs/launch.md 'RANK=\$k WORLD_SIZE=[0-9]+ MASTER_ADDR=[^ ]+ MASTER_PORT=[0-9]+ +rcc-perf ' 'Latency Test|Client done'
+	# the server line of docs/rcc-perf.md, and its short client lines
+	if perf_server=$(doc_line docs/rcc-perf.md '^rcc-perf -T tcp &'); then
+		run_client docs/rcc-perf.md '^rcc-perf -T tcp -c UC .*127\.0\.0\.1' "${perf_server#*$'\t'}" 'Test$'
+		run_client docs/rcc-perf.md '^rcc-perf -T tcp -c UD .*127\.0\.0\.1' "${perf_server#*$'\t'}" 'Test$'
+		RAN[docs/rcc-perf.md:${perf_server%%$'\t'*}]=1
+	else
+		bad=$((bad + 1))
+	fi
+	# docs/json.md shows the client only: the server is the README's, for one client
+	run_client docs/json.md '^rcc-pingpong -T tcp --json 127\.0\.0\.1' 'rcc-pingpong -T tcp --once' '^[0-9.]+$'
+	# a line that needs no peer
+	if l=$(doc_line docs/rcc-xfer.md '^rcc-xfer keygen ~/'); then
+		as_words "${l#*$'\t'}"
+		if ! timeout 30 "${W[@]}" >"$run/keygen.log" 2>&1 || [ ! -s "${W[-1]}" ]; then
+			run_failed "docs/rcc-xfer.md:${l%%$'\t'*}" "made no key file ${W[-1]}" "$run/keygen.log"
+		else
+			run_ok "docs/rcc-xfer.md:${l%%$'\t'*}"
+		fi
+	else
+		bad=$((bad + 1))
+	fi
 	echo "$ran command lines run on loopback, $bad failed"
 	[ "$ran" -gt 0 ] || bad=$((bad + 1))
 fi
