@@ -8,7 +8,7 @@
 # exits 0 without opening anything (tools/common/cmdline.h). A line the docs
 # show failing on purpose ends with the comment "# refused": it must exit 2.
 # Shell variables in the docs ($N, $k) stand for small numbers here.
-# Lines that one machine can run are then also run, on loopback (see "Run"
+# Lines that one machine can run are also run, on loopback (see "Run"
 # below); the others need other machines, a launcher or an RDMA device and
 # are only parsed: each is listed with the reason.
 # Fails when a line is refused, or when no line was found at all, or when a
