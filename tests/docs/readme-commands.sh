@@ -11,6 +11,7 @@
 # build is what the rest of the test command checks). Fails if a section is
 # missing or shows no command.
 set -euo pipefail
+. "$(dirname "$0")/copy-sources.sh"
 src=$(cd "$1" && pwd)
 readme=$src/README.md
 work=$(mktemp -d)
@@ -34,17 +35,8 @@ done
 sed -i -e "s|/opt/rcc|$work/opt/rcc|g" \
 	-e 's/^cmake -S /cmake -DRCC_BUILD_TESTS=OFF -DRCC_BUILD_TOOLS=OFF -DRCC_BUILD_EXAMPLES=OFF -S /' "$script"
 
-# a copy of the sources as git sees them (tracked and new files, not build trees)
 mkdir "$work/src"
-# (only from the top of a checkout: a copy inside another, ignored, lists nothing)
-if [ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" = "$src" ]; then
-	# (a file deleted but not yet committed is listed and skipped)
-	git -C "$src" ls-files -z --cached --others --exclude-standard |
-		tar -C "$src" --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -xf - -C "$work/src"
-else
-	(cd "$src" && tar --exclude='./build*' -cf - .) | tar -xf - -C "$work/src"
-fi
-[ -f "$work/src/CMakeLists.txt" ] || { echo "FAIL: could not copy the sources"; exit 1; }
+copy_sources "$src" "$work/src"
 
 echo "running the README's commands (/opt/rcc moved to $work/opt/rcc; library only):"
 sed 's/^/  | /' "$script"

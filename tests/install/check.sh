@@ -19,7 +19,8 @@ libdir=$(cached CMAKE_INSTALL_LIBDIR)
 expect=(include/rcc/rcc.h include/rcc/session.h include/rcc/util.h
 	"$libdir/librcc.so" "$libdir/librcc.so.0" "$libdir/librcc.a" "$libdir/pkgconfig/rcc.pc"
 	"$libdir/cmake/rcc/rccConfig.cmake" "$libdir/cmake/rcc/rccConfigVersion.cmake"
-	"$libdir/cmake/rcc/rccTargets.cmake" share/man/man7/rcc.7 share/man/man3/rcc.3)
+	"$libdir/cmake/rcc/rccTargets.cmake" share/man/man7/rcc.7 share/man/man3/rcc.3
+	share/man/man3/rcc.h.3)
 tools=(rcc-pingpong rcc-perf rcc-xfer rcc-mesh rcc-info)
 if [ "$(cached RCC_BUILD_TOOLS)" = ON ]; then
 	for t in "${tools[@]}"; do expect+=("bin/$t"); done
@@ -43,14 +44,22 @@ extra=$(nm -D --defined-only "$prefix/$libdir/librcc.so" | awk '$2 == "T" && $3 
 for f in $(nm -D --defined-only "$prefix/$libdir/librcc.so" | awk '$2 == "T" { print $3 }'); do
 	grep -qw "$f" "$prefix/share/man/man3/rcc.3" || { echo "FAIL: rcc(3) does not list $f"; fail=1; }
 done
-# every page formats without a warning
+# every page formats without a warning (from the man folder, as man(1) does,
+# so that rcc.h(3)'s ".so man3/rcc.3" is found)
 if command -v groff >/dev/null; then
 	for page in "$prefix"/share/man/man*/*; do
-		warnings=$(groff -man -ww -z "$page" 2>&1)
+		warnings=$(cd "$prefix/share/man" && groff -man -ww -z "$page" 2>&1)
 		[ -z "$warnings" ] || { echo "FAIL: ${page#"$prefix"/}: $warnings"; fail=1; }
 	done
 else
 	echo "note: no groff: the man pages were not formatted"
+fi
+# "man rcc.h" is rcc(3)
+grep -qx '\.so man3/rcc\.3' "$prefix/share/man/man3/rcc.h.3" ||
+	{ echo "FAIL: rcc.h(3) does not point at rcc(3)"; fail=1; }
+if command -v man >/dev/null && command -v groff >/dev/null; then
+	man -M "$prefix/share/man" -P cat rcc.h 2>/dev/null | grep -q 'library.s functions, by topic' ||
+		{ echo "FAIL: man rcc.h does not show rcc(3)"; fail=1; }
 fi
 
 "$here/consumer.sh" "$prefix" "$src" || fail=1

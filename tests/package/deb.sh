@@ -49,7 +49,8 @@ expect_files librcc0 "$libdir/librcc.so.0" "$libdir/librcc.so.$(cached CMAKE_PRO
 expect_files librcc-dev usr/include/rcc/rcc.h usr/include/rcc/session.h usr/include/rcc/util.h \
 	"$libdir/librcc.so" "$libdir/librcc.a" "$libdir/pkgconfig/rcc.pc" "$libdir/cmake/rcc/rccConfig.cmake" \
 	"$libdir/cmake/rcc/rccConfigVersion.cmake" "$libdir/cmake/rcc/rccTargets.cmake" \
-	usr/share/man/man3/rcc.3 usr/share/man/man7/rcc.7 usr/share/doc/librcc-dev/copyright
+	usr/share/man/man3/rcc.3 usr/share/man/man3/rcc.h.3 usr/share/man/man7/rcc.7 \
+	usr/share/doc/librcc-dev/copyright
 if [[ " ${packages[*]} " == *" rcc-tools "* ]]; then
 	for t in "${tools[@]}"; do
 		expect_files rcc-tools "usr/bin/$t"
