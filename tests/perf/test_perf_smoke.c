@@ -466,6 +466,23 @@ static int fake_connect(struct rcc_ctx *ctx, const char *addr, struct rcc_cq *cq
 	return rc;
 }
 
+/* A real client (10 latency round trips) against port: its exit status, or
+ * -1 when it could not be run or did not end within CLIENT_MS. */
+static int real_client(int port)
+{
+	char portstr[16];
+	const char *argv[MAX_ARGS];
+	struct child cli = { .out = -1 };
+	int st;
+
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	const char *args[] = { "-p", portstr, "--lat", "-n", "10", test_addr(), NULL };
+	build_argv(argv, args);
+	if (spawn(argv, 1, false, cli_out, cli_err, &cli) < 0 || reap(&cli, CLIENT_MS, &st))
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 /*
  * While the server waits for a client's data connections, a forged one (a
  * wrong run cookie) and a second client are turned away with the reason; the
@@ -513,21 +530,10 @@ static void stray_data_connection_turned_away(void)
 		 -ECONNABORTED);
 	CHECK(strstr(why, "busy") != NULL);
 	/* a real client is told the same, in the server's words */
-	{
-		char portstr[16];
-		const char *argv[MAX_ARGS];
-		struct child cli = { .out = -1 };
-		snprintf(portstr, sizeof(portstr), "%d", port);
-		const char *args[] = { "-p", portstr, "--lat", "-n", "10", test_addr(), NULL };
-		build_argv(argv, args);
-		CHECK_OK(spawn(argv, 1, false, cli_out, cli_err, &cli));
-		CHECK_OK(reap(&cli, CLIENT_MS, &st));
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
-		CHECK_EQ(count_in_file(
-				 cli_err,
-				 "the server rejected the connection: busy with another client"),
-			 1);
-	}
+	CHECK_EQ(real_client(port), 1);
+	CHECK_EQ(count_in_file(cli_err,
+			       "the server rejected the connection: busy with another client"),
+		 1);
 	data_hello_encode(cfg.p.cookie, 0, &mr, hello);
 	CHECK_OK(fake_connect(ctx, addr, cq, hello, sizeof(hello), &data, why, sizeof(why)));
 
@@ -591,19 +597,10 @@ static void hello_then_silence_dropped(void)
 	 * a session without the deadline would hold the server */
 	long took = ms_until_in_file(srv_err, "within the set-up deadline", 5000);
 	CHECK_MSG(took >= 0, "the server still held the silent client after 5 s");
-	{
-		char portstr[16];
-		const char *argv[MAX_ARGS];
-		struct child cli = { .out = -1 };
-		snprintf(portstr, sizeof(portstr), "%d", port);
-		const char *args[] = { "-p", portstr, "--lat", "-n", "10", test_addr(), NULL };
-		build_argv(argv, args);
-		CHECK_OK(spawn(argv, 1, false, cli_out, cli_err, &cli));
-		CHECK_OK(reap(&cli, CLIENT_MS, &st));
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			show_file("client stderr", cli_err);
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	}
+	st = real_client(port);
+	if (st)
+		show_file("client stderr", cli_err);
+	CHECK_EQ(st, 0);
 	rcc_ep_close(ctrl);
 	kill(srv.pid, SIGTERM);
 	CHECK_OK(reap(&srv, SERVER_EXIT_MS, &st));
