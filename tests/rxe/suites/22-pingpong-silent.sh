@@ -3,15 +3,16 @@
 # A verbs client that connects over rdma_cm and never confirms (no RTU after the
 # server's REP: tests/pingpong/cm_silent_client.c) must not keep other clients out of
 # an rcc-pingpong server, in either thread mode. Four such clients are answered first,
-# then a real client runs 50 verified round trips: everything from the first silent
-# connect to the real client's last pong must take under 5 s. A server that waited on
-# each client's RTU (rcc_accept_req(): up to 5 s each, one at a time) answers the four
-# one after another, 5 s apart: at least 15 s before the fourth is even answered, and
-# the real client after that. With the non-blocking accept it took 2.9 s (both thread
-# modes, 2026-11-27, TCG; most of it the five rdma_cm address and route resolutions,
-# the real client's own run about 1 s): the 5 s bound is 1.7x that, and a third of
-# the least the old behaviour needs. Then the silent accepts fail (5 s after their
-# REP, counted as rejected) and the server must still serve a second client.
+# then a real client runs 50 verified round trips. The real client's own run must
+# take under 5 s, and everything from the first silent connect to its last pong under
+# 10 s. A server that waited on each client's RTU (rcc_accept_req(): up to 5 s each,
+# one at a time) answers the four one after another, 5 s apart: at least 15 s before
+# the fourth is even answered, and the real client then waits up to 5 s more. With the
+# non-blocking accept (2026-11-27, TCG, host load 24) the real client took 1.0-1.7 s
+# and the whole 2.9-3.7 s (most of it the rdma_cm address and route resolutions): the
+# bounds are about 3x those, and the 10 s one is two thirds of the least the old
+# behaviour needs. Then the silent accepts fail (5 s after their REP, counted as
+# rejected) and the server must still serve a second client.
 source tests/rxe/lib.sh
 pp=$RCC_BUILD/tools/rcc-pingpong/rcc-pingpong
 silent=$RCC_BUILD/tests/pingpong/pp_cm_silent_client
@@ -48,7 +49,7 @@ for threads in per-ep shared; do
 	fi
 	real=$(since "$t1")
 	took=$(since "$t0")
-	[ "$st" -eq 0 ] && ! awk -v t="$took" 'BEGIN{exit !(t < 5)}' && st=93
+	[ "$st" -eq 0 ] && ! awk -v t="$took" -v r="$real" 'BEGIN{exit !(r < 5 && t < 10)}' && st=93
 	check "4 silent rdma_cm clients, a real one in <5 s ($threads)" "$st" \
 		"$took s (the real client $real s)"
 	first=$st
