@@ -137,7 +137,10 @@ struct rcc_server_stats {
  * accepts end, the server turns connection events of ctx on and takes every
  * event of ctx on its listener thread (rcc_ctx_get_event()): an
  * application that wants connection events of its own (rcc_connect_start(),
- * rcc_ctx_event_fd()) uses another context for them. */
+ * rcc_ctx_event_fd()) uses another context for them, and so does a second
+ * server. Should something else take an accept's event all the same, the
+ * server still finds the accept ended from its endpoint's state, within
+ * 1 s. */
 int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		     struct rcc_server **srv);
 /* The bound port (useful with port 0). */

@@ -658,12 +658,32 @@ static void take_event(struct rcc_server *srv, const struct rcc_event *ev)
 	}
 }
 
+/* Accepts that ended without our seeing their event: another taker of the
+ * context's events (a second server on it, or the application) got it. Their
+ * endpoint's state tells; found within one listener pass (at most 1 s). */
+static void scan_pending(struct rcc_server *srv)
+{
+	for (struct conn **pp = &srv->pending; *pp;) {
+		struct conn *c = *pp;
+		enum rcc_ep_state st = rcc_ep_state(c->ep);
+		if (st == RCC_EP_CONNECTING) {
+			pp = &c->pend_next;
+			continue;
+		}
+		*pp = c->pend_next;
+		if (st != RCC_EP_CONNECTED)
+			log_info("server: %s never completed its connection", rcc_ep_peer(c->ep));
+		accept_ended(srv, c, st == RCC_EP_CONNECTED);
+	}
+}
+
 static void take_events(struct rcc_server *srv)
 {
 	struct rcc_event ev;
 
 	while (rcc_ctx_get_event(srv->ctx, &ev, 0) == 0)
 		take_event(srv, &ev);
+	scan_pending(srv);
 }
 
 /* At stop: let the accepts under way end (each within its 5 s), so that a
@@ -707,6 +727,8 @@ static void *listener_main(void *arg)
 		reap_agents(srv);
 		if (r > 0 && p[2].revents)
 			take_events(srv);
+		else if (srv->pending)
+			scan_pending(srv);
 		if (r <= 0 || !p[0].revents)
 			continue;
 		struct rcc_conn_req *req;

@@ -345,6 +345,67 @@ static void silent_verbs_clients(enum rcc_thread_mode tm)
 static void silent_verbs_clients_per_ep(void) { silent_verbs_clients(RCC_THREAD_PER_EP); }
 static void silent_verbs_clients_shared(void) { silent_verbs_clients(RCC_THREAD_SHARED_CQ); }
 
+/* Takes every connection event of a context it can, until told to stop. */
+struct event_thief {
+	struct rcc_ctx *ctx;
+	atomic_bool stop;
+	atomic_int taken;
+};
+
+static void *thief_main(void *arg)
+{
+	struct event_thief *t = arg;
+	struct rcc_event ev;
+
+	while (!atomic_load(&t->stop))
+		if (rcc_ctx_get_event(t->ctx, &ev, 20) == 0 && ev.type == RCC_EVENT_ESTABLISHED)
+			atomic_fetch_add(&t->taken, 1); /* an accept's outcome, the server's */
+	return NULL;
+}
+
+/*
+ * The server learns how each accept ended from its context's events; when
+ * something else takes them (the application, or a second server on the same
+ * context), it still finds the ended accepts by their endpoints' state, within
+ * its listener's 1 s pass: every client is served. Clients come one after
+ * another until the other taker has won the race for an accept's event
+ * (ESTABLISHED: only the server's accepts give it here) twice.
+ */
+static void events_taken_by_someone_else(void)
+{
+	enum {
+		MAX_CLIENTS = 40
+	};
+	struct echo_srv s = { .reject_tag = -1 };
+	struct event_thief t = { 0 };
+	struct rcc_server *srv;
+	pthread_t th;
+	char addr[128];
+
+	CHECK_OK(test_ctx_open(&s.ctx));
+	CHECK_OK(start_echo(&s, RCC_THREAD_SHARED_CQ, RCC_CQ_WAIT, 1, 0, &srv, addr, sizeof(addr)));
+	t.ctx = s.ctx;
+	CHECK(pthread_create(&th, NULL, thief_main, &t) == 0);
+	int failed = 0, clients = 0;
+	while (clients < MAX_CLIENTS && atomic_load(&t.taken) < 2) {
+		struct client_job j = { .ctx = s.ctx,
+					.addr = addr,
+					.id = clients++,
+					.rounds = 2,
+					.mode = RCC_CQ_WAIT };
+		client_main(&j);
+		failed += j.rc != 0;
+	}
+	atomic_store(&t.stop, true);
+	pthread_join(th, NULL);
+	CHECK_EQ(failed, 0);
+	CHECK_MSG(atomic_load(&t.taken) >= 2, "the other taker won no accept's event in %d clients",
+		  clients);
+	CHECK_EQ(atomic_load(&s.connects), clients);
+	CHECK_OK(rcc_server_stop(srv));
+	CHECK_OK(rcc_ctx_close(s.ctx));
+}
+
 /* A client started before its server retries until the server is up. */
 static void client_retries_until_server_up(void)
 {
@@ -504,4 +565,5 @@ TEST_MAIN(TEST(server_per_ep_poll), TEST(server_per_ep_wait), TEST(server_shared
 	  TEST(server_shared_two_threads), TEST(server_shared_hybrid), TEST(server_per_ep_hybrid),
 	  TEST(server_rejects), TEST(server_disconnect_from_outside),
 	  TEST(client_retries_until_server_up), TEST(pool_get_put), TEST(pool_pieces_in_transfers),
-	  TEST(silent_verbs_clients_per_ep), TEST(silent_verbs_clients_shared))
+	  TEST(silent_verbs_clients_per_ep), TEST(silent_verbs_clients_shared),
+	  TEST(events_taken_by_someone_else))
