@@ -20,7 +20,8 @@
  * (rcc_text_escape): what it quotes of peers -- addresses other ranks
  * published, hello fields, reasons -- cannot move the cursor or forge a line.
  * Our own words are printable ASCII and come out unchanged. */
-static void put_line(FILE *out, const struct mesh *m, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void put_line(FILE *out, const struct mesh *m,
+							   const char *fmt, va_list ap)
 {
 	char line[512], safe[1024];
 
