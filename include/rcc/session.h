@@ -124,7 +124,23 @@ struct rcc_server_stats {
  * *srv; -EINVAL for missing or out-of-range attributes (rcc_last_error()
  * says which; srq_depth without ops->on_recv included), or the status of
  * creating the listener, the SRQ and its buffers, or a thread. Does not
- * block on peers. Thread-safe; *srv is the caller's until rcc_server_stop(). */
+ * block on peers. Thread-safe; *srv is the caller's until rcc_server_stop().
+ *
+ * The listener thread never waits on one client: it starts each accept
+ * (rcc_accept_start()) and hands the connection to its agent (on_connect)
+ * only when it is established; a client that never confirms (a verbs peer
+ * that sends no RTU / READY) is dropped when its accept fails, within 5 s,
+ * counted in stats.rejected, and its on_request state released through
+ * on_disconnect(NULL, conn). Such a connection holds one of
+ * max_connections meanwhile. Messages that fill the receives named by
+ * on_request before that are delivered after on_connect, in order. To see
+ * accepts end, the server turns connection events of ctx on and takes every
+ * event of ctx on its listener thread (rcc_ctx_get_event()): an
+ * application that wants connection events of its own (rcc_connect_start(),
+ * rcc_ctx_event_fd()) uses another context for them, and so does a second
+ * server. Should something else take an accept's event all the same, the
+ * server still finds the accept ended from its endpoint's state, within
+ * 1 s. */
 int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		     struct rcc_server **srv);
 /* The bound port (useful with port 0). */
@@ -137,7 +153,9 @@ int rcc_server_reply(struct rcc_conn_req *req, const void *data, size_t len);
  * on its agent). -ENOENT if ep is not, or no longer, a connection of srv. */
 int rcc_server_disconnect(struct rcc_server *srv, struct rcc_ep *ep);
 /* Stop accepting, disconnect every connection (each gets on_disconnect),
- * join all threads and free the server. */
+ * join all threads and free the server. Accepts still under way are given
+ * up to 6 s to end (each ends within 5 s) and then served and ended like any
+ * other connection, or dropped. */
 int rcc_server_stop(struct rcc_server *srv);
 
 /* ------------------------------------------------------------------------ */

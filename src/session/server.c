@@ -5,6 +5,15 @@
  * mode) or many (shared-CQ mode) and calls the application's callbacks.
  * Endpoints owned by a server carry the session's connection record as their
  * context; applications keep their own state in the conn pointer.
+ *
+ * Accepting never waits on a client: the listener starts each accept
+ * (rcc_accept_start()) and keeps the connection pending until the context's
+ * connection event says how it ended -- RCC_EVENT_ESTABLISHED hands it to its
+ * agent, RCC_EVENT_CONNECT_FAILED drops it (a verbs client that never
+ * confirms costs the server nothing but its slot, for at most 5 s). A
+ * shared-CQ agent may see a pending connection's initial receives complete
+ * before that: it keeps them for the connection and delivers them after
+ * on_connect.
  */
 #include <errno.h>
 #include <poll.h>
@@ -31,6 +40,8 @@
 /* Busy-polling agents look at their mailbox every this many empty polls. */
 #define POLL_CHECK_EVERY 1024
 #define SHARED_CQ_DEPTH 16384u
+/* rcc_server_stop() waits this long for accepts under way (each ends in 5 s). */
+#define PENDING_STOP_MS 6000
 
 struct conn {
 	struct rcc_ep *ep;
@@ -39,6 +50,13 @@ struct conn {
 	atomic_bool want_close;           /* rcc_server_disconnect() asked */
 	struct conn *next;                /* the agent's list (agent thread only) */
 	struct conn *all_prev, *all_next; /* srv->all (srv->lock) */
+	struct conn *pend_next;           /* srv->pending (listener thread only) */
+	bool failed;                      /* handed over only to be dropped: never came up */
+	/* agent thread only: handed over (on_connect called); until then its
+	 * completions wait in early[] */
+	bool live;
+	struct rcc_wc *early;
+	int nearly, early_cap;
 };
 
 /* on_request's rcc_server_reply() lands here: requests are handled one at a
@@ -78,7 +96,9 @@ struct rcc_server {
 	int stopfd;
 	pthread_mutex_t lock;
 	struct agent *agents;
-	struct conn *all; /* every live connection, for rcc_server_disconnect() */
+	struct conn *all;     /* every live connection, for rcc_server_disconnect() */
+	struct conn *pending; /* accepts started, not yet ended (listener thread only) */
+	int evfd;             /* the context's connection events */
 	struct agent **shared;
 	int nshared;
 	atomic_uint_fast64_t accepted, rejected, active;
@@ -117,11 +137,39 @@ static void deliver_srq_recv(struct rcc_server *srv, const struct rcc_wc *wc, vo
 			 srv->srq.buf_size, rcc_strerror(rc));
 }
 
+/* A completion of a connection whose accept has not ended yet (its initial
+ * receives, filled by a client that sends as soon as it is connected): kept
+ * until the connection is handed over. At most its receives' count. */
+static void hold_early(struct agent *ag, struct conn *c, const struct rcc_wc *wc)
+{
+	if (c->nearly == c->early_cap) {
+		int cap = c->early_cap ? 2 * c->early_cap : 8;
+		struct rcc_wc *e = realloc(c->early, (size_t)cap * sizeof(*e));
+		if (!e) {
+			void *buf = server_srq_buffer(&ag->srv->srq, wc);
+			log_error("server: out of memory: a completion of %s before its "
+				  "accept ended is lost",
+				  rcc_ep_peer(wc->ep));
+			if (buf)
+				server_srq_repost(&ag->srv->srq, buf);
+			return;
+		}
+		c->early = e;
+		c->early_cap = cap;
+	}
+	c->early[c->nearly++] = *wc;
+}
+
 static void dispatch(struct agent *ag, const struct rcc_wc *wc)
 {
 	struct conn *c = rcc_ep_context(wc->ep);
-	void *buf = server_srq_buffer(&ag->srv->srq, wc);
+	void *buf;
 
+	if (c && !c->live) {
+		hold_early(ag, c, wc);
+		return;
+	}
+	buf = server_srq_buffer(&ag->srv->srq, wc);
 	if (buf)
 		deliver_srq_recv(ag->srv, wc, buf);
 	else if (c)
@@ -172,6 +220,54 @@ static void end_conn(struct agent *ag, struct conn *c)
 	atomic_fetch_sub(&srv->active, 1);
 }
 
+static void free_early(struct conn *c)
+{
+	free(c->early);
+	c->early = NULL;
+	c->nearly = c->early_cap = 0;
+}
+
+/* A connection whose accept failed (or was abandoned at stop): it never came
+ * up, so the application hears of it only through on_disconnect(NULL). Held
+ * SRQ receives go back to the SRQ; closing removes the rest of its
+ * completions. Runs on the agent's thread, or instead of it when the agent
+ * never started. */
+static void fail_conn(struct agent *ag, struct conn *c)
+{
+	struct rcc_server *srv = ag->srv;
+
+	for (int i = 0; i < c->nearly; i++) {
+		void *buf = server_srq_buffer(&srv->srq, &c->early[i]);
+		if (buf)
+			server_srq_repost(&srv->srq, buf);
+	}
+	free_early(c);
+	rcc_ep_close(c->ep);
+	if (c->user && srv->ops.on_disconnect)
+		srv->ops.on_disconnect(NULL, c->user);
+	free(c);
+	atomic_fetch_sub(&ag->load, 1);
+}
+
+/* The connection is up: on_connect, then what arrived before it. */
+static void go_live(struct agent *ag, struct conn *c)
+{
+	int rc = 0;
+
+	c->next = ag->conns;
+	ag->conns = c;
+	c->live = true;
+	if (ag->srv->ops.on_connect)
+		rc = ag->srv->ops.on_connect(c->ep, ag->srv->attr.arg, &c->user);
+	for (int i = 0; i < c->nearly; i++)
+		dispatch(ag, &c->early[i]);
+	free_early(c);
+	if (rc < 0) {
+		log_info("server: on_connect refused %s", rcc_ep_peer(c->ep));
+		end_conn(ag, c);
+	}
+}
+
 static void take_incoming(struct agent *ag)
 {
 	struct conn *in;
@@ -186,13 +282,10 @@ static void take_incoming(struct agent *ag)
 	while (in) {
 		struct conn *c = in;
 		in = in->next;
-		c->next = ag->conns;
-		ag->conns = c;
-		if (ag->srv->ops.on_connect &&
-		    ag->srv->ops.on_connect(c->ep, ag->srv->attr.arg, &c->user) < 0) {
-			log_info("server: on_connect refused %s", rcc_ep_peer(c->ep));
-			end_conn(ag, c);
-		}
+		if (c->failed)
+			fail_conn(ag, c);
+		else
+			go_live(ag, c);
 	}
 }
 
@@ -425,6 +518,7 @@ static void start_own_agent(struct rcc_server *srv, struct agent *ag, struct con
 	ag->incoming = NULL;
 	atomic_store(&ag->has_incoming, false);
 	c->next = NULL;
+	c->live = true; /* its completions (nobody polled them yet) go to end_conn's drain */
 	ag->conns = c;
 	atomic_fetch_sub(&srv->accepted, 1);
 	end_conn(ag, c);
@@ -494,7 +588,8 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 	c->ag = ag;
 	atomic_fetch_add(&srv->active, 1);
 	atomic_fetch_add(&srv->accepted, 1);
-	rc = rcc_accept_req(req, &ea, &c->ep);
+	/* never waits for the client: its confirmation is a connection event */
+	rc = rcc_accept_start(req, &ea, &c->ep);
 	if (rc) {
 		atomic_fetch_sub(&srv->active, 1);
 		atomic_fetch_sub(&srv->accepted, 1);
@@ -502,10 +597,8 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 		goto err_agent;
 	}
 	atomic_fetch_add(&ag->load, 1);
-	track_conn(srv, c);
-	agent_handover(ag, c);
-	if (ag->per_ep)
-		start_own_agent(srv, ag, c);
+	c->pend_next = srv->pending;
+	srv->pending = c;
 	return;
 
 err_agent:
@@ -517,16 +610,114 @@ err_user:
 	free(c);
 }
 
+/* The accept of c is over: its agent gets it (after a failure, only to drop
+ * it: a shared-CQ agent may hold completions of it). */
+static void accept_ended(struct rcc_server *srv, struct conn *c, bool up)
+{
+	struct agent *ag = c->ag;
+
+	if (up) {
+		track_conn(srv, c);
+		agent_handover(ag, c);
+		if (ag->per_ep)
+			start_own_agent(srv, ag, c);
+		return;
+	}
+	atomic_fetch_sub(&srv->accepted, 1);
+	atomic_fetch_add(&srv->rejected, 1);
+	atomic_fetch_sub(&srv->active, 1);
+	if (ag->per_ep) {
+		fail_conn(ag, c); /* its agent never ran */
+		agent_free(ag);
+		return;
+	}
+	c->failed = true;
+	agent_handover(ag, c);
+}
+
+/* Connection events of the server's context: those of pending accepts end
+ * them; the rest (served connections leaving, which their agents notice by
+ * themselves) are dropped. */
+static void take_event(struct rcc_server *srv, const struct rcc_event *ev)
+{
+	struct conn **pp = &srv->pending;
+
+	while (*pp && (*pp)->ep != ev->ep)
+		pp = &(*pp)->pend_next;
+	if (!*pp)
+		return;
+	struct conn *c = *pp;
+	*pp = c->pend_next;
+	if (ev->type == RCC_EVENT_CONNECT_FAILED) {
+		log_info("server: %s never completed its connection: %s", rcc_ep_peer(c->ep),
+			 rcc_strerror(ev->status));
+		accept_ended(srv, c, false);
+	} else {
+		/* established, perhaps already gone again: its agent sees to it */
+		accept_ended(srv, c, true);
+	}
+}
+
+/* Accepts that ended without our seeing their event: another taker of the
+ * context's events (a second server on it, or the application) got it. Their
+ * endpoint's state tells; found within one listener pass (at most 1 s). */
+static void scan_pending(struct rcc_server *srv)
+{
+	for (struct conn **pp = &srv->pending; *pp;) {
+		struct conn *c = *pp;
+		enum rcc_ep_state st = rcc_ep_state(c->ep);
+		if (st == RCC_EP_CONNECTING) {
+			pp = &c->pend_next;
+			continue;
+		}
+		*pp = c->pend_next;
+		if (st != RCC_EP_CONNECTED)
+			log_info("server: %s never completed its connection", rcc_ep_peer(c->ep));
+		accept_ended(srv, c, st == RCC_EP_CONNECTED);
+	}
+}
+
+static void take_events(struct rcc_server *srv)
+{
+	struct rcc_event ev;
+
+	while (rcc_ctx_get_event(srv->ctx, &ev, 0) == 0)
+		take_event(srv, &ev);
+	scan_pending(srv);
+}
+
+/* At stop: let the accepts under way end (each within its 5 s), so that a
+ * connection that came up is served and ended like any other. */
+static void finish_pending(struct rcc_server *srv)
+{
+	uint64_t until = rcc_now_ns() + (uint64_t)PENDING_STOP_MS * 1000000u;
+	struct rcc_event ev;
+
+	while (srv->pending) {
+		uint64_t now = rcc_now_ns();
+		if (now >= until ||
+		    rcc_ctx_get_event(srv->ctx, &ev, (int)((until - now) / 1000000u) + 1))
+			break;
+		take_event(srv, &ev);
+	}
+	while (srv->pending) {
+		struct conn *c = srv->pending;
+		srv->pending = c->pend_next;
+		accept_ended(srv, c, false);
+	}
+}
+
 static void *listener_main(void *arg)
 {
 	struct rcc_server *srv = arg;
-	struct pollfd p[2] = {
+	struct pollfd p[3] = {
 		{ .fd = rcc_listener_fd(srv->lst), .events = POLLIN },
 		{ .fd = srv->stopfd, .events = POLLIN },
+		{ .fd = srv->evfd, .events = POLLIN },
 	};
 
 	for (;;) {
-		int r = poll(p, 2, 1000);
+		int r = poll(p, 3, 1000);
 		if (r < 0 && errno != EINTR) {
 			log_error("server: poll: %s", rcc_strerror(-errno));
 			break;
@@ -534,6 +725,10 @@ static void *listener_main(void *arg)
 		if (p[1].revents)
 			break;
 		reap_agents(srv);
+		if (r > 0 && p[2].revents)
+			take_events(srv);
+		else if (srv->pending)
+			scan_pending(srv);
 		if (r <= 0 || !p[0].revents)
 			continue;
 		struct rcc_conn_req *req;
@@ -614,6 +809,12 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		rc = server_srq_open(ctx, attr->srq_depth, srv->attr.srq_buf_size, &srv->srq);
 		if (rc)
 			goto err_stopfd;
+	}
+	/* the outcome of every accept comes as a connection event */
+	srv->evfd = rcc_ctx_event_fd(ctx);
+	if (srv->evfd < 0) {
+		rc = srv->evfd;
+		goto err_srq;
 	}
 	rc = rcc_listen(ctx, attr->addr, 0, &srv->lst);
 	if (rc)
@@ -715,6 +916,7 @@ int rcc_server_stop(struct rcc_server *srv)
 		return -EINVAL;
 	wake(srv->stopfd);
 	pthread_join(srv->listener, NULL);
+	finish_pending(srv);
 	rcc_listener_close(srv->lst);
 
 	stop_agents(srv);

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Session layer: a server handing clients to agents in both thread modes,
  * the client helper, and the registered buffer pool. */
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "pair.h"
 #include "rcc/session.h"
+#ifdef RCC_TEST_CM_SILENT
+#include "cm_silent.h"
+#endif
 
 /* ------------------------------------------------- an echo server's state */
 
@@ -281,6 +285,127 @@ static void server_rejects(void)
 	CHECK_OK(rcc_ctx_close(s.ctx));
 }
 
+/*
+ * Verbs with rdma_cm: three clients get the server's REP and never send the
+ * RTU. The listener never waits on them: a real client connecting behind them
+ * is served -- everything from the first silent connect to its last echo -- in
+ * under 5 s (a server that waited on each RTU, 5 s each, one at a time, would
+ * not even answer the second before then; about 1-3 s on Soft-RoCE). Each
+ * silent accept then fails within 5 s: counted as rejected, its state released
+ * through on_disconnect(NULL), never handed to on_connect.
+ */
+#define SILENT_BOUND_MS 5000
+static void silent_verbs_clients(enum rcc_thread_mode tm)
+{
+#ifndef RCC_TEST_CM_SILENT
+	(void)tm;
+	SKIP_CASE("verbs", "built without librdmacm");
+#else
+	enum {
+		SILENT = 3
+	};
+	struct echo_srv s = { .reject_tag = -1 };
+	struct rcc_server *srv;
+	struct cm_silent *silent[SILENT] = { 0 };
+	struct rcc_server_stats st;
+	char addr[128], why[200] = "";
+
+	if (!test_on_verbs())
+		SKIP_CASE("verbs", "a silent rdma_cm client needs the verbs transport");
+	if (test_bringup() != RCC_BRINGUP_CM)
+		SKIP_CASE("cm-bringup", "a silent rdma_cm client needs the cm bring-up");
+	CHECK_OK(test_ctx_open(&s.ctx));
+	CHECK_OK(start_echo(&s, tm, RCC_CQ_WAIT, 1, 0, &srv, addr, sizeof(addr)));
+	uint64_t t0 = now_ms();
+	for (int i = 0; i < SILENT; i++)
+		CHECK_MSG(!cm_silent_open(test_addr(), rcc_server_port(srv), &silent[i], why,
+					  sizeof(why)),
+			  "silent client %d was not answered: %s", i, why);
+	struct client_job j = {
+		.ctx = s.ctx, .addr = addr, .id = 7, .rounds = 3, .mode = RCC_CQ_WAIT
+	};
+	client_main(&j);
+	long took = (long)(now_ms() - t0);
+	CHECK_MSG(j.rc == 0, "the real client: %s: %s", j.why, rcc_strerror(j.rc));
+	CHECK_MSG(took < SILENT_BOUND_MS, "the real client was served after %ld ms", took);
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	do
+		rcc_server_stats(srv, &st);
+	while ((st.rejected < SILENT || atomic_load(&s.null_disconnects) < SILENT) &&
+	       now_ms() < end && !poll(NULL, 0, 20));
+	CHECK_EQ(st.rejected, SILENT);
+	CHECK_EQ(atomic_load(&s.null_disconnects), SILENT);
+	CHECK_EQ(atomic_load(&s.connects), 1); /* the real client only */
+	for (int i = 0; i < SILENT; i++)
+		cm_silent_close(silent[i]);
+	CHECK_OK(rcc_server_stop(srv));
+	CHECK_OK(rcc_ctx_close(s.ctx));
+#endif
+}
+static void silent_verbs_clients_per_ep(void) { silent_verbs_clients(RCC_THREAD_PER_EP); }
+static void silent_verbs_clients_shared(void) { silent_verbs_clients(RCC_THREAD_SHARED_CQ); }
+
+/* Takes every connection event of a context it can, until told to stop. */
+struct event_thief {
+	struct rcc_ctx *ctx;
+	atomic_bool stop;
+	atomic_int taken;
+};
+
+static void *thief_main(void *arg)
+{
+	struct event_thief *t = arg;
+	struct rcc_event ev;
+
+	while (!atomic_load(&t->stop))
+		if (rcc_ctx_get_event(t->ctx, &ev, 20) == 0 && ev.type == RCC_EVENT_ESTABLISHED)
+			atomic_fetch_add(&t->taken, 1); /* an accept's outcome, the server's */
+	return NULL;
+}
+
+/*
+ * The server learns how each accept ended from its context's events; when
+ * something else takes them (the application, or a second server on the same
+ * context), it still finds the ended accepts by their endpoints' state, within
+ * its listener's 1 s pass: every client is served. Clients come one after
+ * another until the other taker has won the race for an accept's event
+ * (ESTABLISHED: only the server's accepts give it here) twice.
+ */
+static void events_taken_by_someone_else(void)
+{
+	enum {
+		MAX_CLIENTS = 40
+	};
+	struct echo_srv s = { .reject_tag = -1 };
+	struct event_thief t = { 0 };
+	struct rcc_server *srv;
+	pthread_t th;
+	char addr[128];
+
+	CHECK_OK(test_ctx_open(&s.ctx));
+	CHECK_OK(start_echo(&s, RCC_THREAD_SHARED_CQ, RCC_CQ_WAIT, 1, 0, &srv, addr, sizeof(addr)));
+	t.ctx = s.ctx;
+	CHECK(pthread_create(&th, NULL, thief_main, &t) == 0);
+	int failed = 0, clients = 0;
+	while (clients < MAX_CLIENTS && atomic_load(&t.taken) < 2) {
+		struct client_job j = { .ctx = s.ctx,
+					.addr = addr,
+					.id = clients++,
+					.rounds = 2,
+					.mode = RCC_CQ_WAIT };
+		client_main(&j);
+		failed += j.rc != 0;
+	}
+	atomic_store(&t.stop, true);
+	pthread_join(th, NULL);
+	CHECK_EQ(failed, 0);
+	CHECK_MSG(atomic_load(&t.taken) >= 2, "the other taker won no accept's event in %d clients",
+		  clients);
+	CHECK_EQ(atomic_load(&s.connects), clients);
+	CHECK_OK(rcc_server_stop(srv));
+	CHECK_OK(rcc_ctx_close(s.ctx));
+}
+
 /* A client started before its server retries until the server is up. */
 static void client_retries_until_server_up(void)
 {
@@ -439,4 +564,6 @@ static void pool_pieces_in_transfers(void)
 TEST_MAIN(TEST(server_per_ep_poll), TEST(server_per_ep_wait), TEST(server_shared_one_thread),
 	  TEST(server_shared_two_threads), TEST(server_shared_hybrid), TEST(server_per_ep_hybrid),
 	  TEST(server_rejects), TEST(server_disconnect_from_outside),
-	  TEST(client_retries_until_server_up), TEST(pool_get_put), TEST(pool_pieces_in_transfers))
+	  TEST(client_retries_until_server_up), TEST(pool_get_put), TEST(pool_pieces_in_transfers),
+	  TEST(silent_verbs_clients_per_ep), TEST(silent_verbs_clients_shared),
+	  TEST(events_taken_by_someone_else))

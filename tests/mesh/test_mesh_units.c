@@ -186,9 +186,10 @@ static void node_lists(void)
 	CHECK(!strcmp(nodes[1].host, "10.0.0.2"));
 	CHECK_EQ(nodes_from_list("b:2,a:1", &nodes, &n, err, sizeof(err)), -EINVAL); /* dup a:1 */
 	free(nodes);
-	const char *bad[] = {
-		"", "host", "host:", ":1", "h:0", "h:65536", "h:1x", "[::1]9", "a:b:c"
-	};
+	const char *bad[] = { "", "host", "host:", ":1", "h:0", "h:65536", "h:1x", "[::1]9",
+			      "a:b:c",
+			      /* control characters: a peer's text, never a host */
+			      "x\033[2J:1", "a\nforged:1", "[::1\t]:1", "h\177:1" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK_MSG(node_parse(bad[i], &nd, err, sizeof(err)) == -EINVAL, "accepted '%s'",
 			  bad[i]);

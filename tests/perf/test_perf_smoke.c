@@ -466,6 +466,23 @@ static int fake_connect(struct rcc_ctx *ctx, const char *addr, struct rcc_cq *cq
 	return rc;
 }
 
+/* A real client (10 latency round trips) against port: its exit status, or
+ * -1 when it could not be run or did not end within CLIENT_MS. */
+static int real_client(int port)
+{
+	char portstr[16];
+	const char *argv[MAX_ARGS];
+	struct child cli = { .out = -1 };
+	int st;
+
+	snprintf(portstr, sizeof(portstr), "%d", port);
+	const char *args[] = { "-p", portstr, "--lat", "-n", "10", test_addr(), NULL };
+	build_argv(argv, args);
+	if (spawn(argv, 1, false, cli_out, cli_err, &cli) < 0 || reap(&cli, CLIENT_MS, &st))
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 /*
  * While the server waits for a client's data connections, a forged one (a
  * wrong run cookie) and a second client are turned away with the reason; the
@@ -490,7 +507,9 @@ static void stray_data_connection_turned_away(void)
 	perf_parse(9, pargv, &cfg);
 	cfg.p.cookie = 0x5eed1234;
 	params_encode(&cfg.p, params);
-	int port = server_start(&srv, NULL);
+	/* this session waits while a whole client runs: no set-up deadline here */
+	const char *const extra[] = { "--setup-timeout", "10m", NULL };
+	int port = server_start(&srv, extra);
 	CHECK(port > 0);
 	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
 	CHECK_OK(test_ctx_open(&ctx));
@@ -511,21 +530,10 @@ static void stray_data_connection_turned_away(void)
 		 -ECONNABORTED);
 	CHECK(strstr(why, "busy") != NULL);
 	/* a real client is told the same, in the server's words */
-	{
-		char portstr[16];
-		const char *argv[MAX_ARGS];
-		struct child cli = { .out = -1 };
-		snprintf(portstr, sizeof(portstr), "%d", port);
-		const char *args[] = { "-p", portstr, "--lat", "-n", "10", test_addr(), NULL };
-		build_argv(argv, args);
-		CHECK_OK(spawn(argv, 1, false, cli_out, cli_err, &cli));
-		CHECK_OK(reap(&cli, CLIENT_MS, &st));
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
-		CHECK_EQ(count_in_file(
-				 cli_err,
-				 "the server rejected the connection: busy with another client"),
-			 1);
-	}
+	CHECK_EQ(real_client(port), 1);
+	CHECK_EQ(count_in_file(cli_err,
+			       "the server rejected the connection: busy with another client"),
+		 1);
 	data_hello_encode(cfg.p.cookie, 0, &mr, hello);
 	CHECK_OK(fake_connect(ctx, addr, cq, hello, sizeof(hello), &data, why, sizeof(why)));
 
@@ -536,6 +544,66 @@ static void stray_data_connection_turned_away(void)
 	CHECK(WIFEXITED(st));
 	CHECK_EQ(count_in_file(srv_err, "turning away"), 3);
 	tbuf_free(&area);
+	rcc_cq_destroy(cq);
+	rcc_ctx_close(ctx);
+}
+
+/* How long a (polled) file takes to contain what, at most ms; -1 if never. */
+static long ms_until_in_file(const char *path, const char *what, int ms)
+{
+	uint64_t t0 = now_ms();
+
+	while (count_in_file(path, what) < 1) {
+		if (now_ms() - t0 > (uint64_t)ms)
+			return -1;
+		usleep(10000); /* polling a file, not synchronising */
+	}
+	return (long)(now_ms() - t0);
+}
+
+/*
+ * A client that sends a valid hello (its control connection is accepted) and
+ * then opens no data connection holds this one-client server only until the
+ * set-up deadline (--setup-timeout, 1 s here; 5 s by default), not for the
+ * 15 s --timeout: the server drops it, says so, and serves the next client.
+ */
+static void hello_then_silence_dropped(void)
+{
+	struct child srv = { .out = -1 };
+	struct perf_config cfg;
+	char *pargv[] = {
+		"rcc-perf", "--lat", "--test", "send", "-s", "64", "-n", "10", "x", NULL
+	};
+	uint8_t params[PERF_PARAMS_WIRE_LEN];
+	struct rcc_ctx *ctx = NULL;
+	struct rcc_cq *cq = NULL;
+	struct rcc_ep *ctrl = NULL;
+	char addr[128], why[RCC_REJECT_PRIVATE_DATA_MAX + 1];
+	int st;
+
+	memset(&cfg, 0, sizeof(cfg));
+	perf_parse(9, pargv, &cfg);
+	cfg.p.cookie = 0x5eed4321;
+	params_encode(&cfg.p, params);
+	const char *const extra[] = { "--persistent", "--setup-timeout", "1s", NULL };
+	int port = server_start(&srv, extra);
+	CHECK(port > 0);
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
+	CHECK_OK(test_ctx_open(&ctx));
+	struct rcc_cq_attr ca = { .depth = 64 };
+	CHECK_OK(rcc_cq_create(ctx, &ca, &cq));
+	CHECK_OK(fake_connect(ctx, addr, cq, params, sizeof(params), &ctrl, why, sizeof(why)));
+	/* 1 s deadline; 4 s of slack for a loaded host, well under the 15 s
+	 * a session without the deadline would hold the server */
+	long took = ms_until_in_file(srv_err, "within the set-up deadline", 5000);
+	CHECK_MSG(took >= 0, "the server still held the silent client after 5 s");
+	st = real_client(port);
+	if (st)
+		show_file("client stderr", cli_err);
+	CHECK_EQ(st, 0);
+	rcc_ep_close(ctrl);
+	kill(srv.pid, SIGTERM);
+	CHECK_OK(reap(&srv, SERVER_EXIT_MS, &st));
 	rcc_cq_destroy(cq);
 	rcc_ctx_close(ctx);
 }
@@ -580,6 +648,7 @@ static const struct test_case cases[] = {
 	TEST(refused_and_bad_options),
 	TEST(peer_dies),
 	TEST(stray_data_connection_turned_away),
+	TEST(hello_then_silence_dropped),
 };
 
 int main(int argc, char **argv)

@@ -261,6 +261,9 @@ int split_host_port(const char *arg, char *host, size_t hostlen, int *port)
 	}
 	if (!hl || hl >= hostlen)
 		return -EINVAL;
+	for (size_t i = 0; i < hl; i++)
+		if ((unsigned char)h[i] < 0x20 || h[i] == 0x7f)
+			return -EINVAL; /* no host name has controls: refuse, never print them */
 	if (colon && parse_int(colon + 1, 1, 65535, &v))
 		return -EINVAL;
 	memcpy(host, h, hl);

@@ -55,7 +55,9 @@ void join_host_port(char *buf, size_t len, const char *host, int port);
  * "[v6addr]:port" or a bare IPv6 literal ("::1", no port). The host goes to
  * host (brackets removed); *port is set only when the argument has one.
  * 0, or -EINVAL for an empty host, a bad or out-of-range port (1-65535), an
- * unclosed bracket, or a host longer than hostlen - 1.
+ * unclosed bracket, a host longer than hostlen - 1, or a host with a
+ * control character (bytes 0x00-0x1f, 0x7f: no host has them, and a peer's
+ * text with them must never reach a terminal).
  */
 int split_host_port(const char *arg, char *host, size_t hostlen, int *port);
 

@@ -104,9 +104,8 @@ int launch_exchange(struct mesh *m)
 		memcpy(entry, all + (size_t)i * stride, lens[i]);
 		entry[lens[i]] = 0;
 		if (node_parse(entry, &o->nodes[i], err, sizeof(err))) {
-			char esc[400];
-			rcc_text_escape(esc, sizeof(esc), err, strlen(err));
-			complain(m, "rank %d published an address we cannot use: %s", i, esc);
+			/* complain() escapes what the rank sent */
+			complain(m, "rank %d published an address we cannot use: %s", i, err);
 			rc = MESH_EXIT_PEER;
 			goto out;
 		}

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "mesh.h"
+#include "opts.h"
 #include "pattern.h"
 
 #define POST_BATCH 32
@@ -647,7 +648,7 @@ int out_create(struct mesh *m, struct peer *p, struct out_group *grp, uint64_t d
 		goto err;
 	}
 	if (rc) {
-		peer_fail(p, "cannot connect to it within %d ms: %s", left_ms, rcc_strerror(rc));
+		peer_fail(p, "cannot connect to it within %d ms: %s", left_ms, explain_status(rc));
 		goto err;
 	}
 	c->ep = rcc_client_ep(c->cli);

@@ -11,8 +11,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rcc/util.h>
+
 #include "mesh.h"
 #include "opts.h"
+
+/* One line of ours, made safe as a whole with the one escaper
+ * (rcc_text_escape): what it quotes of peers -- addresses other ranks
+ * published, hello fields, reasons -- cannot move the cursor or forge a line.
+ * Our own words are printable ASCII and come out unchanged. */
+__attribute__((format(printf, 3, 0))) static void put_line(FILE *out, const struct mesh *m,
+							   const char *fmt, va_list ap)
+{
+	char line[512], safe[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	rcc_text_escape(safe, sizeof(safe), line, sizeof(line));
+	fprintf(out, "rcc-mesh: rank %d: %s\n", m->rank, safe); /* one write per line */
+	fflush(out);
+}
 
 void say(const struct mesh *m, const char *fmt, ...)
 {
@@ -21,23 +38,18 @@ void say(const struct mesh *m, const char *fmt, ...)
 
 	if (m->o->quiet)
 		return;
-	fprintf(out, "rcc-mesh: rank %d: ", m->rank);
 	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
+	put_line(out, m, fmt, ap);
 	va_end(ap);
-	fputc('\n', out);
-	fflush(out);
 }
 
 void complain(const struct mesh *m, const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	put_line(stderr, m, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "rcc-mesh: rank %d: %s\n", m->rank, line); /* one write per line */
 }
 
 uint64_t rss_kb(int *threads)

@@ -22,7 +22,7 @@ static int pool(struct mesh *m, const char *what, size_t piece, uint32_t count, 
 	int rc = rcc_pool_create(m->ctx, piece, count, access, out);
 	if (rc)
 		complain(m, "cannot register the %s pool (%u x %zu bytes): %s", what, count, piece,
-			 rcc_strerror(rc));
+			 explain_status(rc));
 	return rc;
 }
 
@@ -117,7 +117,7 @@ int mesh_open(struct mesh *m, const struct mesh_opts *o)
 	rc = rcc_ctx_open(&o->ctx, &m->ctx);
 	if (rc) {
 		complain(m, "cannot open the %s transport: %s",
-			 rcc_transport_name(o->ctx.transport), rcc_strerror(rc));
+			 rcc_transport_name(o->ctx.transport), explain_status(rc));
 		goto err_mem;
 	}
 	/* The baseline for memory per connection: the context, no pools or peers yet. */
@@ -170,7 +170,7 @@ int mesh_listen(struct mesh *m)
 	};
 	rc = rcc_server_start(m->ctx, &attr, &m->srv);
 	if (rc) {
-		complain(m, "cannot listen on %s: %s", addr, rcc_strerror(rc));
+		complain(m, "cannot listen on %s: %s", addr, explain_status(rc));
 		return rc;
 	}
 	if (m->o->boot) /* the port the system chose */
@@ -199,7 +199,7 @@ static int groups_create(struct mesh *m)
 		int rc = out_group_init(m, &m->groups[i], (peers + ng - 1 - i) / ng);
 		if (rc) {
 			complain(m, "cannot create a shared completion queue: %s",
-				 rcc_strerror(rc));
+				 explain_status(rc));
 			return rc;
 		}
 		m->ngroups = i + 1;

@@ -378,15 +378,13 @@ static int next_request(struct rcc_listener *lst, int limit_s, struct rcc_conn_r
 }
 
 /*
- * The request for data connection e, within the session's timeout. Anything
+ * The request for data connection e, by the set-up deadline end. Anything
  * else that arrives meanwhile (a stray or forged data connection, another
  * client) is turned away with the reason and does not end the session.
  */
-static int next_data_request(struct sess *s, struct rcc_listener *lst, struct pep *e,
+static int next_data_request(struct sess *s, struct rcc_listener *lst, struct pep *e, uint64_t end,
 			     struct rcc_conn_req **req)
 {
-	uint64_t end = mono_ns() + (uint64_t)s->timeout_ms * 1000000ull;
-
 	for (;;) {
 		uint64_t now = mono_ns();
 		if (now >= end)
@@ -405,6 +403,23 @@ static int next_data_request(struct sess *s, struct rcc_listener *lst, struct pe
 		rcc_reject_req(*req, why, strlen(why));
 		*req = NULL;
 	}
+}
+
+/* Milliseconds left until the monotonic deadline end (at least 1). */
+static int ms_until(uint64_t end)
+{
+	uint64_t now = mono_ns();
+	return now >= end ? 1 : (int)((end - now + 999999) / 1000000);
+}
+
+static void setup_failed(const struct sess *s, int i, const char *what, int rc)
+{
+	if (rc == -ETIMEDOUT)
+		perr("the client opened %d of its %d data connections within the set-up "
+		     "deadline (--setup-timeout %d ms): dropped",
+		     i, s->neps, s->cfg->setup_timeout_ms);
+	else
+		perr("waiting for %s %d: %s", what, i, rcc_strerror(rc));
 }
 
 int sess_server_accept(struct sess *s, struct rcc_listener *lst)
@@ -458,6 +473,9 @@ int sess_server_accept(struct sess *s, struct rcc_listener *lst)
 	rc = data_alloc(s);
 	if (rc)
 		return rc;
+	/* the rest of the set-up has its own short bound: a client that sent a
+	 * valid hello and stopped frees the server for others by then */
+	uint64_t setup_end = mono_ns() + (uint64_t)cfg->setup_timeout_ms * 1000000ull;
 	for (int i = 0; i < s->neps; i++) {
 		struct pep *e = &s->eps[i];
 		struct rcc_recv_wr *wrs;
@@ -469,10 +487,9 @@ int sess_server_accept(struct sess *s, struct rcc_listener *lst)
 			struct rcc_ud_addr where;
 			rc = ud_endpoint(s, e);
 			if (!rc) {
-				rc = rcc_ud_answer(lst, e->ep, s->timeout_ms, &where);
+				rc = rcc_ud_answer(lst, e->ep, ms_until(setup_end), &where);
 				if (rc)
-					perr("waiting for datagram endpoint %d's address: %s", i,
-					     rcc_strerror(rc));
+					setup_failed(s, i, "datagram endpoint", rc);
 			}
 			if (!rc)
 				rc = ud_pair(e, &where);
@@ -480,9 +497,9 @@ int sess_server_accept(struct sess *s, struct rcc_listener *lst)
 				return rc;
 			continue;
 		}
-		rc = next_data_request(s, lst, e, &req);
+		rc = next_data_request(s, lst, e, setup_end, &req);
 		if (rc) {
-			perr("waiting for data connection %d: %s", i, rcc_strerror(rc));
+			setup_failed(s, i, "data connection", rc);
 			return rc;
 		}
 		ep_attr_data(s, &a);

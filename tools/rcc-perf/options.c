@@ -66,6 +66,9 @@ static void help(const struct cli *c)
 	       "      --bind ADDR          server: address to listen on (all)\n"
 	       "      --accept-timeout TIME  server: wait at most TIME for a client (forever)\n"
 	       "      --persistent         server: serve clients one after another\n"
+	       "      --setup-timeout TIME server: an accepted client has TIME to open all\n"
+	       "                           its data connections, or it is dropped and the\n"
+	       "                           server free for others (5s)\n"
 	       "      --report_gbits       bandwidth in Gbit/s instead of MiB/s\n"
 	       "      --json[=FILE]        client: every figure and parameter as JSON\n"
 	       "                           (docs/json.md) on stdout, the tables then going to\n"
@@ -105,6 +108,7 @@ enum {
 	OPT_TARGET_POLL,
 	OPT_BIND,
 	OPT_ACCEPT_TIMEOUT,
+	OPT_SETUP_TIMEOUT,
 	OPT_PERSISTENT,
 	OPT_GBITS,
 	OPT_JSON,
@@ -141,6 +145,7 @@ static const struct option longs[] = {
 	{ "bind", required_argument, NULL, OPT_BIND },
 	{ "CPU-freq", no_argument, NULL, 'F' },
 	{ "accept-timeout", required_argument, NULL, OPT_ACCEPT_TIMEOUT },
+	{ "setup-timeout", required_argument, NULL, OPT_SETUP_TIMEOUT },
 	{ "persistent", no_argument, NULL, OPT_PERSISTENT },
 	{ "report_gbits", no_argument, NULL, OPT_GBITS },
 	{ "json", optional_argument, NULL, OPT_JSON },
@@ -330,6 +335,10 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 						       999) /
 						      1000);
 			break;
+		case OPT_SETUP_TIMEOUT:
+			cfg->setup_timeout_ms = (int)cli_duration(&c, "--setup-timeout", optarg,
+								  100, 3600000, false);
+			break;
 		case OPT_PERSISTENT:
 			cfg->persistent = true;
 			break;
@@ -396,8 +405,12 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 		cfg->p.iters = 1000;
 	if (!cfg->host && (cfg->json_path || cfg->csv_path || cfg->plot_dir))
 		usage_error(prog, "--json, --csv and --plot belong to the client");
-	if (cfg->host && (cfg->persistent || cfg->bind || cfg->accept_timeout_s))
-		usage_error(prog, "--persistent, --bind and --accept-timeout belong to the server");
+	if (cfg->host &&
+	    (cfg->persistent || cfg->bind || cfg->accept_timeout_s || cfg->setup_timeout_ms))
+		usage_error(prog, "--persistent, --bind, --accept-timeout and --setup-timeout "
+				  "belong to the server");
+	if (!cfg->setup_timeout_ms)
+		cfg->setup_timeout_ms = PERF_SETUP_TIMEOUT_MS;
 	if (cfg->host && !cfg->port && !cfg->boot)
 		usage_error(prog, "the client needs the server's port (-p)");
 	if (cfg->host) {

@@ -50,6 +50,10 @@ enum perf_kind {
 /* What a datagram endpoint carries (-c UD): send, one MTU at most. */
 #define OPS_UD (1u << OP_SEND)
 #define KINDS_ALL ((1u << KIND_COUNT) - 1)
+/* --setup-timeout's default: a client the server accepted has this long to
+ * open every data connection (a peer that sends a valid hello and stops
+ * holds this one-client server no longer). */
+#define PERF_SETUP_TIMEOUT_MS 5000
 
 /* Flags of struct perf_params. */
 enum {
@@ -102,7 +106,10 @@ struct perf_config {
 	struct perf_params p;
 	int timeout_ms;       /* bound on any wait without progress */
 	int accept_timeout_s; /* server: wait for a client at most this long (0: forever) */
-	bool persistent;      /* server: serve clients one after another */
+	/* server: a client whose hello was accepted opens all its data
+	 * connections within this, or the session is dropped */
+	int setup_timeout_ms;
+	bool persistent; /* server: serve clients one after another */
 	bool report_gbits;
 	bool quiet;
 	const char *json_path; /* "-": stdout */

@@ -3,11 +3,14 @@
 # rcc-xfer end to end on verbs (Soft-RoCE): the tcp test scripts of tests/xfer
 # run again with -T verbs against $RXE_IP -- every file size, wrong keys, hostile
 # names, a changing source, a full disk, killed and interrupted peers, a garbage
-# peer on the verbs API -- plus manual bring-up and a 1 GiB file.
+# peer on the verbs API, connections that never authenticate -- plus manual
+# bring-up and a 1 GiB file.
 source tests/rxe/lib.sh
 xfer=$RCC_BUILD/tools/rcc-xfer/rcc-xfer
 peer=$RCC_BUILD/tests/xfer/xfer_garbage_peer
-[ -x "$xfer" ] && [ -x "$peer" ] || { log "no $xfer or $peer (build the tools and tests)"; exit 1; }
+stall=$RCC_BUILD/tests/xfer/xfer_stall_peer
+[ -x "$xfer" ] && [ -x "$peer" ] && [ -x "$stall" ] ||
+	{ log "no $xfer, $peer or $stall (build the tools and tests)"; exit 1; }
 export XFER_TRANSPORT=verbs XFER_HOST=$RXE_IP XFER_T=120
 export TMPDIR=${TMPDIR:-/tmp}
 
@@ -31,6 +34,7 @@ script source-change
 script disk-full
 script interrupt
 script garbage "$peer"
+script hostile "$stall"
 export XFER_EXTRA="--bringup manual"
 script files
 unset XFER_EXTRA
