@@ -22,7 +22,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 # The tcp runs promise the tcp transport: a case that would skip for want of it
 # fails (tests/common/harness.h). The VM suite promises verbs the same way.
-export RCC_TEST_REQUIRE=tcp
+# pmix: the launcher tests' PMIx cases (tests/common/require.sh).
+export RCC_TEST_REQUIRE=tcp,pmix
 FUZZ_SECONDS=${RCC_FUZZ_SECONDS:-20}
 T0=$SECONDS
 
