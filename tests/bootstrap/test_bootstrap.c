@@ -451,6 +451,39 @@ static void static_list(void)
 	CHECK_EQ(rcc_bootstrap_open(&a, &bs, err, sizeof(err)), -EINVAL);
 }
 
+/*
+ * PMIx is optional at build time. Without it, the PMIx backend asked for by
+ * name (attr or RCC_BOOTSTRAP=pmix) is -ENOTSUP with a sentence saying so,
+ * and AUTO under a PMIx launcher's variables takes the env backend; the env
+ * and static backends are the other cases. With it, AUTO takes PMIx only
+ * under a PMIx server (PMIX_RANK and PMIX_NAMESPACE set).
+ */
+static void pmix_optional(void)
+{
+	struct rcc_bootstrap *bs;
+	char err[RCC_BOOTSTRAP_ERROR_MAX];
+
+	clear_env();
+	setenv("RANK", "0", 1);
+	setenv("WORLD_SIZE", "1", 1);
+#ifndef RCC_HAVE_PMIX
+	struct rcc_bootstrap_attr a = { .backend = RCC_BOOTSTRAP_PMIX };
+	CHECK_EQ(rcc_bootstrap_open(&a, &bs, err, sizeof(err)), -ENOTSUP);
+	CHECK_MSG(strstr(err, "built without PMIx"), "says: %s", err);
+	setenv("RCC_BOOTSTRAP", "pmix", 1);
+	CHECK_EQ(rcc_bootstrap_open(NULL, &bs, err, sizeof(err)), -ENOTSUP);
+	CHECK(strstr(rcc_last_error(), "built without PMIx"));
+	unsetenv("RCC_BOOTSTRAP");
+	setenv("PMIX_NAMESPACE", "a-job", 1);
+	setenv("PMIX_RANK", "0", 1);
+#endif
+	CHECK_OK(rcc_bootstrap_open(NULL, &bs, err, sizeof(err)));
+	CHECK_MSG(!strcmp(rcc_bootstrap_backend_name(bs), "env"), "took %s",
+		  rcc_bootstrap_backend_name(bs));
+	rcc_bootstrap_close(bs);
+	clear_env();
+}
+
 TEST_MAIN(TEST(eight_ranks), TEST(with_secret), TEST(wrong_secret), TEST(secret_on_one_side),
 	  TEST(never_arrives), TEST(intruders), TEST(impostor_rank0), TEST(rank_leaves),
-	  TEST(environment), TEST(static_list))
+	  TEST(environment), TEST(static_list), TEST(pmix_optional))
