@@ -248,6 +248,19 @@ static int closed_by_peer(int fd)
 	return r == 0 || errno == ECONNRESET ? 0 : -1;
 }
 
+/* Reads n bytes (SO_RCVTIMEO bounds each read); whether they all came. */
+static bool read_n(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, (uint8_t *)buf + got, n - got);
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
 /* Garbage, a silent connection and a false rank 1 do not stop the real ranks. */
 static void intruders(void)
 {
@@ -283,6 +296,49 @@ static void intruders(void)
 	close(garbage);
 	close(liar);
 	close_all(runs, 3);
+}
+
+/*
+ * Rank 2 of 3 joins (a valid hello, welcomed) and then says nothing more: rank
+ * 0 names it as a rank that joined but sent nothing, within its timeout, and
+ * rank 1 hears it from rank 0.
+ */
+static void joined_silent(void)
+{
+	struct rank_run r0 = { .timeout_ms = 800, .rounds = 1 }, r1 = r0;
+	/* a hello: rank 2 of 3, a nonce and no proof (no secret in this job) */
+	uint8_t hello[8 + 72] = { 0x52, 0x42, 1, 2, 0, 0, 0, 72, 0, 0, 0, 2, 0, 0, 0, 3, 7, 7, 7 };
+	uint8_t in[8 + 33];
+	struct timespec a, b;
+	pthread_t t0, t1;
+
+	CHECK_OK(open_rank(0, 3, 0, NULL, &r0.bs));
+	int port = rcc_bootstrap_rendezvous_port(r0.bs);
+	CHECK_OK(open_rank(1, 3, port, NULL, &r1.bs));
+	int fd = raw_connect(port);
+	CHECK(fd >= 0);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	pthread_create(&t0, NULL, run_rank, &r0);
+	pthread_create(&t1, NULL, run_rank, &r1);
+	/* the challenge, as a rank reads it, then the hello */
+	bool ok = read_n(fd, in, sizeof(in)) &&
+		  write(fd, hello, sizeof(hello)) == (ssize_t)sizeof(hello);
+	pthread_join(t0, NULL);
+	pthread_join(t1, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	close(fd);
+	CHECK(ok);
+	CHECK_EQ(r0.rc, -ETIMEDOUT);
+	CHECK_MSG(strstr(r0.err, "joined but sent nothing: rank 2 (127.0.0.1:") &&
+			  !strstr(r0.err, "never arrived"),
+		  "rank 0 says: %s", r0.err);
+	CHECK_EQ(r1.rc, -ECANCELED);
+	CHECK_MSG(strstr(r1.err, "rank 0 gave up") &&
+			  strstr(r1.err, "joined but sent nothing: rank 2 (127.0.0.1:"),
+		  "rank 1 says: %s", r1.err);
+	CHECK(b.tv_sec - a.tv_sec < 5); /* the 0.8 s bound, not some other wait */
+	rcc_bootstrap_close(r0.bs);
+	rcc_bootstrap_close(r1.bs);
 }
 
 /*
@@ -485,5 +541,5 @@ static void pmix_optional(void)
 }
 
 TEST_MAIN(TEST(eight_ranks), TEST(with_secret), TEST(wrong_secret), TEST(secret_on_one_side),
-	  TEST(never_arrives), TEST(intruders), TEST(impostor_rank0), TEST(rank_leaves),
-	  TEST(environment), TEST(static_list), TEST(pmix_optional))
+	  TEST(never_arrives), TEST(joined_silent), TEST(intruders), TEST(impostor_rank0),
+	  TEST(rank_leaves), TEST(environment), TEST(static_list), TEST(pmix_optional))

@@ -11,6 +11,8 @@
 #   - a wrong job secret: refused, named by both sides
 #   - a rank that never arrives: rank 0 names it, the others hear it from rank 0
 #   - only garbage and a silent connection arrive: both named in rank 0's error
+#   - a rank that joins (a valid hello) and then says nothing: named by rank 0
+#     and, through it, by the others, at the timeout
 #   launch-env.sh RCC_MESH
 set -euo pipefail
 MESH_BIN=$1
@@ -128,3 +130,20 @@ exec {silent}>&-
 has 0 "never arrived: rank 1 \(turned away; 127\.0\.0\.1:[0-9]+: dropped before identifying itself: it sent a malformed frame; 127\.0\.0\.1:[0-9]+: dropped: it connected but did not identify itself in time\)" \
 	"rank 0 did not name both intruders"
 note "ok: garbage and a silent connection are named, nothing hangs"
+
+# --- a rank that joins and then says nothing --------------------------------------
+reset
+rank0 3 -- --connect-timeout 2s
+rank 1 3 -- --connect-timeout 2s
+exec {joined}<>"/dev/tcp/127.0.0.1/$PORT"
+# a valid hello (no secret in this job): rank 2 of 3, a nonce, no proof; then nothing
+printf '\x52\x42\x01\x02\x00\x00\x00\x48\x00\x00\x00\x02\x00\x00\x00\x03' >&"$joined"
+head -c 64 /dev/zero >&"$joined"
+expect 0 4 20 "rank 0 with a rank that joined and stays silent"
+expect 1 4 20 "rank 1 with a rank that joined and stays silent"
+exec {joined}>&-
+has 0 "rendezvous timed out after 2\.0 s: joined but sent nothing: rank 2 \(127\.0\.0\.1:[0-9]+\)$" \
+	"rank 0 did not name the silent rank 2"
+has 1 "rank 0 gave up: rendezvous timed out after 2\.0 s: joined but sent nothing: rank 2 \(127\.0\.0\.1:[0-9]+\)$" \
+	"rank 1 did not hear from rank 0 that rank 2 stayed silent"
+note "ok: a rank that joined and stays silent is named by every rank at the timeout"
