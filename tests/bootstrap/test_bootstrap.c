@@ -321,6 +321,8 @@ static int raw_start(struct raw_job *j, int timeout_ms)
 
 	memset(j, 0, sizeof(*j));
 	j->r0 = (struct rank_run){ .timeout_ms = timeout_ms, .rounds = 1 };
+	for (int k = 0; k < MAXR; k++) /* written only by an all-gather that succeeds */
+		j->r0.lens[k] = SIZE_MAX;
 	j->r1 = j->r0;
 	j->fd = -1;
 	if (open_rank(0, 3, 0, NULL, &j->r0.bs))
@@ -497,6 +499,8 @@ static void leaves_after_contributing(void)
 	j.fd = -1;
 	long secs = raw_finish(&j);
 	CHECK(ok);
+	/* the all-gather itself failed: no result with a dead rank's blob in it */
+	CHECK(j.r0.lens[0] == SIZE_MAX && j.r1.lens[0] == SIZE_MAX);
 	CHECK_EQ(j.r0.rc, -ECONNRESET);
 	CHECK_MSG(strstr(j.r0.err, "rank 2 (127.0.0.1:") &&
 			  strstr(j.r0.err, "closed the connection"),
