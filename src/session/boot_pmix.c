@@ -12,6 +12,7 @@
 
 #include "boot.h"
 #include "base/log.h"
+#include "base/sock.h"
 
 #ifdef RCC_HAVE_PMIX
 #include <pmix.h>
@@ -49,32 +50,36 @@ static pmix_status_t fence(struct boot_pmix *p, bool collect, int timeout_ms)
 /*
  * After a failed fence: the ranks whose value for key PMIx cannot give us,
  * each asked with a bound of a second (a rank that published answers at
- * once), into buf ("2, 5"); at most 16 named and 4 s spent. Those did not
- * reach the exchange: their process ended or never started.
+ * once), into buf ("2, 5"); at most 16 named, and no new question after 4 s.
+ * Those did not reach the exchange: their process ended or never started.
  */
 static void missing_ranks(const struct rcc_bootstrap *bs, const struct boot_pmix *p,
 			  const char *key, char *buf, size_t len)
 {
+	uint64_t until = rcci_deadline(4000);
 	pmix_info_t info;
-	int secs = 1, shown = 0, waited = 0;
+	int secs = 1, shown = 0;
 	size_t off = 0;
 
 	buf[0] = 0;
 	PMIX_INFO_CONSTRUCT(&info);
 	PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &secs, PMIX_INT);
-	for (int i = 0; i < bs->size && shown < 16 && waited < 4 && off < len; i++) {
+	for (int i = 0; i < bs->size && off < len; i++) {
 		pmix_proc_t peer;
 		pmix_value_t *got = NULL;
 
 		if (i == bs->rank)
 			continue;
+		if (shown == 16 || !rcci_ms_left(until)) {
+			if (shown) /* perhaps more */
+				snprintf(buf + off, len - off, ", ...");
+			break;
+		}
 		PMIX_LOAD_PROCID(&peer, p->me.nspace, (pmix_rank_t)i);
-		pmix_status_t st = PMIx_Get(&peer, key, &info, 1, &got);
-		if (st == PMIX_SUCCESS) {
+		if (PMIx_Get(&peer, key, &info, 1, &got) == PMIX_SUCCESS) {
 			PMIX_VALUE_RELEASE(got);
 			continue;
 		}
-		waited += st == PMIX_ERR_TIMEOUT;
 		off += (size_t)snprintf(buf + off, len - off, "%s%d", shown++ ? ", " : "", i);
 	}
 	PMIX_INFO_DESTRUCT(&info);
