@@ -304,7 +304,7 @@ static void intruders(void)
  * reads the challenge and sends rank 2's hello (no secret in this job: a
  * nonce, no proof): -1 when the set-up failed (no thread started), else
  * whether rank 2 got its hello across. The case does what rank 2 does next;
- * raw_finish starts rank 1 and waits for both.
+ * raw_finish starts rank 1 (unless it is to stay away) and waits.
  */
 struct raw_job {
 	struct rank_run r0, r1;
@@ -336,16 +336,31 @@ static int raw_start(struct raw_job *j, int timeout_ms)
 	       write(j->fd, hello, sizeof(hello)) == (ssize_t)sizeof(hello);
 }
 
-/* Seconds from raw_start to both ranks' return. */
-static long raw_finish(struct raw_job *j)
+/* Seconds from raw_start to the ranks' return; rank 1 stays away when absent. */
+static long raw_finish(struct raw_job *j, bool absent)
 {
-	pthread_create(&j->t1, NULL, run_rank, &j->r1);
+	if (!absent)
+		pthread_create(&j->t1, NULL, run_rank, &j->r1);
 	pthread_join(j->t0, NULL);
-	pthread_join(j->t1, NULL);
+	if (!absent)
+		pthread_join(j->t1, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &j->end);
 	if (j->fd >= 0)
 		close(j->fd);
 	return (long)(j->end.tv_sec - j->start.tv_sec);
+}
+
+/* Rank 2 takes the welcome, sends its contribution for round 0 and dies. */
+static bool raw_contribute_and_die(struct raw_job *j)
+{
+	static const uint8_t contrib[8 + 5] = { 0x52, 0x42, 1, 4, 0, 0, 0, 5, 0, 0, 0, 0, 'x' };
+	uint8_t in[8 + 32];
+	bool ok = read_n(j->fd, in, sizeof(in)) &&
+		  write(j->fd, contrib, sizeof(contrib)) == (ssize_t)sizeof(contrib);
+
+	close(j->fd);
+	j->fd = -1;
+	return ok;
 }
 
 static void raw_close(struct raw_job *j)
@@ -365,7 +380,7 @@ static void joined_silent(void)
 
 	int st = raw_start(&j, 800);
 	CHECK(st >= 0);
-	long secs = raw_finish(&j);
+	long secs = raw_finish(&j, false);
 	CHECK_EQ(st, 1);
 	CHECK_EQ(j.r0.rc, -ETIMEDOUT);
 	CHECK_MSG(strstr(j.r0.err, "joined but sent nothing: rank 2 (127.0.0.1:") &&
@@ -488,16 +503,11 @@ static void rank_leaves(void)
 static void leaves_after_contributing(void)
 {
 	static struct raw_job j;
-	uint8_t contrib[8 + 5] = { 0x52, 0x42, 1, 4, 0, 0, 0, 5, 0, 0, 0, 0, 'x' };
-	uint8_t in[8 + 32];
 
 	int st = raw_start(&j, 20000);
 	CHECK(st >= 0);
-	bool ok = st == 1 && read_n(j.fd, in, sizeof(in)) && /* the welcome: rank 2 has joined */
-		  write(j.fd, contrib, sizeof(contrib)) == (ssize_t)sizeof(contrib);
-	close(j.fd); /* and dies */
-	j.fd = -1;
-	long secs = raw_finish(&j);
+	bool ok = st == 1 && raw_contribute_and_die(&j);
+	long secs = raw_finish(&j, false);
 	CHECK(ok);
 	/* the all-gather itself failed: no result with a dead rank's blob in it */
 	CHECK(j.r0.lens[0] == SIZE_MAX && j.r1.lens[0] == SIZE_MAX);
@@ -509,6 +519,25 @@ static void leaves_after_contributing(void)
 	CHECK_MSG(strstr(j.r1.err, "rank 0 gave up: rank 2 (127.0.0.1:"), "rank 1 says: %s",
 		  j.r1.err);
 	CHECK(secs < 10); /* not the 20 s timeout */
+	raw_close(&j);
+}
+
+/* The same, and rank 1 never comes: at the timeout rank 0 names both, the
+ * rank that never arrived and the rank it lost. */
+static void lost_and_absent(void)
+{
+	static struct raw_job j;
+
+	int st = raw_start(&j, 800);
+	CHECK(st >= 0);
+	bool ok = st == 1 && raw_contribute_and_die(&j);
+	long secs = raw_finish(&j, true);
+	CHECK(ok);
+	CHECK_EQ(j.r0.rc, -ETIMEDOUT);
+	CHECK_MSG(strstr(j.r0.err, "never arrived: rank 1; lost: rank 2 (127.0.0.1:") &&
+			  strstr(j.r0.err, "closed the connection"),
+		  "rank 0 says: %s", j.r0.err);
+	CHECK(secs < 5);
 	raw_close(&j);
 }
 
@@ -624,5 +653,5 @@ static void pmix_optional(void)
 
 TEST_MAIN(TEST(eight_ranks), TEST(with_secret), TEST(wrong_secret), TEST(secret_on_one_side),
 	  TEST(never_arrives), TEST(joined_silent), TEST(intruders), TEST(impostor_rank0),
-	  TEST(rank_leaves), TEST(leaves_after_contributing), TEST(environment), TEST(static_list),
-	  TEST(pmix_optional))
+	  TEST(rank_leaves), TEST(leaves_after_contributing), TEST(lost_and_absent),
+	  TEST(environment), TEST(static_list), TEST(pmix_optional))
