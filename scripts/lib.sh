@@ -48,7 +48,9 @@ RCC_OPTION_DEFAULTS=(-DRCC_BUILD_TESTS=ON -DRCC_BUILD_TOOLS=ON -DRCC_BUILD_EXAMP
 # What each README command configures in build/ (check-setup-order.sh runs both,
 # in both orders, against these).
 DEMO_CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRCC_BUILD_TESTS=OFF)
-TEST_CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+# PMIx is required there (a missing libpmix-dev fails the configure): the
+# launcher tests' PMIx cases would otherwise skip.
+TEST_CONFIG=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRCC_WITH_PMIX=ON)
 
 # configure DIR [cmake args...]: a Ninja build tree (DIR relative to the
 # repository unless absolute); the arguments override the defaults above (a

@@ -143,14 +143,16 @@ int rcc_bootstrap_local_host(const struct rcc_bootstrap *bs, char *buf, size_t l
  * default; on ranks other than 0 the bound is that plus 1 s, so that rank
  * 0's explanation of a failure arrives before they give up themselves).
  * Returns 0 or a negative errno: -ETIMEDOUT (rcc_bootstrap_error() names the
- * ranks that never arrived or never contributed), -ECONNRESET (a rank left,
- * named), -EPROTO (a malformed frame), -EACCES (authentication failed),
- * -EMSGSIZE (a blob longer than stride or than the maximum), -ECANCELED
- * (rank 0 gave up; its reason is in the error text), -EINVAL (bad
- * arguments). After a failure other than -EINVAL or our own blob being over
- * the maximum, the job's collectives are broken: the handle then answers
- * -ECANCELED to every collective and keeps the first failure's sentence;
- * close it. Thread-safety: one thread at a time per handle.
+ * ranks that never arrived, joined but never contributed, or -- pmix --
+ * never reached the exchange), -ECONNRESET (a rank left, named; rank 0 of the
+ * env backend says so once every other rank is in, so that ranks still on
+ * their way hear it too), -EPROTO (a malformed frame), -EACCES
+ * (authentication failed), -EMSGSIZE (a blob longer than stride or than the
+ * maximum), -ECANCELED (rank 0 gave up; its reason is in the error text),
+ * -EINVAL (bad arguments). After a failure other than -EINVAL or our own
+ * blob being over the maximum, the job's collectives are broken: the handle
+ * then answers -ECANCELED to every collective and keeps the first failure's
+ * sentence; close it. Thread-safety: one thread at a time per handle.
  */
 int rcc_bootstrap_allgather(struct rcc_bootstrap *bs, const void *blob, size_t len, void *out,
 			    size_t stride, size_t *lens, int timeout_ms);

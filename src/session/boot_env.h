@@ -11,7 +11,11 @@
  * RESULT (or ABORT, saying why it gave up). Rank 0 serves every connection at
  * once with poll(): a connection that says nothing, says garbage or fails to
  * authenticate is dropped on its own deadline or at once, and never delays
- * another one. Once every rank has joined, the listener is closed.
+ * another one. Once every rank has joined, the listener is closed. A rank
+ * that has joined and then leaves (its process died) or breaks the protocol,
+ * before or after its CONTRIB, is named in the ABORT as soon as every other
+ * rank is in, so that ranks still on their way hear it too (or at the
+ * timeout, with the ranks that never came).
  */
 #ifndef RCC_SESSION_BOOT_ENV_H
 #define RCC_SESSION_BOOT_ENV_H
@@ -45,6 +49,7 @@ struct conn {
 	uint8_t *buf; /* what has arrived of the next frame(s) */
 	size_t fill, cap;
 	bool contributed;
+	int gone; /* a rank that left or broke the protocol: why (negative errno) */
 	size_t bloblen;
 	uint8_t blob[RCC_BOOTSTRAP_BLOB_MAX];
 };

@@ -12,6 +12,7 @@
 
 #include "boot.h"
 #include "base/log.h"
+#include "base/sock.h"
 
 #ifdef RCC_HAVE_PMIX
 #include <pmix.h>
@@ -46,6 +47,44 @@ static pmix_status_t fence(struct boot_pmix *p, bool collect, int timeout_ms)
 	return st;
 }
 
+/*
+ * After a failed fence: the ranks whose value for key PMIx cannot give us,
+ * each asked with a bound of a second (a rank that published answers at
+ * once), into buf ("2, 5"); at most 16 named, and no new question after 4 s.
+ * Those did not reach the exchange: their process ended or never started.
+ */
+static void missing_ranks(const struct rcc_bootstrap *bs, const struct boot_pmix *p,
+			  const char *key, char *buf, size_t len)
+{
+	uint64_t until = rcci_deadline(4000);
+	pmix_info_t info;
+	int secs = 1, shown = 0;
+	size_t off = 0;
+
+	buf[0] = 0;
+	PMIX_INFO_CONSTRUCT(&info);
+	PMIX_INFO_LOAD(&info, PMIX_TIMEOUT, &secs, PMIX_INT);
+	for (int i = 0; i < bs->size && off < len; i++) {
+		pmix_proc_t peer;
+		pmix_value_t *got = NULL;
+
+		if (i == bs->rank)
+			continue;
+		if (shown == 16 || !rcci_ms_left(until)) {
+			if (shown) /* perhaps more */
+				snprintf(buf + off, len - off, ", ...");
+			break;
+		}
+		PMIX_LOAD_PROCID(&peer, p->me.nspace, (pmix_rank_t)i);
+		if (PMIx_Get(&peer, key, &info, 1, &got) == PMIX_SUCCESS) {
+			PMIX_VALUE_RELEASE(got);
+			continue;
+		}
+		off += (size_t)snprintf(buf + off, len - off, "%s%d", shown++ ? ", " : "", i);
+	}
+	PMIX_INFO_DESTRUCT(&info);
+}
+
 static int pmix_allgather(struct rcc_bootstrap *bs, const void *blob, size_t len, void *out,
 			  size_t stride, size_t *lens, int timeout_ms)
 {
@@ -73,7 +112,11 @@ static int pmix_allgather(struct rcc_bootstrap *bs, const void *blob, size_t len
 	if (st == PMIX_SUCCESS)
 		st = fence(p, true, timeout_ms);
 	if (st != PMIX_SUCCESS) {
-		boot_fail(bs, "PMIx exchange failed: %s", PMIx_Error_string(st));
+		char missing[200];
+		missing_ranks(bs, p, key, missing, sizeof(missing));
+		boot_fail(bs, "PMIx exchange failed: %s%s%s%s", PMIx_Error_string(st),
+			  *missing ? "; never reached it: rank " : "", missing,
+			  *missing ? " (its process ended, or never started)" : "");
 		return st == PMIX_ERR_TIMEOUT ? -ETIMEDOUT : -EIO;
 	}
 	all = malloc(n * RCC_BOOTSTRAP_BLOB_MAX);

@@ -208,12 +208,59 @@ static int take_contrib(struct boot_env *e, struct conn *c, uint32_t size)
 	return 0;
 }
 
+/*
+ * A rank that has contributed sends nothing until it has the result: its
+ * connection readable means it closed (its process ended) or broke the
+ * protocol. 0 while it waits quietly.
+ */
+static int still_there(const struct conn *c)
+{
+	char b;
+	ssize_t r = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	if (r == 0)
+		return -ECONNRESET;
+	if (r > 0)
+		return -EPROTO;
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno;
+}
+
+/* Rank k's connection is done for (why: a negative errno): it no longer counts
+ * as waiting, and is named when the round fails. */
+static void rank_lost(struct conn *c, int why)
+{
+	c->gone = why;
+	log_warn("bootstrap: rendezvous: rank %d (%s) %s", c->rank, c->addr, boot_why(why));
+}
+
+/* Every rank has joined and either contributed or is gone. */
 static bool all_in(struct rcc_bootstrap *bs, struct boot_env *e)
 {
 	for (int k = 1; k < bs->size; k++)
-		if (!e->ranks[k] || !e->ranks[k]->contributed)
+		if (!e->ranks[k] || !(e->ranks[k]->contributed || e->ranks[k]->gone))
 			return false;
 	return true;
+}
+
+/* "rank 2 (a:p) closed the connection; rank 5 (...) ..." of the ranks gone, into
+ * buf; the first one's reason, or 0 when none is. */
+static int gone_list(struct rcc_bootstrap *bs, struct boot_env *e, char *buf, size_t len)
+{
+	size_t off = 0;
+	int first = 0;
+
+	buf[0] = 0;
+	for (int k = 1; k < bs->size; k++) {
+		struct conn *c = e->ranks[k];
+		if (!c || !c->gone)
+			continue;
+		if (!first)
+			first = c->gone;
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%srank %d (%s) %s",
+						off ? "; " : "", k, c->addr, boot_why(c->gone));
+	}
+	return first;
 }
 
 /* "3, 5, 7" of the ranks that match, up to a sensible length. */
@@ -226,7 +273,7 @@ static void rank_list(struct rcc_bootstrap *bs, struct boot_env *e, bool joined,
 	buf[0] = 0;
 	for (int k = 1; k < bs->size && off < len; k++) {
 		bool j = e->ranks[k] != NULL;
-		if (j != joined || (j && e->ranks[k]->contributed))
+		if (j != joined || (j && (e->ranks[k]->contributed || e->ranks[k]->gone)))
 			continue;
 		if (shown++ == 16) {
 			snprintf(buf + off, len - off, ", ...");
@@ -242,18 +289,20 @@ static void rank_list(struct rcc_bootstrap *bs, struct boot_env *e, bool joined,
 
 static void explain_timeout(struct rcc_bootstrap *bs, struct boot_env *e, int timeout_ms)
 {
-	char absent[400], silent[400], notes[420] = "";
+	char absent[300], silent[300], gone[300], notes[420] = "";
 	size_t off = 0;
 
 	rank_list(bs, e, false, absent, sizeof(absent));
 	rank_list(bs, e, true, silent, sizeof(silent));
+	gone_list(bs, e, gone, sizeof(gone));
 	for (int i = e->nnotes > NOTES ? e->nnotes - NOTES : 0;
 	     i < e->nnotes && off < sizeof(notes); i++)
 		off += (size_t)snprintf(notes + off, sizeof(notes) - off, "; %s",
 					e->notes[i % NOTES]);
-	boot_fail(bs, "rendezvous timed out after %.1f s:%s%s%s%s%s%s%s%s", timeout_ms / 1000.0,
-		  *absent ? " never arrived: rank " : "", absent, *absent && *silent ? ";" : "",
-		  *silent ? " joined but sent nothing: rank " : "", silent,
+	boot_fail(bs, "rendezvous timed out after %.1f s:%s%s%s%s%s%s%s%s%s%s%s",
+		  timeout_ms / 1000.0, *absent ? " never arrived: rank " : "", absent,
+		  *absent && *silent ? ";" : "", *silent ? " joined but sent nothing: rank " : "",
+		  silent, (*absent || *silent) && *gone ? ";" : "", *gone ? " lost: " : "", gone,
 		  *notes ? " (turned away" : "", notes, *notes ? ")" : "");
 }
 
@@ -263,8 +312,9 @@ static void abort_all(struct rcc_bootstrap *bs, struct boot_env *e)
 	size_t n = strlen(bs->err) < sizeof(text) ? strlen(bs->err) : sizeof(text);
 
 	memcpy(text, bs->err, n);
+	/* best effort: they fail on their own deadline otherwise; the gone are gone */
 	for (int k = 1; k < bs->size; k++)
-		if (e->ranks[k]) /* best effort: they fail on their own deadline otherwise */
+		if (e->ranks[k] && !e->ranks[k]->gone)
 			boot_frame_send(e->ranks[k], 's', BOOT_ABORT, text, n, rcci_deadline(200));
 }
 
@@ -281,15 +331,26 @@ static int serve_round(struct rcc_bootstrap *bs, struct boot_env *e, int timeout
 		/* what already arrived first: a fast rank may be a round ahead of us */
 		for (int k = 1; k < bs->size; k++) {
 			struct conn *c = e->ranks[k];
-			if (c && !c->contributed && (rc = take_contrib(e, c, (uint32_t)bs->size))) {
-				boot_fail(bs, "rank %d (%s) %s", k, c->addr, boot_why(rc));
-				goto out;
-			}
+			if (!c || c->gone)
+				continue;
+			if (!c->contributed)
+				rc = take_contrib(e, c, (uint32_t)bs->size);
+			else
+				rc = still_there(c);
+			if (rc)
+				rank_lost(c, rc);
 		}
+		rc = 0;
 		for (int i = 0; i < e->npending;)
 			i += !identify(bs, e, i);
-		if (all_in(bs, e))
-			break;
+		if (all_in(bs, e)) {
+			char gone[RCC_BOOTSTRAP_ERROR_MAX - 64];
+			rc = gone_list(bs, e, gone, sizeof(gone));
+			if (!rc)
+				break;
+			boot_fail(bs, "%s", gone);
+			goto out;
+		}
 		uint64_t now = rcci_deadline(0);
 		for (int i = 0; i < e->npending;) {
 			if (e->pending[i]->deadline <= now) {
@@ -315,8 +376,8 @@ static int serve_round(struct rcc_bootstrap *bs, struct boot_env *e, int timeout
 			if (e->pending[i]->deadline < wake)
 				wake = e->pending[i]->deadline;
 		}
-		for (int k = 1; k < bs->size; k++)
-			if (e->ranks[k] && !e->ranks[k]->contributed)
+		for (int k = 1; k < bs->size; k++) /* contributed ones too: they may leave */
+			if (e->ranks[k] && !e->ranks[k]->gone)
 				pf[n++] = (struct pollfd){ .fd = e->ranks[k]->fd,
 							   .events = POLLIN };
 		if (poll(pf, (nfds_t)n, rcci_ms_left(wake)) < 0 && errno != EINTR) {

@@ -248,6 +248,19 @@ static int closed_by_peer(int fd)
 	return r == 0 || errno == ECONNRESET ? 0 : -1;
 }
 
+/* Reads n bytes (SO_RCVTIMEO bounds each read); whether they all came. */
+static bool read_n(int fd, void *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = read(fd, (uint8_t *)buf + got, n - got);
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+	}
+	return true;
+}
+
 /* Garbage, a silent connection and a false rank 1 do not stop the real ranks. */
 static void intruders(void)
 {
@@ -283,6 +296,102 @@ static void intruders(void)
 	close(garbage);
 	close(liar);
 	close_all(runs, 3);
+}
+
+/*
+ * Ranks 0 and 1 of 3 through the API, rank 2 a raw socket that plays by the
+ * rules as far as the case wants: raw_start opens the ranks, starts rank 0,
+ * reads the challenge and sends rank 2's hello (no secret in this job: a
+ * nonce, no proof): -1 when the set-up failed (no thread started), else
+ * whether rank 2 got its hello across. The case does what rank 2 does next;
+ * raw_finish starts rank 1 (unless it is to stay away) and waits.
+ */
+struct raw_job {
+	struct rank_run r0, r1;
+	int fd;
+	pthread_t t0, t1;
+	struct timespec start, end;
+};
+
+static int raw_start(struct raw_job *j, int timeout_ms)
+{
+	static const uint8_t hello[8 + 72] = { 0x52, 0x42, 1, 2, 0, 0, 0, 72, 0,
+					       0,    0,    2, 0, 0, 0, 3, 7,  7 };
+	uint8_t in[8 + 33];
+
+	memset(j, 0, sizeof(*j));
+	j->r0 = (struct rank_run){ .timeout_ms = timeout_ms, .rounds = 1 };
+	for (int k = 0; k < MAXR; k++) /* written only by an all-gather that succeeds */
+		j->r0.lens[k] = SIZE_MAX;
+	j->r1 = j->r0;
+	j->fd = -1;
+	if (open_rank(0, 3, 0, NULL, &j->r0.bs))
+		return -1;
+	int port = rcc_bootstrap_rendezvous_port(j->r0.bs);
+	if (open_rank(1, 3, port, NULL, &j->r1.bs) || (j->fd = raw_connect(port)) < 0)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &j->start);
+	pthread_create(&j->t0, NULL, run_rank, &j->r0);
+	return read_n(j->fd, in, sizeof(in)) &&
+	       write(j->fd, hello, sizeof(hello)) == (ssize_t)sizeof(hello);
+}
+
+/* Seconds from raw_start to the ranks' return; rank 1 stays away when absent. */
+static long raw_finish(struct raw_job *j, bool absent)
+{
+	if (!absent)
+		pthread_create(&j->t1, NULL, run_rank, &j->r1);
+	pthread_join(j->t0, NULL);
+	if (!absent)
+		pthread_join(j->t1, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &j->end);
+	if (j->fd >= 0)
+		close(j->fd);
+	return (long)(j->end.tv_sec - j->start.tv_sec);
+}
+
+/* Rank 2 takes the welcome, sends its contribution for round 0 and dies. */
+static bool raw_contribute_and_die(struct raw_job *j)
+{
+	static const uint8_t contrib[8 + 5] = { 0x52, 0x42, 1, 4, 0, 0, 0, 5, 0, 0, 0, 0, 'x' };
+	uint8_t in[8 + 32];
+	bool ok = read_n(j->fd, in, sizeof(in)) &&
+		  write(j->fd, contrib, sizeof(contrib)) == (ssize_t)sizeof(contrib);
+
+	close(j->fd);
+	j->fd = -1;
+	return ok;
+}
+
+static void raw_close(struct raw_job *j)
+{
+	rcc_bootstrap_close(j->r0.bs);
+	rcc_bootstrap_close(j->r1.bs);
+}
+
+/*
+ * Rank 2 of 3 joins (a valid hello, welcomed) and then says nothing more: rank
+ * 0 names it as a rank that joined but sent nothing, within its timeout, and
+ * rank 1 hears it from rank 0.
+ */
+static void joined_silent(void)
+{
+	static struct raw_job j;
+
+	int st = raw_start(&j, 800);
+	CHECK(st >= 0);
+	long secs = raw_finish(&j, false);
+	CHECK_EQ(st, 1);
+	CHECK_EQ(j.r0.rc, -ETIMEDOUT);
+	CHECK_MSG(strstr(j.r0.err, "joined but sent nothing: rank 2 (127.0.0.1:") &&
+			  !strstr(j.r0.err, "never arrived"),
+		  "rank 0 says: %s", j.r0.err);
+	CHECK_EQ(j.r1.rc, -ECANCELED);
+	CHECK_MSG(strstr(j.r1.err, "rank 0 gave up") &&
+			  strstr(j.r1.err, "joined but sent nothing: rank 2 (127.0.0.1:"),
+		  "rank 1 says: %s", j.r1.err);
+	CHECK(secs < 5); /* the 0.8 s bound, not some other wait */
+	raw_close(&j);
 }
 
 /*
@@ -350,10 +459,15 @@ static void impostor_rank0(void)
 	CHECK_EQ(im.after_hello, 0); /* our address never went to it */
 }
 
-/* A rank that leaves after joining is named by rank 0 at once, not at the timeout. */
+/*
+ * A rank that leaves after joining (its process ended between two
+ * collectives) is named by rank 0 as soon as the others are in, not at the
+ * timeout, and rank 1 hears it from rank 0.
+ */
 static void rank_leaves(void)
 {
 	static struct rank_run runs[3];
+	pthread_t th[2];
 
 	CHECK_OK(job(3, NULL, 1, 10000, runs));
 	for (int k = 0; k < 3; k++)
@@ -362,16 +476,69 @@ static void rank_leaves(void)
 	runs[2].bs = NULL;
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	int rc = rcc_bootstrap_barrier(runs[0].bs, 20000);
+	for (int k = 0; k < 2; k++) {
+		runs[k].timeout_ms = 20000;
+		pthread_create(&th[k], NULL, run_rank, &runs[k]);
+	}
+	for (int k = 0; k < 2; k++)
+		pthread_join(th[k], NULL);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	CHECK_EQ(rc, -ECONNRESET);
-	CHECK_MSG(strstr(rcc_bootstrap_error(runs[0].bs), "rank 2 (127.0.0.1:"), "rank 0 says: %s",
-		  rcc_bootstrap_error(runs[0].bs));
+	CHECK_EQ(runs[0].rc, -ECONNRESET);
+	CHECK_MSG(strstr(runs[0].err, "rank 2 (127.0.0.1:") &&
+			  strstr(runs[0].err, "closed the connection"),
+		  "rank 0 says: %s", runs[0].err);
+	CHECK_EQ(runs[1].rc, -ECANCELED);
+	CHECK_MSG(strstr(runs[1].err, "rank 0 gave up: rank 2 (127.0.0.1:"), "rank 1 says: %s",
+		  runs[1].err);
 	CHECK(b.tv_sec - a.tv_sec < 10); /* far from the 20 s bound: noticed, not timed out */
-	rc = rcc_bootstrap_barrier(runs[1].bs, 5000);
-	CHECK_EQ(rc, -ECANCELED);
-	CHECK(strstr(rcc_bootstrap_error(runs[1].bs), "rank 2"));
 	close_all(runs, 3);
+}
+
+/*
+ * Rank 2 of 3 joins, contributes and dies (its connection closes) before rank
+ * 1 has come: the round cannot complete. Rank 0 does not hand out a result
+ * without it; once rank 1 is in, both fail at once naming rank 2, so that a
+ * rank that came late hears why too.
+ */
+static void leaves_after_contributing(void)
+{
+	static struct raw_job j;
+
+	int st = raw_start(&j, 20000);
+	CHECK(st >= 0);
+	bool ok = st == 1 && raw_contribute_and_die(&j);
+	long secs = raw_finish(&j, false);
+	CHECK(ok);
+	/* the all-gather itself failed: no result with a dead rank's blob in it */
+	CHECK(j.r0.lens[0] == SIZE_MAX && j.r1.lens[0] == SIZE_MAX);
+	CHECK_EQ(j.r0.rc, -ECONNRESET);
+	CHECK_MSG(strstr(j.r0.err, "rank 2 (127.0.0.1:") &&
+			  strstr(j.r0.err, "closed the connection"),
+		  "rank 0 says: %s", j.r0.err);
+	CHECK_EQ(j.r1.rc, -ECANCELED);
+	CHECK_MSG(strstr(j.r1.err, "rank 0 gave up: rank 2 (127.0.0.1:"), "rank 1 says: %s",
+		  j.r1.err);
+	CHECK(secs < 10); /* not the 20 s timeout */
+	raw_close(&j);
+}
+
+/* The same, and rank 1 never comes: at the timeout rank 0 names both, the
+ * rank that never arrived and the rank it lost. */
+static void lost_and_absent(void)
+{
+	static struct raw_job j;
+
+	int st = raw_start(&j, 800);
+	CHECK(st >= 0);
+	bool ok = st == 1 && raw_contribute_and_die(&j);
+	long secs = raw_finish(&j, true);
+	CHECK(ok);
+	CHECK_EQ(j.r0.rc, -ETIMEDOUT);
+	CHECK_MSG(strstr(j.r0.err, "never arrived: rank 1; lost: rank 2 (127.0.0.1:") &&
+			  strstr(j.r0.err, "closed the connection"),
+		  "rank 0 says: %s", j.r0.err);
+	CHECK(secs < 5);
+	raw_close(&j);
 }
 
 static void environment(void)
@@ -451,6 +618,40 @@ static void static_list(void)
 	CHECK_EQ(rcc_bootstrap_open(&a, &bs, err, sizeof(err)), -EINVAL);
 }
 
+/*
+ * PMIx is optional at build time. Without it, the PMIx backend asked for by
+ * name (attr or RCC_BOOTSTRAP=pmix) is -ENOTSUP with a sentence saying so,
+ * and AUTO under a PMIx launcher's variables takes the env backend; the env
+ * and static backends are the other cases. With it, AUTO takes PMIx only
+ * under a PMIx server (PMIX_RANK and PMIX_NAMESPACE set).
+ */
+static void pmix_optional(void)
+{
+	struct rcc_bootstrap *bs;
+	char err[RCC_BOOTSTRAP_ERROR_MAX];
+
+	clear_env();
+	setenv("RANK", "0", 1);
+	setenv("WORLD_SIZE", "1", 1);
+#ifndef RCC_HAVE_PMIX
+	struct rcc_bootstrap_attr a = { .backend = RCC_BOOTSTRAP_PMIX };
+	CHECK_EQ(rcc_bootstrap_open(&a, &bs, err, sizeof(err)), -ENOTSUP);
+	CHECK_MSG(strstr(err, "built without PMIx"), "says: %s", err);
+	setenv("RCC_BOOTSTRAP", "pmix", 1);
+	CHECK_EQ(rcc_bootstrap_open(NULL, &bs, err, sizeof(err)), -ENOTSUP);
+	CHECK(strstr(rcc_last_error(), "built without PMIx"));
+	unsetenv("RCC_BOOTSTRAP");
+	setenv("PMIX_NAMESPACE", "a-job", 1);
+	setenv("PMIX_RANK", "0", 1);
+#endif
+	CHECK_OK(rcc_bootstrap_open(NULL, &bs, err, sizeof(err)));
+	CHECK_MSG(!strcmp(rcc_bootstrap_backend_name(bs), "env"), "took %s",
+		  rcc_bootstrap_backend_name(bs));
+	rcc_bootstrap_close(bs);
+	clear_env();
+}
+
 TEST_MAIN(TEST(eight_ranks), TEST(with_secret), TEST(wrong_secret), TEST(secret_on_one_side),
-	  TEST(never_arrives), TEST(intruders), TEST(impostor_rank0), TEST(rank_leaves),
-	  TEST(environment), TEST(static_list))
+	  TEST(never_arrives), TEST(joined_silent), TEST(intruders), TEST(impostor_rank0),
+	  TEST(rank_leaves), TEST(leaves_after_contributing), TEST(lost_and_absent),
+	  TEST(environment), TEST(static_list), TEST(pmix_optional))

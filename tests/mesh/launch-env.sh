@@ -11,6 +11,11 @@
 #   - a wrong job secret: refused, named by both sides
 #   - a rank that never arrives: rank 0 names it, the others hear it from rank 0
 #   - only garbage and a silent connection arrive: both named in rank 0's error
+#   - a rank that joins (a valid hello) and then says nothing: named by rank 0
+#     and, through it, by the others, at the timeout
+#   - 4 ranks from a shell loop, one killed (kill -9) after it joined and sent
+#     its address while another is still on its way: every other rank exits
+#     naming the dead one, well before the timeout
 #   launch-env.sh RCC_MESH
 set -euo pipefail
 MESH_BIN=$1
@@ -37,13 +42,15 @@ rank0() {
 	PORT=$(sed -n 's/.*rendezvous listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$MESH_TMP/rank.0.log")
 }
 
-# rank K N [env...] -- [rcc-mesh args...]: torchrun's names this time
+# rank K N [env...] -- [rcc-mesh args...]: torchrun's names this time; HOLD,
+# when set, is a command prefix the rank starts under
+HOLD=()
 rank() {
 	local k=$1 n=$2 envs=()
 	shift 2
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
-	start_rank "$k" "$MESH_TMP/rank.$k.log" env RANK="$k" WORLD_SIZE="$n" MASTER_ADDR=127.0.0.1 \
+	start_rank "$k" "$MESH_TMP/rank.$k.log" "${HOLD[@]}" env RANK="$k" WORLD_SIZE="$n" MASTER_ADDR=127.0.0.1 \
 		MASTER_PORT="$PORT" "${envs[@]}" "$MESH_BIN" "${ARGS[@]}" "$@"
 }
 
@@ -128,3 +135,60 @@ exec {silent}>&-
 has 0 "never arrived: rank 1 \(turned away; 127\.0\.0\.1:[0-9]+: dropped before identifying itself: it sent a malformed frame; 127\.0\.0\.1:[0-9]+: dropped: it connected but did not identify itself in time\)" \
 	"rank 0 did not name both intruders"
 note "ok: garbage and a silent connection are named, nothing hangs"
+
+# --- a rank that joins and then says nothing --------------------------------------
+reset
+rank0 3 -- --connect-timeout 2s
+rank 1 3 -- --connect-timeout 2s
+exec {joined}<>"/dev/tcp/127.0.0.1/$PORT"
+# a valid hello (no secret in this job): rank 2 of 3, a nonce, no proof; then nothing
+printf '\x52\x42\x01\x02\x00\x00\x00\x48\x00\x00\x00\x02\x00\x00\x00\x03' >&"$joined"
+head -c 64 /dev/zero >&"$joined"
+expect 0 4 20 "rank 0 with a rank that joined and stays silent"
+expect 1 4 20 "rank 1 with a rank that joined and stays silent"
+exec {joined}>&-
+has 0 "rendezvous timed out after 2\.0 s: joined but sent nothing: rank 2 \(127\.0\.0\.1:[0-9]+\)$" \
+	"rank 0 did not name the silent rank 2"
+has 1 "rank 0 gave up: rendezvous timed out after 2\.0 s: joined but sent nothing: rank 2 \(127\.0\.0\.1:[0-9]+\)$" \
+	"rank 1 did not hear from rank 0 that rank 2 stayed silent"
+note "ok: a rank that joined and stays silent is named by every rank at the timeout"
+
+# --- a rank killed in the middle of the exchange --------------------------------------
+# 4 ranks from a loop; rank 3 is held (stopped before it runs rcc-mesh) so that
+# the exchange is still open when rank 2, which has joined and sent its
+# address, is killed. Then rank 3 goes on: it must hear why too.
+reset
+rank0 4 RCC_LOG=debug -- --connect-timeout 20s
+for k in 1 2 3; do
+	HOLD=()
+	[ $k != 3 ] || HOLD=(bash -c 'kill -STOP $$ && exec "$@"' held-rank)
+	rank $k 4 --
+done
+HOLD=()
+stopped() { [ "$(cut -d' ' -f3 "/proc/${MESH_PIDS[3]}/stat" 2>/dev/null)" = T ]; }
+end=$((SECONDS + 20))
+until stopped; do
+	[ $SECONDS -lt $end ] || { show_logs; fail "rank 3 was not held"; }
+	sleep 0.05 # polling interval
+done
+for k in 1 2; do
+	wait_line "$MESH_TMP/rank.0.log" "rendezvous: rank $k joined from" 20 ||
+		{ show_logs; fail "rank $k did not join"; }
+done
+t0=$SECONDS
+kill -9 "${MESH_PIDS[2]}"
+expect 2 137 5 "the killed rank"
+wait_line "$MESH_TMP/rank.0.log" "rendezvous: rank 2 \(127\.0\.0\.1:[0-9]+\) closed the connection" 10 ||
+	{ show_logs; fail "rank 0 did not notice that rank 2 died"; }
+kill -CONT "${MESH_PIDS[3]}"
+for k in 0 1 3; do
+	expect $k 4 15 "a rank killed in the exchange"
+done
+[ $((SECONDS - t0)) -lt 15 ] || fail "the ranks took $((SECONDS - t0)) s: the 20 s timeout, not the loss, ended them"
+has 0 "address exchange \(env bootstrap\) failed: rank 2 \(127\.0\.0\.1:[0-9]+\) closed the connection$" \
+	"rank 0 did not name the killed rank 2"
+for k in 1 3; do
+	has $k "address exchange \(env bootstrap\) failed: rank 0 gave up: rank 2 \(127\.0\.0\.1:[0-9]+\) closed the connection$" \
+		"rank $k did not hear from rank 0 that rank 2 died"
+done
+note "ok: a rank killed in the exchange is named by every other rank in $((SECONDS - t0)) s, before the timeout"
