@@ -210,33 +210,48 @@ static void take_msgs(struct shared64 *t, int n)
 		CHECK_WC(t->wc[k], RCC_WC_SUCCESS);
 }
 
-/* The SRQ's limit event must come now (within the usual bound), alone. */
-static void expect_limit_event(struct shared64 *t, const char *when)
+/* Client `only` (or, with -1, every client but `except`) sends its message
+ * m, all posted at once; then they are taken as take_msgs() says. */
+static void send_round(struct shared64 *t, int m, int only, int except)
 {
-	struct rcc_event ev;
-	int rc = rcc_ctx_get_event(t->f.ctx, &ev, TEST_TIMEOUT_MS);
+	int n = 0;
 
-	CHECK_MSG(rc == 0, "%s: no SRQ limit event (%s)", when, rcc_strerror(rc));
-	CHECK_EQ(ev.type, RCC_EVENT_SRQ_LIMIT);
-	CHECK(ev.srq == t->f.srq);
-	CHECK(ev.ep == NULL);
+	for (int i = 0; i < S_N; i++) {
+		if ((only >= 0 && i != only) || i == except)
+			continue;
+		CHECK_OK(send_msg(t, i, m));
+		n++;
+	}
+	take_msgs(t, n);
+}
+
+/* Exactly `want` (0 or 1) events now: the SRQ's limit event, naming the
+ * SRQ and no endpoint. An event that must not come is awaited QUIET_MS. */
+static void expect_limit_events(struct shared64 *t, int want, const char *when)
+{
+	struct rcc_event ev = { 0 };
+	int rc;
+
+	if (want) {
+		rc = rcc_ctx_get_event(t->f.ctx, &ev, TEST_TIMEOUT_MS);
+		CHECK_MSG(rc == 0, "%s: no SRQ limit event (%s)", when, rcc_strerror(rc));
+		CHECK_EQ(ev.type, RCC_EVENT_SRQ_LIMIT);
+		CHECK(ev.srq == t->f.srq);
+		CHECK(ev.ep == NULL);
+	}
 	rc = rcc_ctx_get_event(t->f.ctx, &ev, QUIET_MS);
-	CHECK_MSG(rc == -ETIMEDOUT, "%s: a second event (type %d) after the SRQ limit", when,
-		  rc ? 0 : (int)ev.type);
+	CHECK_MSG(rc == -ETIMEDOUT, "%s: %s event (type %d, %s SRQ) where none is due", when,
+		  want ? "a second" : "an", (int)ev.type,
+		  ev.srq == t->f.srq ? "our" : "no/another");
 }
 
-/* No event now (waited for a bounded while). */
-static void expect_no_event(struct shared64 *t, const char *when)
-{
-	struct rcc_event ev;
-	int rc = rcc_ctx_get_event(t->f.ctx, &ev, QUIET_MS);
-
-	CHECK_MSG(rc == -ETIMEDOUT, "%s: an event (type %d, SRQ %s) where none is due", when,
-		  rc ? 0 : (int)ev.type,
-		  rc                 ? "-" :
-		  ev.srq == t->f.srq ? "ours" :
-				       "other");
-}
+/* A step of a case that stops at the first failure inside it. */
+#define STEP(call)               \
+	do {                     \
+		call;            \
+		if (test_failed) \
+			return;  \
+	} while (0)
 
 /*
  * 64 endpoints share one SRQ with fewer receives than their traffic, its
@@ -261,46 +276,20 @@ static void srq_shared_by_64(void)
 	CHECK_OK(rcc_srq_arm_limit(f->srq, S_N));
 
 	/* round 0, all 64 at once: 128 -> 64 posted, never below the limit */
-	for (int i = 0; i < S_N; i++)
-		CHECK_OK(send_msg(&t, i, 0));
-	take_msgs(&t, S_N);
-	if (test_failed)
-		return;
-	expect_no_event(&t, "64 of 128 receives left, limit 64");
-	if (test_failed)
-		return;
-
+	STEP(send_round(&t, 0, -1, -1));
+	STEP(expect_limit_events(&t, 0, "64 of 128 receives left, limit 64"));
 	/* round 1: one message (from the middle) takes it below: 64 -> 63 */
-	CHECK_OK(send_msg(&t, S_N / 2 + 5, 1));
-	take_msgs(&t, 1);
-	if (test_failed)
-		return;
-	expect_limit_event(&t, "63 receives left, limit 64");
-	if (test_failed)
-		return;
+	STEP(send_round(&t, 1, S_N / 2 + 5, -1));
+	STEP(expect_limit_events(&t, 1, "63 receives left, limit 64"));
 	/* the other 63 drain the SRQ: 63 -> 0, nothing more (one-shot) */
-	for (int i = 0; i < S_N; i++)
-		if (i != S_N / 2 + 5)
-			CHECK_OK(send_msg(&t, i, 1));
-	take_msgs(&t, S_N - 1);
-	if (test_failed)
-		return;
-	expect_no_event(&t, "SRQ drained after its limit event");
-	if (test_failed)
-		return;
-
+	STEP(send_round(&t, 1, -1, S_N / 2 + 5));
+	STEP(expect_limit_events(&t, 0, "SRQ drained after its limit event"));
 	/* refilled and re-armed: 64 posted, limit 32; round 2 all at once,
 	 * the event once somewhere on the way down to 0 */
 	CHECK_OK(post_more(&t, S_N));
 	CHECK_OK(rcc_srq_arm_limit(f->srq, S_N / 2));
-	for (int i = 0; i < S_N; i++)
-		CHECK_OK(send_msg(&t, i, 2));
-	take_msgs(&t, S_N);
-	if (test_failed)
-		return;
-	expect_limit_event(&t, "re-armed at 32, drained from 64");
-	if (test_failed)
-		return;
+	STEP(send_round(&t, 2, -1, -1));
+	STEP(expect_limit_events(&t, 1, "re-armed at 32, drained from 64"));
 
 	for (int i = 0; i < S_N; i++)
 		for (int m = 0; m < S_PER; m++)
