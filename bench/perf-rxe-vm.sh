@@ -6,7 +6,8 @@
 # the port's MTU), and appends every figure to $PERF_OUT/raw.tsv as
 # "rep tool test size metric value".
 #   env: PERF_RCC (rcc-perf binary), PERF_OUT (folder, shared with the host),
-#        PERF_REPS [3], PERF_QUICK [0]; RXE_IP and RXE_GID_IDX from the VM.
+#        PERF_REPS [3], PERF_QUICK [0], PERF_ONLY (groups to measure: lat atomic
+#        bw ud [all]); RXE_IP and RXE_GID_IDX from the VM.
 # Both tools: server pinned to vCPU 0, client to vCPU 1, TCP bring-up (perftest's
 # default socket exchange; rcc-perf --bringup manual) so readiness is polled with
 # `ss -ltn`; every process under `timeout`. perftest times with the TSC, which it
@@ -19,6 +20,7 @@ RCC=${PERF_RCC:?PERF_RCC: the rcc-perf binary}
 OUT=${PERF_OUT:?PERF_OUT: the output folder}
 REPS=${PERF_REPS:-3}
 QUICK=${PERF_QUICK:-0}
+ONLY=${PERF_ONLY:-lat atomic bw ud}
 IP=${RXE_IP:?run inside the VM}
 GID=${RXE_GID_IDX:-1}
 PORT=18515
@@ -37,6 +39,8 @@ rec() { # tool test size metric value
 	[[ -n "${5:-}" ]] || { fail "$1 $2 $3 $4: no value"; return; }
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$REP" "$1" "$2" "$3" "$4" "$5" >>"$RAW"
 }
+# wanted GROUP: is GROUP among PERF_ONLY's
+wanted() { [[ " $ONLY " == *" $1 "* ]]; }
 listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
 
 # pair "SERVER CMD" "CLIENT CMD": pinned server, wait for its port, pinned client.
@@ -153,6 +157,9 @@ point_ud() { # kind size iters
 }
 
 [ -x "$RCC" ] || { echo "no rcc-perf at $RCC" >&2; exit 2; }
+for g in $ONLY; do
+	case $g in lat | atomic | bw | ud) ;; *) echo "PERF_ONLY: unknown group '$g'" >&2; exit 2 ;; esac
+done
 for b in ib_send_lat ib_send_bw ib_write_lat ib_read_lat ib_atomic_lat ib_write_bw ib_read_bw; do
 	command -v $b >/dev/null || { echo "missing $b in the VM" >&2; exit 2; }
 done
@@ -160,27 +167,35 @@ lat_n=1000 bw_small=5000 bw_big=2000
 [ "$QUICK" = 1 ] && lat_n=200 bw_small=1000 bw_big=200
 T0=$SECONDS
 for ((REP = 1; REP <= REPS; REP++)); do
-	for s in 2 65536; do
-		log "rep $REP/$REPS: latency, $s B"
-		point lat send ib_send_lat "$s" $lat_n
-		point lat write ib_write_lat "$s" $lat_n
-		point lat read ib_read_lat "$s" $lat_n
-	done
-	log "rep $REP/$REPS: atomic latency, 8 B"
-	point lat fadd ib_atomic_lat 8 $lat_n -A FETCH_AND_ADD
-	for s in 2 65536; do
-		n=$bw_small
-		[ "$s" = 65536 ] && n=$bw_big
-		log "rep $REP/$REPS: bandwidth, $s B"
-		# the same outstanding READ limit for both (rcc-perf's default)
-		point bw write ib_write_bw "$s" $n
-		point bw read ib_read_bw "$s" $n -o 16
-	done
-	for s in 2 1024; do
-		log "rep $REP/$REPS: datagrams (-c UD), $s B"
-		point_ud lat "$s" $lat_n
-		point_ud bw "$s" $bw_small
-	done
+	if wanted lat; then
+		for s in 2 65536; do
+			log "rep $REP/$REPS: latency, $s B"
+			point lat send ib_send_lat "$s" $lat_n
+			point lat write ib_write_lat "$s" $lat_n
+			point lat read ib_read_lat "$s" $lat_n
+		done
+	fi
+	if wanted atomic; then
+		log "rep $REP/$REPS: atomic latency, 8 B"
+		point lat fadd ib_atomic_lat 8 $lat_n -A FETCH_AND_ADD
+	fi
+	if wanted bw; then
+		for s in 2 65536; do
+			n=$bw_small
+			[ "$s" = 65536 ] && n=$bw_big
+			log "rep $REP/$REPS: bandwidth, $s B"
+			# the same outstanding READ limit for both (rcc-perf's default)
+			point bw write ib_write_bw "$s" $n
+			point bw read ib_read_bw "$s" $n -o 16
+		done
+	fi
+	if wanted ud; then
+		for s in 2 1024; do
+			log "rep $REP/$REPS: datagrams (-c UD), $s B"
+			point_ud lat "$s" $lat_n
+			point_ud bw "$s" $bw_small
+		done
+	fi
 done
 log "measured in $((SECONDS - T0)) s"
 [ -s "$FAILS" ] && exit 1

@@ -18,6 +18,9 @@
 #                         here when missing]
 #          RCC_RXE_TIMEOUT  bound on the whole VM in seconds [2400]
 #          SUMMARY_ONLY=1 no VM: print the table again from the last run's raw.tsv
+#          ONLY="GROUP..." measure only these groups [all]: lat (send, write, read
+#                         latency), atomic (fetch-and-add latency), bw (write and
+#                         read bandwidth), ud (-c UD send latency and bandwidth)
 #   needs: cmake, a C compiler, libibverbs-dev, librdmacm-dev, and what
 #          tests/rxe/vm/build-image installs (qemu, rdma-core, perftest).
 # The VM side is bench/perf-rxe-vm.sh; numbers under TCG are slow and noisy in
@@ -59,8 +62,8 @@ fi
 rm -rf "$OUT"
 mkdir -p "$OUT"
 export PERF_RCC=$rel/tools/rcc-perf/rcc-perf PERF_OUT=$rel/perf-rxe PERF_REPS=$REPS
-export PERF_QUICK=$QUICK
-export RCC_RXE_ENV="PERF_RCC PERF_OUT PERF_REPS PERF_QUICK ${RCC_RXE_ENV:-}"
+export PERF_QUICK=$QUICK PERF_ONLY=${ONLY:-}
+export RCC_RXE_ENV="PERF_RCC PERF_OUT PERF_REPS PERF_QUICK PERF_ONLY ${RCC_RXE_ENV:-}"
 export RCC_RXE_LIBSCAN="$rel/tools ${RCC_RXE_LIBSCAN:-}"
 log "one VM boot: rcc-perf and perftest side by side ($REPS repeat(s))"
 "$VMRUN" "$root" "bash bench/perf-rxe-vm.sh"

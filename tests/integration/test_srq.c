@@ -132,77 +132,175 @@ static int srv_index(const struct fixture *f, const struct rcc_ep *ep)
 	return -1;
 }
 
+/* srq_shared_by_64's endpoints, buffers and what arrived where. */
+enum {
+	S_N = 64,
+	S_PER = 3,          /* messages per client */
+	S_SZ = 200,         /* message size */
+	S_BUF = 256,        /* receive buffer size */
+	S_WR = S_N * S_PER, /* receives posted over the case, one per message */
+	S_HDR = 4,          /* client index, message number, two marker bytes */
+	S_DEPTH = 2 * S_N,  /* the SRQ's max_wr: two rounds' worth */
+	QUIET_MS = 200      /* how long an event that must not come is awaited */
+};
+struct shared64 {
+	struct fixture f;
+	struct tbuf s, r;
+	int posted; /* receives posted so far: buffer k has wr_id 1000 + k */
+	bool seen[S_N][S_PER], used[S_WR];
+	struct rcc_wc wc[S_N];
+};
+
+/* Posts n more receives to the SRQ, each its own S_BUF-byte buffer. */
+static int post_more(struct shared64 *t, int n)
+{
+	for (int k = 0; k < n; k++) {
+		struct rcc_sge rs = tbuf_sge(&t->r, (size_t)t->posted * S_BUF, S_BUF);
+		int rc = rcc_srq_post_recv(t->f.srq, &rs, 1, 1000 + (uint64_t)t->posted);
+		if (rc)
+			return rc;
+		t->posted++;
+	}
+	return 0;
+}
+
+/* Client i sends its message m: index, number, markers, a pattern. */
+static int send_msg(struct shared64 *t, int i, int m)
+{
+	uint8_t *msg = t->s.p + ((size_t)i * S_PER + (size_t)m) * S_SZ;
+
+	msg[0] = (uint8_t)i;
+	msg[1] = (uint8_t)m;
+	msg[2] = 0x5a;
+	msg[3] = 0xa5;
+	fill_pattern(msg + S_HDR, S_SZ - S_HDR, ((uint64_t)i << 8) | (uint64_t)m);
+	struct rcc_sge ss = tbuf_sge(&t->s, (size_t)(msg - t->s.p), S_SZ);
+	return rcc_post_send(t->f.cli[i], &ss, 1, (uint64_t)m, RCC_SEND_SIGNALED);
+}
+
+/* Takes n receive completions and the n send completions behind them: every
+ * message whole, byte for byte, in a receive used once, on the server
+ * endpoint of the client that sent it, and none twice. */
+static void take_msgs(struct shared64 *t, int n)
+{
+	CHECK(n <= S_N);
+	CHECK_EQ(wait_n(t->f.cq_srv, t->wc, n, TEST_TIMEOUT_MS), n);
+	for (int k = 0; k < n; k++) {
+		const struct rcc_wc *w = &t->wc[k];
+		CHECK_WC(*w, RCC_WC_SUCCESS);
+		CHECK_EQ(w->opcode, RCC_WC_RECV);
+		CHECK_EQ(w->byte_len, S_SZ);
+		CHECK(w->wr_id >= 1000 && w->wr_id < 1000 + (uint64_t)t->posted);
+		int b = (int)(w->wr_id - 1000);
+		CHECK_MSG(!t->used[b], "receive %d completed twice", b);
+		t->used[b] = true;
+		const uint8_t *msg = t->r.p + (size_t)b * S_BUF;
+		int i = msg[0], m = msg[1];
+		CHECK(i < S_N && m < S_PER && msg[2] == 0x5a && msg[3] == 0xa5);
+		CHECK_MSG(srv_index(&t->f, w->ep) == i,
+			  "message of client %d completed on server endpoint %d", i,
+			  srv_index(&t->f, w->ep));
+		CHECK_MSG(!t->seen[i][m], "message %d of client %d arrived twice", m, i);
+		t->seen[i][m] = true;
+		CHECK_EQ(check_pattern(msg + S_HDR, S_SZ - S_HDR, ((uint64_t)i << 8) | (uint64_t)m),
+			 -1);
+	}
+	CHECK_EQ(wait_n(t->f.cq_cli, t->wc, n, TEST_TIMEOUT_MS), n);
+	for (int k = 0; k < n; k++)
+		CHECK_WC(t->wc[k], RCC_WC_SUCCESS);
+}
+
+/* Client `only` (or, with -1, every client but `except`) sends its message
+ * m, all posted at once; then they are taken as take_msgs() says. */
+static void send_round(struct shared64 *t, int m, int only, int except)
+{
+	int n = 0;
+
+	for (int i = 0; i < S_N; i++) {
+		if ((only >= 0 && i != only) || i == except)
+			continue;
+		CHECK_OK(send_msg(t, i, m));
+		n++;
+	}
+	take_msgs(t, n);
+}
+
+/* Exactly `want` (0 or 1) events now: the SRQ's limit event, naming the
+ * SRQ and no endpoint. An event that must not come is awaited QUIET_MS. */
+static void expect_limit_events(struct shared64 *t, int want, const char *when)
+{
+	struct rcc_event ev = { 0 };
+	int rc;
+
+	if (want) {
+		rc = rcc_ctx_get_event(t->f.ctx, &ev, TEST_TIMEOUT_MS);
+		CHECK_MSG(rc == 0, "%s: no SRQ limit event (%s)", when, rcc_strerror(rc));
+		CHECK_EQ(ev.type, RCC_EVENT_SRQ_LIMIT);
+		CHECK(ev.srq == t->f.srq);
+		CHECK(ev.ep == NULL);
+	}
+	rc = rcc_ctx_get_event(t->f.ctx, &ev, QUIET_MS);
+	CHECK_MSG(rc == -ETIMEDOUT, "%s: %s event (type %d, %s SRQ) where none is due", when,
+		  want ? "a second" : "an", (int)ev.type,
+		  ev.srq == t->f.srq ? "our" : "no/another");
+}
+
+/* A step of a case that stops at the first failure inside it. */
+#define STEP(call)               \
+	do {                     \
+		call;            \
+		if (test_failed) \
+			return;  \
+	} while (0)
+
 /*
- * 64 endpoints share one SRQ smaller than their number times their traffic:
- * every message lands whole in some posted buffer, its completion names the
- * endpoint it came through, and every buffer is used exactly once.
+ * 64 endpoints share one SRQ with fewer receives than their traffic, its
+ * low-watermark armed: every message lands whole in some posted buffer, its
+ * completion names the endpoint it came through, every buffer is used once,
+ * and the limit event comes exactly once per arming, at the message that
+ * leaves fewer receives posted than the limit, whichever endpoint it came
+ * through. The receives are refilled on the event and the limit re-armed
+ * (rcc_srq_arm_limit(): one-shot, arm again after posting more).
  */
 static void srq_shared_by_64(void)
 {
-	enum {
-		N = 64,
-		PER = 3,      /* messages per client */
-		SZ = 200,     /* message size */
-		BUF = 256,    /* receive buffer size */
-		WR = N * PER, /* receives posted, one per message */
-		HDR = 4,      /* client index and message number */
-	};
-	struct fixture f;
-	struct rcc_srq_attr sa = { .max_wr = WR, .max_sge = 1 };
-	struct tbuf s = { 0 }, r = { 0 };
-	static struct rcc_wc wc[WR];
-	static bool seen[N][PER], used[WR];
+	static struct shared64 t;
+	struct fixture *f = &t.f;
+	struct rcc_srq_attr sa = { .max_wr = S_DEPTH, .max_sge = 1 };
 
-	memset(seen, 0, sizeof(seen));
-	memset(used, 0, sizeof(used));
-	CHECK_OK(fixture_open(&f, N, &sa, 2 * WR, NULL));
-	CHECK_OK(tbuf_alloc(&s, f.ctx, (size_t)N * PER * SZ, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&r, f.ctx, (size_t)WR * BUF, RCC_ACCESS_LOCAL_WRITE));
-	for (int k = 0; k < WR; k++) {
-		struct rcc_sge rs = tbuf_sge(&r, (size_t)k * BUF, BUF);
-		CHECK_OK(rcc_srq_post_recv(f.srq, &rs, 1, 1000 + (uint64_t)k));
+	memset(&t, 0, sizeof(t));
+	CHECK_OK(fixture_open(f, S_N, &sa, 2 * S_WR, NULL));
+	CHECK_OK(tbuf_alloc(&t.s, f->ctx, (size_t)S_N * S_PER * S_SZ, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&t.r, f->ctx, (size_t)S_WR * S_BUF, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(post_more(&t, S_DEPTH));
+	CHECK_OK(rcc_srq_arm_limit(f->srq, S_N));
+
+	/* round 0, all 64 at once: 128 -> 64 posted, never below the limit */
+	STEP(send_round(&t, 0, -1, -1));
+	STEP(expect_limit_events(&t, 0, "64 of 128 receives left, limit 64"));
+	/* round 1: one message (from the middle) takes it below: 64 -> 63 */
+	STEP(send_round(&t, 1, S_N / 2 + 5, -1));
+	STEP(expect_limit_events(&t, 1, "63 receives left, limit 64"));
+	/* the other 63 drain the SRQ: 63 -> 0, nothing more (one-shot) */
+	STEP(send_round(&t, 1, -1, S_N / 2 + 5));
+	STEP(expect_limit_events(&t, 0, "SRQ drained after its limit event"));
+	/* refilled and re-armed: 64 posted, limit 32; round 2 all at once,
+	 * the event once somewhere on the way down to 0 */
+	CHECK_OK(post_more(&t, S_N));
+	CHECK_OK(rcc_srq_arm_limit(f->srq, S_N / 2));
+	STEP(send_round(&t, 2, -1, -1));
+	STEP(expect_limit_events(&t, 1, "re-armed at 32, drained from 64"));
+
+	for (int i = 0; i < S_N; i++)
+		for (int m = 0; m < S_PER; m++)
+			CHECK_MSG(t.seen[i][m], "message %d of client %d never arrived", m, i);
+	for (int i = 0; i < S_N; i++) {
+		CHECK_EQ(rcc_ep_state(f->srv[i]), RCC_EP_CONNECTED);
+		CHECK_EQ(rcc_ep_state(f->cli[i]), RCC_EP_CONNECTED);
 	}
-	for (int m = 0; m < PER; m++) {
-		for (int i = 0; i < N; i++) {
-			uint8_t *msg = s.p + ((size_t)i * PER + (size_t)m) * SZ;
-			msg[0] = (uint8_t)i;
-			msg[1] = (uint8_t)m;
-			msg[2] = 0x5a;
-			msg[3] = 0xa5;
-			fill_pattern(msg + HDR, SZ - HDR, ((uint64_t)i << 8) | (uint64_t)m);
-			struct rcc_sge ss = tbuf_sge(&s, (size_t)(msg - s.p), SZ);
-			CHECK_OK(rcc_post_send(f.cli[i], &ss, 1, (uint64_t)m, RCC_SEND_SIGNALED));
-		}
-	}
-	CHECK_EQ(wait_n(f.cq_srv, wc, WR, TEST_TIMEOUT_MS), WR);
-	for (int k = 0; k < WR; k++) {
-		CHECK_WC(wc[k], RCC_WC_SUCCESS);
-		CHECK_EQ(wc[k].opcode, RCC_WC_RECV);
-		CHECK_EQ(wc[k].byte_len, SZ);
-		CHECK(wc[k].wr_id >= 1000 && wc[k].wr_id < 1000 + WR);
-		int b = (int)(wc[k].wr_id - 1000);
-		CHECK_MSG(!used[b], "receive %d completed twice", b);
-		used[b] = true;
-		const uint8_t *msg = r.p + (size_t)b * BUF;
-		int i = msg[0], m = msg[1];
-		CHECK(i < N && m < PER && msg[2] == 0x5a && msg[3] == 0xa5);
-		CHECK_MSG(srv_index(&f, wc[k].ep) == i,
-			  "message of client %d completed on server endpoint %d", i,
-			  srv_index(&f, wc[k].ep));
-		CHECK_MSG(!seen[i][m], "message %d of client %d arrived twice", m, i);
-		seen[i][m] = true;
-		CHECK_EQ(check_pattern(msg + HDR, SZ - HDR, ((uint64_t)i << 8) | (uint64_t)m), -1);
-	}
-	CHECK_EQ(wait_n(f.cq_cli, wc, WR, TEST_TIMEOUT_MS), WR);
-	for (int k = 0; k < WR; k++)
-		CHECK_WC(wc[k], RCC_WC_SUCCESS);
-	for (int i = 0; i < N; i++) {
-		CHECK_EQ(rcc_ep_state(f.srv[i]), RCC_EP_CONNECTED);
-		CHECK_EQ(rcc_ep_state(f.cli[i]), RCC_EP_CONNECTED);
-	}
-	tbuf_free(&s);
-	tbuf_free(&r);
-	fixture_close(&f);
+	tbuf_free(&t.s);
+	tbuf_free(&t.r);
+	fixture_close(f);
 }
 
 /* Posts n receives of sz bytes each (wr_ids 0..n-1, r sliced in order). */
@@ -359,8 +457,7 @@ static void srq_limit_event(void)
 {
 	enum {
 		POSTED = 8,
-		LIMIT = 4,
-		QUIET_MS = 200
+		LIMIT = 4
 	};
 	struct fixture f;
 	struct tbuf s = { 0 }, r = { 0 };
