@@ -76,11 +76,11 @@ static int env_open(struct env *e)
 static void env_close(struct env *e)
 {
 	if (e->lst)
-		rcc_listener_close(e->lst);
+		TEARDOWN(rcc_listener_close(e->lst));
 	if (e->cq)
-		rcc_cq_destroy(e->cq);
+		TEARDOWN(rcc_cq_destroy(e->cq));
 	if (e->ctx)
-		rcc_ctx_close(e->ctx);
+		TEARDOWN(rcc_ctx_close(e->ctx));
 	memset(e, 0, sizeof(*e));
 }
 

@@ -157,12 +157,8 @@ static long zone_unchanged(struct zone *z)
 
 static void zone_close(struct zone *z)
 {
-	if (z->mr) {
-		int rc = rcc_mr_dereg(z->mr);
-		if (rc)
-			test_fail(__FILE__, __LINE__, "teardown: rcc_mr_dereg: %s",
-				  rcc_strerror(rc));
-	}
+	if (z->mr)
+		TEARDOWN(rcc_mr_dereg(z->mr));
 	if (z->map)
 		munmap(z->map, z->len + 2 * PAGE);
 	else

@@ -44,11 +44,11 @@ static void env_close(struct env *e)
 {
 	tbuf_free(&e->buf);
 	if (e->lst)
-		rcc_listener_close(e->lst);
+		TEARDOWN(rcc_listener_close(e->lst));
 	if (e->cq)
-		rcc_cq_destroy(e->cq);
+		TEARDOWN(rcc_cq_destroy(e->cq));
 	if (e->ctx)
-		rcc_ctx_close(e->ctx);
+		TEARDOWN(rcc_ctx_close(e->ctx));
 }
 
 static int raw_connect(int port)

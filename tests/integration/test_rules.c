@@ -627,11 +627,11 @@ static void frozen_peer_parent(pid_t pid, int port_fd, bool *reaped)
 	CHECK_MSG(WIFEXITED(status), "the resumed peer did not finish");
 	*reaped = true;
 	CHECK_EQ(WEXITSTATUS(status), 0);
-	rcc_ep_close(ep);
+	TEARDOWN(rcc_ep_close(ep));
 	tbuf_free(&r);
-	rcc_listener_close(lst);
-	rcc_cq_destroy(cq);
-	CHECK_OK(rcc_ctx_close(ctx));
+	TEARDOWN(rcc_listener_close(lst));
+	TEARDOWN(rcc_cq_destroy(cq));
+	TEARDOWN(rcc_ctx_close(ctx));
 }
 
 static void frozen_peer_detected(void)
