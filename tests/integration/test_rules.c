@@ -605,7 +605,10 @@ static void frozen_peer_parent(pid_t pid, int port_fd, bool *reaped)
 	struct rcc_sge rs = tbuf_sge(&r, 0, 64);
 	CHECK_OK(rcc_post_recv(ep, &rs, 1, 7));
 
-	/* Three timeouts of silence from the application: heartbeats keep it up. */
+	/* Three timeouts of silence from the application: heartbeats keep it up.
+	 * They come every eighth of the timeout (TCP_HB_PER_TIMEOUT), so a false
+	 * death here needs a heartbeat sender stalled for 7/8 s: a margin of 8x
+	 * the heartbeat period on a loaded host. */
 	uint64_t end = now_ms() + 3 * FROZEN_TIMEOUT_MS;
 	while (now_ms() < end) {
 		CHECK_EQ(rcc_cq_wait(cq, &wc, 1, 100), -ETIMEDOUT);
