@@ -115,6 +115,12 @@ static void dereg_waits_for_copies(void)
 	CHECK_MSG(!returned_early, "rcc_mr_dereg returned while a copy held the region");
 	CHECK_MSG(live, "the key went away while a copy held the region");
 	CHECK_OK(j.rc);
+	/* gone from the table, not merely failing its checks: a stale entry
+	 * would point at the freed region descriptor */
+	pthread_rwlock_rdlock(&t->mr_lock);
+	bool stale = keys_find(&t->keys, key) != NULL;
+	pthread_rwlock_unlock(&t->mr_lock);
+	CHECK_MSG(!stale, "the key table still names the deregistered region");
 	CHECK(!mr_covers(t, key, addr, 64, RCC_ACCESS_REMOTE_WRITE));
 	CHECK_OK(rcc_ctx_close(ctx));
 }
