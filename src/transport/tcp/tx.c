@@ -52,9 +52,10 @@ int tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job)
 	return 0;
 }
 
-/* iov entries for bytes [off, off+len) of a scatter list; -1 if they do not fit. */
+/* iov entries for bytes [off, off+len) of a scatter list, and (keys not
+ * NULL) the local key of each; -1 if they do not fit. */
 static int sge_slice(const struct rcc_sge *sg, int nsge, uint32_t off, uint32_t len,
-		     struct iovec *iov, int room)
+		     struct iovec *iov, uint32_t *keys, int room)
 {
 	int n = 0;
 
@@ -70,6 +71,8 @@ static int sge_slice(const struct rcc_sge *sg, int nsge, uint32_t off, uint32_t 
 			return -1;
 		iov[n].iov_base = (void *)(uintptr_t)(sg[i].addr + off);
 		iov[n].iov_len = take;
+		if (keys)
+			keys[n] = sg[i].lkey;
 		n++;
 		len -= take;
 		off = 0;
@@ -83,20 +86,15 @@ static int sge_slice(const struct rcc_sge *sg, int nsge, uint32_t off, uint32_t 
 static bool slice_live(struct tcp_ctx *ctx, const struct rcc_sge *sg, int nsge, uint32_t off,
 		       uint32_t len)
 {
-	for (int i = 0; i < nsge && len; i++) {
-		if (off >= sg[i].length) {
-			off -= sg[i].length;
-			continue;
-		}
-		uint32_t take = sg[i].length - off;
-		if (take > len)
-			take = len;
-		if (!mr_covers_locked(ctx, sg[i].lkey, sg[i].addr + off, take, 0))
+	struct iovec v[TCP_MAX_SGE];
+	uint32_t keys[TCP_MAX_SGE];
+	int n = sge_slice(sg, nsge, off, len, v, keys, TCP_MAX_SGE);
+
+	for (int i = 0; i < n; i++)
+		if (!mr_covers_locked(ctx, keys[i], (uint64_t)(uintptr_t)v[i].iov_base,
+				      v[i].iov_len, 0))
 			return false;
-		len -= take;
-		off = 0;
-	}
-	return true;
+	return n >= 0;
 }
 
 static struct tx_item *new_item(struct tx_batch *b, uint8_t kind, uint32_t idx)
@@ -279,7 +277,7 @@ static void put_message_payload(struct tcp_ep *ep, struct tx_batch *b, const str
 		b->iov[b->niov].iov_len = chunk;
 		n = 1;
 	} else {
-		n = sge_slice(sq_sges(ep, i), w->num_sge, off, chunk, &b->iov[b->niov],
+		n = sge_slice(sq_sges(ep, i), w->num_sge, off, chunk, &b->iov[b->niov], NULL,
 			      TX_MAX_IOV - b->niov);
 	}
 	b->niov += n;
