@@ -181,7 +181,7 @@ static bool first_error_ok(enum where w, enum rcc_wc_status st)
 }
 
 struct round_result {
-	bool hit; /* the deregistration fell between successes and failures of the stream */
+	int ok, failed; /* requests of the stream (not the late one) */
 };
 
 static void one_round(enum where w, enum after how, int round, struct round_result *res)
@@ -298,7 +298,8 @@ static void one_round(enum where w, enum after how, int round, struct round_resu
 	}
 	stream_ok = ok;
 	CHECK_MSG(first_err >= 0, "nothing failed although a region was deregistered");
-	res->hit = stream_ok > 0 && stream_err > 0;
+	res->ok = stream_ok;
+	res->failed = stream_err;
 
 	/* What each success reported is there (as of deregistration). */
 	const uint8_t *tv = zone_view(&t), *kv = zone_view(&k), *rv = zone_view(&r);
@@ -356,18 +357,30 @@ static void one_round(enum where w, enum after how, int round, struct round_resu
 
 static void dereg_rounds(enum where w, enum after how)
 {
-	int rounds = test_quick() ? 4 : ROUNDS, hits = 0;
+	int rounds = test_quick() ? 4 : ROUNDS, hits = 0, all_ok = 0, all_failed = 0;
 
 	for (int i = 0; i < rounds && !test_failed; i++) {
-		struct round_result res = { false };
+		struct round_result res = { 0, 0 };
 		one_round(w, how, i, &res);
-		hits += res.hit;
+		hits += res.ok > 0 && res.failed > 0;
+		all_ok += res.failed == 0;
+		all_failed += res.ok == 0;
 	}
 	if (test_failed)
 		return;
-	printf("  %d of %d rounds deregistered between a success and a failure\n", hits, rounds);
-	/* else every round deregistered before or after the whole stream ran and
-	 * the case proved less than it says */
+	printf("  %d of %d rounds deregistered between a success and a failure of the stream "
+	       "(%d: all of it succeeded first, %d: none of it)\n",
+	       hits, rounds, all_ok, all_failed);
+	/* Else every round deregistered before or after the whole stream ran and
+	 * the case proved less than it says. Soft-RoCE runs the whole stream
+	 * before ibv_dereg_mr() returns, every time (seen in the VM: 16 of 16
+	 * rounds all succeeded, even with dereg right after posting), so there
+	 * only what follows the deregistration was checked: a skip, not a pass. */
+	if (hits == 0 && test_on_verbs())
+		SKIP_CASE("dereg-in-flight",
+			  "verbs: the device ran the whole stream before rcc_mr_dereg() returned "
+			  "in all %d rounds; only the requests after it were checked",
+			  rounds);
 	CHECK_MSG(hits > 0, "no round deregistered with the stream in flight");
 }
 
