@@ -384,6 +384,36 @@ static void dereg_rounds(enum where w, enum after how)
 	CHECK_MSG(hits > 0, "no round deregistered with the stream in flight");
 }
 
+/*
+ * A SEND waiting to be retried: the peer has no receive posted, so it is
+ * RNR-NAKed and sent again and again (rnr_retry: forever) from its source.
+ * The source is deregistered and made inaccessible meanwhile: the next copy
+ * must not be read from it, and the SEND fails with a protection error. This
+ * holds whatever the timing (sent once before or not at all yet), so it
+ * catches a transport that sends from a deregistered source every time.
+ */
+static void send_source_dereg_during_rnr(void)
+{
+	struct pair p;
+	struct zone s;
+	struct rcc_wc wc;
+
+	memset(&s, 0, sizeof(s));
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(zone_open(&s, p.ctx, 4 * PAGE, PROTECT));
+	fill_pattern(s.p, 4 * PAGE, 7);
+	struct rcc_sge sg = rcc_mr_sge(s.mr, s.p, 4 * PAGE);
+	CHECK_OK(rcc_post_send(p.a, &sg, 1, 5, RCC_SEND_SIGNALED));
+	CHECK_OK(zone_drop(&s));
+	CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+	CHECK_EQ(wc.wr_id, 5);
+	CHECK_MSG(first_error_ok(LOCAL, wc.status), "SEND: %s", rcc_wc_status_str(wc.status));
+	long at = zone_unchanged(&s);
+	CHECK_MSG(at < 0, "source: byte %ld changed", at);
+	zone_close(&s);
+	pair_close(&p);
+}
+
 /* The peer's WRITE/READ/atomic stream into a region deregistered under it. */
 static void remote_region_dereg_protected(void) { dereg_rounds(REMOTE, PROTECT); }
 static void remote_region_dereg_freed(void) { dereg_rounds(REMOTE, FREE); }
@@ -392,4 +422,5 @@ static void local_regions_dereg_protected(void) { dereg_rounds(LOCAL, PROTECT); 
 static void local_regions_dereg_freed(void) { dereg_rounds(LOCAL, FREE); }
 
 TEST_MAIN(TEST(remote_region_dereg_protected), TEST(remote_region_dereg_freed),
-	  TEST(local_regions_dereg_protected), TEST(local_regions_dereg_freed))
+	  TEST(local_regions_dereg_protected), TEST(local_regions_dereg_freed),
+	  TEST(send_source_dereg_during_rnr))
