@@ -259,8 +259,11 @@ nice ninja -C "$BUILD" -j"$JOBS" >/dev/null
 
 total=$((killed + survived + broken))
 ((total)) || total=1
-say "mutation run: $killed of $total killed ($((100 * killed / total))%), $survived survived," \
-	"$broken did not build, $skipped skipped (VM), in $((SECONDS - T0)) s (logs in $WORK)"
+result="mutation run: $killed of $total killed ($((100 * killed / total))%), $survived survived,"
+result+=" $broken did not build, $skipped skipped (VM), in $((SECONDS - T0)) s (logs in $WORK)"
+say "$result"
+# for scripts/test.sh's closing summary
+echo "$result" >"$WORK/kill-rate"
 if ((survived)); then
 	echo "survivors (each one is a missing test):"
 	printf '  %s\n' "${SURVIVORS[@]}"

@@ -32,14 +32,23 @@ need_packages $PKGS_BUILD $PKGS_TEST
 
 # Totals over every test run (ctest runs and the VM suite's checks): a skip is
 # counted as a skip, never as a pass, and each is listed with its reason.
-N_PASSED=0 N_FAILED=0 N_SKIPPED=0
+# A test that passed with some of its cases skipped counts as passed; its
+# skipped cases are counted (N_CASES_SKIPPED) and listed as well.
+N_PASSED=0 N_FAILED=0 N_SKIPPED=0 N_CASES_SKIPPED=0
 SKIP_NOTES=()
-add_counts() { # PASSED FAILED SKIPPED
+add_counts() { # PASSED FAILED SKIPPED [CASES_SKIPPED]
 	N_PASSED=$((N_PASSED + $1)) N_FAILED=$((N_FAILED + $2)) N_SKIPPED=$((N_SKIPPED + $3))
+	N_CASES_SKIPPED=$((N_CASES_SKIPPED + ${4:-0}))
 }
 summary_counts() {
 	say "$N_PASSED passed, $N_FAILED failed, $N_SKIPPED skipped"
+	((N_CASES_SKIPPED == 0)) || say "  and $N_CASES_SKIPPED cases skipped inside tests that passed"
 	((${#SKIP_NOTES[@]} == 0)) || printf '  skipped: %s\n' "${SKIP_NOTES[@]}"
+	# the kill rate, when this run got as far as the mutation step
+	local kr=${RCC_MUTATE_DIR:-$REPO/build-mutate}/kill-rate
+	if [ -f "$kr" ] && (($(stat -c %Y "$kr") >= $(date +%s) - (SECONDS - T0))); then
+		say "$(cat "$kr")"
+	fi
 }
 
 ctest_in() { # DIR [ctest args...]

@@ -511,7 +511,7 @@ struct rcc_ep_attr {
 	 * frozen process or a cut link alike. 0: the environment variable
 	 * RCC_PEER_TIMEOUT_MS if set, else RCC_DEFAULT_PEER_TIMEOUT_MS. At
 	 * least RCC_MIN_PEER_TIMEOUT_MS, at most a day (else -EINVAL). tcp: the two sides send
-	 * each other heartbeats at a quarter of the shorter of their timeouts
+	 * each other heartbeats at an eighth of the shorter of their timeouts
 	 * while idle. verbs: not yet -- only the QP's own retries (timeout,
 	 * retry_cnt) with work outstanding and rdma_cm's disconnect. */
 	uint32_t peer_timeout_ms;

@@ -52,6 +52,10 @@ void test_fail(const char *file, int line, const char *fmt, ...)
  * skipped exits 77 (ctest: SKIP_RETURN_CODE). When the need is listed in
  * RCC_TEST_REQUIRE (comma-separated; the Soft-RoCE suite sets "verbs", the tcp
  * suite "tcp"), the set-up promised it and the skip fails the case instead.
+ * A binary where some cases ran and some skipped exits 0 (ctest: passed); its
+ * line "skip CASE: needs NEED: WHY" is what scripts/ctest-counts.py (for
+ * scripts/test.sh's totals) and tests/rxe/suites/10-integration.sh (the VM
+ * suite's skip list) collect, so keep that form.
  */
 void test_skip(const char *need, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define SKIP_CASE(need, ...)                  \

@@ -111,16 +111,6 @@ err_ctx:
 	return rc;
 }
 
-/* Teardown is part of what a case checks: a CQ still in use or a context
- * with an object left open means something leaked or was never released. */
-#define TEARDOWN(call)                                                           \
-	do {                                                                     \
-		int rc_ = (call);                                                \
-		if (rc_)                                                         \
-			test_fail(__FILE__, __LINE__, "teardown: %s: %s", #call, \
-				  rcc_strerror(rc_));                            \
-	} while (0)
-
 void pair_close(struct pair *p)
 {
 	if (!p->ctx)
@@ -177,9 +167,12 @@ int tbuf_alloc(struct tbuf *b, struct rcc_ctx *ctx, size_t len, unsigned access)
 
 void tbuf_free(struct tbuf *b)
 {
-	if (b->mr)
-		rcc_mr_dereg(b->mr);
-	free(b->p);
+	int rc = b->mr ? rcc_mr_dereg(b->mr) : 0;
+	if (rc)
+		/* still registered: leave the memory to it rather than free it */
+		test_fail(__FILE__, __LINE__, "teardown: rcc_mr_dereg: %s", rcc_strerror(rc));
+	else
+		free(b->p);
 	memset(b, 0, sizeof(*b));
 }
 

@@ -26,6 +26,17 @@ struct pair_opts {
 int pair_open(struct pair *p, const struct pair_opts *o);
 void pair_close(struct pair *p);
 
+/* Teardown is part of what a case checks: a CQ still in use or a context
+ * with an object left open means something leaked or was never released.
+ * Fails the case (without returning) when call returns an error. */
+#define TEARDOWN(call)                                                           \
+	do {                                                                     \
+		int rc_ = (call);                                                \
+		if (rc_)                                                         \
+			test_fail(__FILE__, __LINE__, "teardown: %s: %s", #call, \
+				  rcc_strerror(rc_));                            \
+	} while (0)
+
 /* Open a context on the test transport. */
 int test_ctx_open(struct rcc_ctx **ctx);
 
@@ -55,6 +66,8 @@ struct tbuf {
 	struct rcc_mr *mr;
 };
 int tbuf_alloc(struct tbuf *b, struct rcc_ctx *ctx, size_t len, unsigned access);
+/* Deregister (a failure fails the case, and the memory is then left
+ * allocated) and free. */
 void tbuf_free(struct tbuf *b);
 struct rcc_sge tbuf_sge(const struct tbuf *b, size_t off, uint32_t len);
 

@@ -40,6 +40,9 @@ static void hybrid_attr(void)
 	struct rcc_wc wc;
 	uint64_t t0 = now_ms();
 	CHECK_EQ(rcc_cq_wait(cq, &wc, 1, 0), -ETIMEDOUT);
+	/* One look takes microseconds; spinning the budget would take
+	 * RCC_CQ_SPIN_US_MAX (10x this bound). 1 s leaves a margin of far more
+	 * than 5x for a descheduled thread on a loaded host. */
 	CHECK(now_ms() - t0 < 1000);
 	CHECK_OK(rcc_cq_destroy(cq));
 
@@ -163,10 +166,12 @@ static void timeout_in(uint32_t spin_us)
 	uint64_t t0 = now_ms();
 	CHECK_EQ(rcc_cq_wait(p.cq_b, &wc, 1, 50), -ETIMEDOUT);
 	uint64_t took = now_ms() - t0;
+	/* never early (less the clocks' rounding); late is bounded below */
 	CHECK_MSG(took >= 45, "returned after %llu ms of a 50 ms timeout",
 		  (unsigned long long)took);
 	/* The spin budget (10 s) does not extend the timeout: return long
-	 * before it ends. */
+	 * before it ends. 5 s is 100x the timeout (a loaded host) and half the
+	 * budget a wrong wait would spin. */
 	CHECK_MSG(took < 5000, "a 50 ms timeout took %llu ms", (unsigned long long)took);
 	pair_close(&p);
 }

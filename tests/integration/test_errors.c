@@ -363,6 +363,41 @@ static void bad_lkey(void)
 	pair_close(&p);
 }
 
+/*
+ * An atomic whose result buffer has a bad local key fails with a local
+ * protection error. tcp checks local keys when the request is posted
+ * (src/transport/tcp/post.c), so the atomic is never sent and the target is
+ * untouched; a device may check them only when the response arrives, after
+ * the responder executed it, so on verbs only the status is checked.
+ */
+static void bad_lkey_atomic_never_sent(void)
+{
+	struct pair p;
+	struct tbuf res = { 0 }, t = { 0 };
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&res, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&t, p.ctx, 64, ALL_ACCESS));
+	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
+	struct rcc_sge bad = tbuf_sge(&res, 0, 8);
+	bad.lkey ^= 0x00a5a500u;
+	CHECK_OK(rcc_post_fadd(p.a, &bad, rm.addr, rm.rkey, 1, 3, RCC_SEND_SIGNALED));
+	struct rcc_wc w;
+	CHECK_OK(wait_one(p.cq_a, &w, TEST_TIMEOUT_MS));
+	CHECK_EQ(w.wr_id, 3);
+	CHECK_MSG(w.status == RCC_WC_LOC_PROT_ERR ||
+			  (test_on_verbs() && w.status == RCC_WC_LOC_QP_OP_ERR),
+		  "%s", rcc_wc_status_str(w.status));
+	if (!test_on_verbs()) {
+		uint64_t v;
+		memcpy(&v, t.p, 8);
+		CHECK_EQ(v, 0);
+	}
+	tbuf_free(&res);
+	tbuf_free(&t);
+	pair_close(&p);
+}
+
 /* Disconnect flushes every outstanding request of the endpoint before it
  * returns, and the peer is flushed within the timeout. */
 static void disconnect_flushes_both_sides(void)
@@ -645,6 +680,7 @@ int main(int argc, char **argv)
 						  TEST(long_send_waits_for_receive),
 						  TEST(long_write_bad_rkey),
 						  TEST(bad_lkey),
+						  TEST(bad_lkey_atomic_never_sent),
 						  TEST(disconnect_flushes_both_sides),
 						  TEST(close_forgets_completions),
 						  TEST(peer_killed_mid_stream),

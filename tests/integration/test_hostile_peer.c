@@ -44,11 +44,11 @@ static void env_close(struct env *e)
 {
 	tbuf_free(&e->buf);
 	if (e->lst)
-		rcc_listener_close(e->lst);
+		TEARDOWN(rcc_listener_close(e->lst));
 	if (e->cq)
-		rcc_cq_destroy(e->cq);
+		TEARDOWN(rcc_cq_destroy(e->cq));
 	if (e->ctx)
-		rcc_ctx_close(e->ctx);
+		TEARDOWN(rcc_ctx_close(e->ctx));
 }
 
 static int raw_connect(int port)
@@ -306,6 +306,56 @@ static void write_to_unregistered_memory(void)
 	env_close(&e);
 }
 
+/* rnr_retry = N: the SEND goes out once and is retried exactly N times, then
+ * completes with RNR_RETRY_EXC_ERR. A raw peer answers each copy with an RNR
+ * NAK (the shortest timer) and counts them: the API alone cannot tell N
+ * retries from N + 1 except by timing. */
+static void rnr_retries_counted(void)
+{
+	enum {
+		RETRIES = 3
+	};
+	struct env e;
+	struct raw_hello r;
+	struct rcc_ep *ep;
+	struct rcc_wc wc = { 0 };
+	int sends = 0;
+	bool done = false;
+
+	CHECK_OK(env_open(&e));
+	CHECK_OK(accept_raw_attr(&e, &r, (struct rcc_ep_attr){ .rnr_retry = RETRIES }, &ep));
+	struct rcc_sge s = tbuf_sge(&e.buf, 256, 64);
+	CHECK_OK(rcc_post_send(ep, &s, 1, 9, RCC_SEND_SIGNALED));
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (!done && now_ms() < end) {
+		struct pollfd pf = { .fd = r.fd, .events = POLLIN };
+		if (poll(&pf, 1, 20) == 1) {
+			struct wire_hdr h;
+			CHECK(next_frame(r.fd, &h));
+			if (h.type == WIRE_SEND) {
+				CHECK_EQ(h.msn, 0);
+				sends++;
+				uint8_t f[WIRE_HDR_LEN];
+				struct wire_hdr nak = { .type = WIRE_NAK,
+							.status = WIRE_NAK_RNR,
+							.msn = h.msn,
+							.imm = 1 };
+				wire_hdr_encode(&nak, f);
+				CHECK(send_all(r.fd, f, sizeof(f)));
+			}
+		}
+		/* the receive (wr_id 7) is flushed once the send failed */
+		while (!done && rcc_cq_poll(e.cq, &wc, 1) == 1)
+			done = wc.wr_id == 9;
+	}
+	CHECK_MSG(done, "the SEND did not complete (%d copies seen)", sends);
+	CHECK_WC(wc, RCC_WC_RNR_RETRY_EXC_ERR);
+	CHECK_EQ(sends, 1 + RETRIES);
+	close(r.fd);
+	TEARDOWN(rcc_ep_close(ep));
+	env_close(&e);
+}
+
 /* A FETCH_ADD on an address that is not 8-byte aligned, inside a region with
  * remote-atomic access (an rcc initiator refuses it at post; a hostile peer
  * sends it anyway): an invalid request, NAKed, the memory untouched. */
@@ -386,7 +436,8 @@ int main(int argc, char **argv)
 		TEST(handshake_garbage),  TEST(frame_garbage),
 		TEST(frame_out_of_order), TEST(unsolicited_response_and_ack),
 		TEST(frame_cut_short),    TEST(write_to_unregistered_memory),
-		TEST(atomic_unaligned),   TEST(reads_beyond_max_rd_atomic)
+		TEST(atomic_unaligned),   TEST(reads_beyond_max_rd_atomic),
+		TEST(rnr_retries_counted)
 	};
 
 	/* It speaks the tcp transport's own wire format. */

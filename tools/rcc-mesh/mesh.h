@@ -49,7 +49,8 @@ enum inject_kind {
 	INJECT_NONE = 0,
 	INJECT_CORRUPT,
 	INJECT_SKIP,
-	INJECT_DUP
+	INJECT_DUP,
+	INJECT_TAIL /* the FIN claims one message more than was sent */
 };
 /* The injected fault hits this message index of the first stream toward rank+1. */
 #define INJECT_AT 5

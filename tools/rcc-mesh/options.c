@@ -96,7 +96,8 @@ static void help(const struct cli *c)
 	       "Testing:\n"
 	       "      --inject KIND        falsify our stream to rank+1 once, to prove the\n"
 	       "                           checks: corrupt (flip a byte), skip (lose a\n"
-	       "                           sequence number) or dup (repeat one)\n"
+	       "                           sequence number), dup (repeat one) or tail\n"
+	       "                           (lose the last: the FIN counts one more)\n"
 	       "\n"
 	       "Common options:\n");
 	cli_help_common(c, stdout);
@@ -302,8 +303,11 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 				o->inject = INJECT_SKIP;
 			else if (!strcmp(optarg, "dup"))
 				o->inject = INJECT_DUP;
+			else if (!strcmp(optarg, "tail"))
+				o->inject = INJECT_TAIL;
 			else
-				usage_error(prog, "fault to inject must be corrupt, skip or dup");
+				usage_error(prog,
+					    "fault to inject must be corrupt, skip, dup or tail");
 			break;
 		case OPT_BOOTSTRAP:
 			if (!strcmp(optarg, "auto"))

@@ -417,8 +417,10 @@ static int advance(struct out_conn *c, uint64_t now)
 	case OUT_FINISHING: {
 		struct ctrl_msg fin = { .type = CTRL_FIN };
 		for (int s = 0; s < 2; s++) {
-			fin.u.fin.sent[s] = c->posted[s];
-			fin.u.fin.next_label[s] = c->posted[s] + (uint64_t)c->shift[s];
+			/* --inject tail: as if the stream's last message was lost */
+			uint64_t extra = m->o->inject == INJECT_TAIL && s == c->inject_stream;
+			fin.u.fin.sent[s] = c->posted[s] + extra;
+			fin.u.fin.next_label[s] = c->posted[s] + (uint64_t)c->shift[s] + extra;
 		}
 		if (post_ctrl(c, &fin))
 			return 0;

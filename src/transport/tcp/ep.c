@@ -43,7 +43,7 @@ uint64_t ep_hb_period_ns(const struct tcp_ep *ep)
 
 	if (peer && peer < t)
 		t = peer;
-	t /= 4;
+	t /= TCP_HB_PER_TIMEOUT;
 	return t < TCP_HB_MIN_NS ? TCP_HB_MIN_NS : t;
 }
 

@@ -130,7 +130,9 @@ int tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int 
 		ep->sq_tail = idx + 1;
 	}
 	send_now_or_at_next_poll(ep, i);
-	if (ep->tx_err)
+	/* the request it stopped at found its memory deregistered */
+	if (ep->tx_err ||
+	    (ep->sq_tx != ep->sq_tail && ep->sq[ep->sq_tx & ep->sq_mask].state == WQE_FAILED))
 		kick = true;
 out:
 	pthread_mutex_unlock(&ep->tx_lock);

@@ -104,8 +104,11 @@ bool mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, u
 bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
 		      unsigned access);
 
-/* Heartbeats go out at a quarter of the timeout; a peer cannot ask for them
- * more often than this (what it asks for is hostile input). */
+/* Heartbeats go out at an eighth of the timeout: a peer is declared dead
+ * only after eight in a row went missing, so a sender stalled for most of a
+ * timeout (a loaded host) is not taken for dead. A peer cannot ask for them
+ * more often than TCP_HB_MIN_NS (what it asks for is hostile input). */
+#define TCP_HB_PER_TIMEOUT 8u
 #define TCP_HB_MIN_NS (25ull * 1000000ull)
 
 /* RCC_TCP_SPIN_US overrides it; 0 makes the progress thread sleep at once. */

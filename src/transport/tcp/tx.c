@@ -52,9 +52,10 @@ int tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job)
 	return 0;
 }
 
-/* iov entries for bytes [off, off+len) of a scatter list; -1 if they do not fit. */
+/* iov entries for bytes [off, off+len) of a scatter list, and (keys not
+ * NULL) the local key of each; -1 if they do not fit. */
 static int sge_slice(const struct rcc_sge *sg, int nsge, uint32_t off, uint32_t len,
-		     struct iovec *iov, int room)
+		     struct iovec *iov, uint32_t *keys, int room)
 {
 	int n = 0;
 
@@ -70,11 +71,30 @@ static int sge_slice(const struct rcc_sge *sg, int nsge, uint32_t off, uint32_t 
 			return -1;
 		iov[n].iov_base = (void *)(uintptr_t)(sg[i].addr + off);
 		iov[n].iov_len = take;
+		if (keys)
+			keys[n] = sg[i].lkey;
 		n++;
 		len -= take;
 		off = 0;
 	}
 	return n;
+}
+
+/* Whether bytes [off, off+len) of a scatter list are still registered (the
+ * caller holds mr_lock): the region of a request in flight may be
+ * deregistered, and then freed, before its bytes go out. */
+static bool slice_live(struct tcp_ctx *ctx, const struct rcc_sge *sg, int nsge, uint32_t off,
+		       uint32_t len)
+{
+	struct iovec v[TCP_MAX_SGE];
+	uint32_t keys[TCP_MAX_SGE];
+	int n = sge_slice(sg, nsge, off, len, v, keys, TCP_MAX_SGE);
+
+	for (int i = 0; i < n; i++)
+		if (!mr_covers_locked(ctx, keys[i], (uint64_t)(uintptr_t)v[i].iov_base,
+				      v[i].iov_len, 0))
+			return false;
+	return n >= 0;
 }
 
 static struct tx_item *new_item(struct tx_batch *b, uint8_t kind, uint32_t idx)
@@ -257,7 +277,7 @@ static void put_message_payload(struct tcp_ep *ep, struct tx_batch *b, const str
 		b->iov[b->niov].iov_len = chunk;
 		n = 1;
 	} else {
-		n = sge_slice(sq_sges(ep, i), w->num_sge, off, chunk, &b->iov[b->niov],
+		n = sge_slice(sq_sges(ep, i), w->num_sge, off, chunk, &b->iov[b->niov], NULL,
 			      TX_MAX_IOV - b->niov);
 	}
 	b->niov += n;
@@ -298,6 +318,16 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 
 		if (!flow_allows(ep, w, rd))
 			break;
+		if (!is_rd_atomic(w->opcode) && !(w->flags & RCC_SEND_INLINE) && off < w->total &&
+		    !slice_live(ep->ctx, sq_sges(ep, i), w->num_sge, off,
+				w->total - off < WIRE_FRAME_MAX ? w->total - off :
+								  WIRE_FRAME_MAX)) {
+			/* deregistered since it was posted: a local protection
+			 * error, in order, as at post time (sq_advance) */
+			w->state = WQE_FAILED;
+			w->status = RCC_WC_LOC_PROT_ERR;
+			break;
+		}
 		it = new_item(b, ITEM_REQ, i);
 		switch (w->opcode) {
 		case RCC_WR_READ:
@@ -389,11 +419,10 @@ int tx_own_partial(struct tcp_ep *ep)
 }
 
 /*
- * Keep the unsent rest of a frame so the byte stream stays whole. Request
- * payload stays in the application's memory (its request is not complete
- * before the peer has the whole message; ep_fail copies it when it completes
- * the request early); READ data is copied now: its region may be
- * deregistered once the lock is dropped.
+ * Keep the unsent rest of a frame so the byte stream stays whole. It is
+ * copied now, READ data and request payload alike: the region it lies in may
+ * be deregistered (and freed) once mr_lock is dropped, while the rest of
+ * the frame must still go out.
  */
 static int save_partial(struct tcp_ep *ep, struct tx_batch *b, const struct tx_item *it,
 			size_t done)
@@ -418,7 +447,7 @@ static int save_partial(struct tcp_ep *ep, struct tx_batch *b, const struct tx_i
 	}
 	ep->part_n = n;
 	ep->part_i = 0;
-	return it->read_data ? tx_own_partial(ep) : 0;
+	return tx_own_partial(ep);
 }
 
 static ssize_t send_iov(struct tcp_ep *ep, struct iovec *iov, int n)
@@ -474,8 +503,9 @@ void tx_flush(struct tcp_ep *ep, bool ack_now)
 		return;
 	}
 	bool serving = atomic_load(&ep->base.state) == RCC_EP_CONNECTED;
-	/* READ data is sent straight from registered memory: keep it registered. */
-	bool locked = ep->resp_head != ep->resp_tail;
+	/* READ data and request payload are sent straight from registered
+	 * memory: keep it registered while they go out (rcc_mr_dereg waits). */
+	bool locked = ep->resp_head != ep->resp_tail || (serving && ep->sq_tx != ep->sq_tail);
 	if (locked)
 		pthread_rwlock_rdlock(&ep->ctx->mr_lock);
 	for (int round = 0;; round++) {
