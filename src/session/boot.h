@@ -30,18 +30,18 @@ struct rcc_bootstrap {
 };
 
 /* Record why the current call failed (also logged, at info level). */
-void boot_fail(struct rcc_bootstrap *bs, const char *fmt, ...)
+void rcci_boot_fail(struct rcc_bootstrap *bs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Append to err (errlen bytes) if there is one: open's explanation. */
-void boot_explain(char *err, size_t errlen, const char *fmt, ...)
+void rcci_boot_explain(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Each sets bs->ops, rank, size, priv; on failure explains into err. */
-int boot_static_open(struct rcc_bootstrap *bs, const struct rcc_bootstrap_attr *attr, char *err,
-		     size_t errlen);
-int boot_env_open(struct rcc_bootstrap *bs, char *err, size_t errlen);
-int boot_pmix_open(struct rcc_bootstrap *bs, char *err, size_t errlen);
+int rcci_boot_static_open(struct rcc_bootstrap *bs, const struct rcc_bootstrap_attr *attr,
+			  char *err, size_t errlen);
+int rcci_boot_env_open(struct rcc_bootstrap *bs, char *err, size_t errlen);
+int rcci_boot_pmix_open(struct rcc_bootstrap *bs, char *err, size_t errlen);
 /* Whether PMIx is built in and this process runs under a PMIx server. */
-bool boot_pmix_present(void);
+bool rcci_boot_pmix_present(void);
 
 #endif

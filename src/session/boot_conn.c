@@ -25,8 +25,8 @@ static void frame_tag(const struct conn *c, char dir, uint64_t seq, const uint8_
 }
 
 /* One frame, with its tag when the connection is authenticated. dir: who sends. */
-int boot_frame_send(struct conn *c, char dir, uint8_t type, const void *payload, size_t len,
-		    uint64_t deadline)
+int rcci_boot_frame_send(struct conn *c, char dir, uint8_t type, const void *payload, size_t len,
+			 uint64_t deadline)
 {
 	size_t tag = c->keyed ? BOOT_TAG_LEN : 0;
 	uint8_t *f = malloc(BOOT_HDR_LEN + len + tag);
@@ -34,7 +34,7 @@ int boot_frame_send(struct conn *c, char dir, uint8_t type, const void *payload,
 
 	if (!f)
 		return -ENOMEM;
-	boot_hdr_encode(type, (uint32_t)(len + tag), f);
+	rcci_boot_hdr_encode(type, (uint32_t)(len + tag), f);
 	if (len)
 		memcpy(f + BOOT_HDR_LEN, payload, len);
 	if (tag)
@@ -49,13 +49,13 @@ int boot_frame_send(struct conn *c, char dir, uint8_t type, const void *payload,
  * type's bound and, when sealed, its tag is right. dir: who sent it. Returns
  * the payload length (tag excluded) or -EPROTO / -EACCES.
  */
-long boot_frame_open(struct conn *c, char dir, uint32_t size, const struct boot_hdr *h,
-		     const uint8_t *f)
+long rcci_boot_frame_open(struct conn *c, char dir, uint32_t size, const struct boot_hdr *h,
+			  const uint8_t *f)
 {
 	size_t tag = c->keyed ? BOOT_TAG_LEN : 0;
 	uint8_t want[BOOT_TAG_LEN];
 
-	if (h->len < tag || h->len - tag > boot_payload_max(h->type, size))
+	if (h->len < tag || h->len - tag > rcci_boot_payload_max(h->type, size))
 		return -EPROTO;
 	size_t len = h->len - tag;
 	if (tag) {
@@ -67,8 +67,8 @@ long boot_frame_open(struct conn *c, char dir, uint32_t size, const struct boot_
 	return (long)len;
 }
 
-void boot_proof(const struct boot_env *e, const char *label, const uint8_t *nonce_s,
-		const struct boot_hello *h, uint8_t out[RCCI_SHA256_LEN])
+void rcci_boot_proof(const struct boot_env *e, const char *label, const uint8_t *nonce_s,
+		     const struct boot_hello *h, uint8_t out[RCCI_SHA256_LEN])
 {
 	uint8_t rs[8];
 	for (int i = 0; i < 4; i++) {
@@ -82,7 +82,7 @@ void boot_proof(const struct boot_env *e, const char *label, const uint8_t *nonc
 	rcci_hmac_sha256(e->secret, e->secret_len, parts, 4, out);
 }
 
-void boot_conn_free(struct conn *c)
+void rcci_boot_conn_free(struct conn *c)
 {
 	if (!c)
 		return;
@@ -93,7 +93,7 @@ void boot_conn_free(struct conn *c)
 	free(c);
 }
 
-struct conn *boot_conn_new(int fd)
+struct conn *rcci_boot_conn_new(int fd)
 {
 	struct conn *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -103,7 +103,7 @@ struct conn *boot_conn_new(int fd)
 	return c;
 }
 
-void boot_peer_name(int fd, char *buf, size_t len)
+void rcci_boot_peer_name(int fd, char *buf, size_t len)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
@@ -114,7 +114,7 @@ void boot_peer_name(int fd, char *buf, size_t len)
 		rcci_addr_format((const struct sockaddr *)&ss, buf, len);
 }
 
-const char *boot_why(int rc)
+const char *rcci_boot_why(int rc)
 {
 	switch (rc) {
 	case -ECONNRESET:
@@ -128,8 +128,8 @@ const char *boot_why(int rc)
 	}
 }
 
-void boot_conn_key(const struct boot_env *e, struct conn *c, const uint8_t *nonce_s,
-		   const uint8_t *nonce_c)
+void rcci_boot_conn_key(const struct boot_env *e, struct conn *c, const uint8_t *nonce_s,
+			const uint8_t *nonce_c)
 {
 	static const char label[] = "rcc bootstrap key";
 	struct rcci_iov parts[] = { { label, sizeof(label) },

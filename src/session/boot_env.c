@@ -36,8 +36,8 @@ static int env_int(const char *name, long lo, long hi, long *v, char *err, size_
 	if (*s < '0' || *s > '9' || *end || errno || *v < lo || *v > hi) {
 		char esc[64];
 		rcc_text_escape(esc, sizeof(esc), s, strlen(s));
-		boot_explain(err, errlen, "%s='%s': expected a number from %ld to %ld", name, esc,
-			     lo, hi);
+		rcci_boot_explain(err, errlen, "%s='%s': expected a number from %ld to %ld", name,
+				  esc, lo, hi);
 		return -EINVAL;
 	}
 	return 0;
@@ -64,23 +64,25 @@ static int env_rank_size(int *rank, int *size, char *err, size_t errlen)
 			return rc;
 		rc = env_int(fam[i][1], 1, RCC_BOOTSTRAP_MAX_RANKS, &s, err, errlen);
 		if (rc == -ENOENT) {
-			boot_explain(err, errlen, "%s is set but %s is not", fam[i][0], fam[i][1]);
+			rcci_boot_explain(err, errlen, "%s is set but %s is not", fam[i][0],
+					  fam[i][1]);
 			rc = -EINVAL;
 		}
 		if (rc)
 			return rc;
 		if (r >= s) {
-			boot_explain(err, errlen, "%s=%ld is not below %s=%ld", fam[i][0], r,
-				     fam[i][1], s);
+			rcci_boot_explain(err, errlen, "%s=%ld is not below %s=%ld", fam[i][0], r,
+					  fam[i][1], s);
 			return -EINVAL;
 		}
 		*rank = (int)r;
 		*size = (int)s;
 		return 0;
 	}
-	boot_explain(err, errlen,
-		     "no rank in the environment (RCC_RANK, RANK, OMPI_COMM_WORLD_RANK, PMI_RANK "
-		     "or SLURM_PROCID)");
+	rcci_boot_explain(
+		err, errlen,
+		"no rank in the environment (RCC_RANK, RANK, OMPI_COMM_WORLD_RANK, PMI_RANK "
+		"or SLURM_PROCID)");
 	return -ENOENT;
 }
 
@@ -97,7 +99,8 @@ static int env_secret(struct boot_env *e, char *err, size_t errlen)
 	size_t n = 0;
 
 	if (val && *val && path && *path) {
-		boot_explain(err, errlen, "set RCC_JOB_SECRET or RCC_JOB_SECRET_FILE, not both");
+		rcci_boot_explain(err, errlen,
+				  "set RCC_JOB_SECRET or RCC_JOB_SECRET_FILE, not both");
 		return -EINVAL;
 	}
 	if (val && *val) {
@@ -110,8 +113,8 @@ static int env_secret(struct boot_env *e, char *err, size_t errlen)
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			int rc = -errno;
-			boot_explain(err, errlen, "cannot open RCC_JOB_SECRET_FILE: %s",
-				     strerror(errno));
+			rcci_boot_explain(err, errlen, "cannot open RCC_JOB_SECRET_FILE: %s",
+					  strerror(errno));
 			return rc;
 		}
 		ssize_t r;
@@ -132,8 +135,8 @@ static int env_secret(struct boot_env *e, char *err, size_t errlen)
 			n--;
 	if (n < SECRET_MIN || n > SECRET_MAX) {
 		memset(e->secret, 0, sizeof(e->secret));
-		boot_explain(err, errlen, "the job secret must be %d to %d bytes", SECRET_MIN,
-			     SECRET_MAX);
+		rcci_boot_explain(err, errlen, "the job secret must be %d to %d bytes", SECRET_MIN,
+				  SECRET_MAX);
 		return -EINVAL;
 	}
 	e->secret_len = n;
@@ -151,7 +154,8 @@ static int env_allgather(struct rcc_bootstrap *bs, const void *blob, size_t len,
 
 	if (bs->size == 1) {
 		if (len > stride) {
-			boot_fail(bs, "our blob is longer than the %zu bytes asked for", stride);
+			rcci_boot_fail(bs, "our blob is longer than the %zu bytes asked for",
+				       stride);
 			return -EMSGSIZE;
 		}
 		if (len)
@@ -160,8 +164,8 @@ static int env_allgather(struct rcc_bootstrap *bs, const void *blob, size_t len,
 		return 0;
 	}
 	if (bs->rank == 0)
-		return boot_root_allgather(bs, e, blob, len, out, stride, lens, timeout_ms);
-	return boot_leaf_allgather(bs, e, blob, len, out, stride, lens, timeout_ms);
+		return rcci_boot_root_allgather(bs, e, blob, len, out, stride, lens, timeout_ms);
+	return rcci_boot_leaf_allgather(bs, e, blob, len, out, stride, lens, timeout_ms);
 }
 
 static int env_barrier(struct rcc_bootstrap *bs, int timeout_ms)
@@ -170,7 +174,7 @@ static int env_barrier(struct rcc_bootstrap *bs, int timeout_ms)
 	int rc;
 
 	if (!lens) {
-		boot_fail(bs, "out of memory");
+		rcci_boot_fail(bs, "out of memory");
 		return -ENOMEM;
 	}
 	rc = env_allgather(bs, NULL, 0, NULL, 0, lens, timeout_ms);
@@ -203,12 +207,12 @@ static void env_close(struct rcc_bootstrap *bs)
 	if (e->lfd >= 0)
 		close(e->lfd);
 	for (int i = 0; i < e->npending; i++)
-		boot_conn_free(e->pending[i]);
+		rcci_boot_conn_free(e->pending[i]);
 	if (e->ranks)
 		for (int k = 1; k < bs->size; k++)
-			boot_conn_free(e->ranks[k]);
+			rcci_boot_conn_free(e->ranks[k]);
 	free(e->ranks);
-	boot_conn_free(e->up);
+	rcci_boot_conn_free(e->up);
 	memset(e->secret, 0, sizeof(e->secret));
 	free(e);
 }
@@ -262,22 +266,23 @@ static int env_listen(struct boot_env *e, char *err, size_t errlen)
 	int rc = rcci_addr_resolve(e->master, false, &ss, &sl);
 
 	if (rc) {
-		boot_explain(err, errlen, "cannot resolve the rendezvous address %s", e->master);
+		rcci_boot_explain(err, errlen, "cannot resolve the rendezvous address %s",
+				  e->master);
 		return rc;
 	}
 	e->lfd = rcci_sock_listen((struct sockaddr *)&ss, sl, 128, &e->port);
 	if (e->lfd < 0) {
 		rc = e->lfd;
 		e->lfd = -1;
-		boot_explain(err, errlen, "rank 0 cannot listen on %s for the rendezvous: %s",
-			     e->master, rcc_strerror(rc));
+		rcci_boot_explain(err, errlen, "rank 0 cannot listen on %s for the rendezvous: %s",
+				  e->master, rcc_strerror(rc));
 		return rc;
 	}
 	host_of(&ss, e->local_host, sizeof(e->local_host));
 	return 0;
 }
 
-int boot_env_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
+int rcci_boot_env_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 {
 	struct boot_env *e;
 	int rank, size, rc;
@@ -286,7 +291,7 @@ int boot_env_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 	if ((rc = env_rank_size(&rank, &size, err, errlen)))
 		return rc;
 	if (!(e = calloc(1, sizeof(*e)))) {
-		boot_explain(err, errlen, "out of memory");
+		rcci_boot_explain(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	e->lfd = -1;
@@ -296,7 +301,7 @@ int boot_env_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 					    "RCC_MASTER_PORT" :
 					    "MASTER_PORT";
 		if (!host || !*host || !getenv(pname) || !*getenv(pname)) {
-			boot_explain(
+			rcci_boot_explain(
 				err, errlen,
 				"rank %d of %d: no rendezvous: set MASTER_ADDR and MASTER_PORT "
 				"(or RCC_MASTER_ADDR and RCC_MASTER_PORT) to rank 0's address "
@@ -308,7 +313,7 @@ int boot_env_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 		if ((rc = env_int(pname, rank == 0 ? 0 : 1, 65535, &port, err, errlen)))
 			goto err;
 		if (strlen(host) > 255) {
-			boot_explain(err, errlen, "the master address is too long");
+			rcci_boot_explain(err, errlen, "the master address is too long");
 			rc = -EINVAL;
 			goto err;
 		}
@@ -319,7 +324,7 @@ int boot_env_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 		if (rank == 0) {
 			e->ranks = calloc((size_t)size, sizeof(*e->ranks));
 			if (!e->ranks) {
-				boot_explain(err, errlen, "out of memory");
+				rcci_boot_explain(err, errlen, "out of memory");
 				rc = -ENOMEM;
 				goto err;
 			}

@@ -72,34 +72,34 @@ struct boot_env {
 };
 
 /* boot_conn.c */
-struct conn *boot_conn_new(int fd);
-void boot_conn_free(struct conn *c);
+struct conn *rcci_boot_conn_new(int fd);
+void rcci_boot_conn_free(struct conn *c);
 /* One frame, with its tag when the connection is authenticated. dir: who sends. */
-int boot_frame_send(struct conn *c, char dir, uint8_t type, const void *payload, size_t len,
-		    uint64_t deadline);
+int rcci_boot_frame_send(struct conn *c, char dir, uint8_t type, const void *payload, size_t len,
+			 uint64_t deadline);
 /*
  * Check a whole frame at f (header decoded into h): its length is within the
  * type's bound and, when sealed, its tag is right. dir: who sent it. Returns
  * the payload length (tag excluded) or -EPROTO / -EACCES.
  */
-long boot_frame_open(struct conn *c, char dir, uint32_t size, const struct boot_hdr *h,
-		     const uint8_t *f);
+long rcci_boot_frame_open(struct conn *c, char dir, uint32_t size, const struct boot_hdr *h,
+			  const uint8_t *f);
 /* HMAC of the secret over label, both nonces, rank and size. */
-void boot_proof(const struct boot_env *e, const char *label, const uint8_t *nonce_s,
-		const struct boot_hello *h, uint8_t out[RCCI_SHA256_LEN]);
+void rcci_boot_proof(const struct boot_env *e, const char *label, const uint8_t *nonce_s,
+		     const struct boot_hello *h, uint8_t out[RCCI_SHA256_LEN]);
 /* The connection's session key, from the secret and both nonces; its frames
  * carry tags from now on. */
-void boot_conn_key(const struct boot_env *e, struct conn *c, const uint8_t *nonce_s,
-		   const uint8_t *nonce_c);
+void rcci_boot_conn_key(const struct boot_env *e, struct conn *c, const uint8_t *nonce_s,
+			const uint8_t *nonce_c);
 /* "a.b.c.d:port" of the peer, or "?". */
-void boot_peer_name(int fd, char *buf, size_t len);
+void rcci_boot_peer_name(int fd, char *buf, size_t len);
 /* What a negative errno from a peer's connection means, in words. */
-const char *boot_why(int rc);
+const char *rcci_boot_why(int rc);
 
 /* boot_rdv.c, boot_leaf.c: one round of the all-gather */
-int boot_root_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void *blob, size_t len,
-			void *out, size_t stride, size_t *lens, int timeout_ms);
-int boot_leaf_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void *blob, size_t len,
-			void *out, size_t stride, size_t *lens, int timeout_ms);
+int rcci_boot_root_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void *blob,
+			     size_t len, void *out, size_t stride, size_t *lens, int timeout_ms);
+int rcci_boot_leaf_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void *blob,
+			     size_t len, void *out, size_t stride, size_t *lens, int timeout_ms);
 
 #endif

@@ -25,8 +25,8 @@ static int recv_frame(struct rcc_bootstrap *bs, struct boot_env *e, uint8_t type
 
 	if (rc)
 		return rc;
-	if (boot_hdr_decode(hb, h) || (h->type != type && h->type != BOOT_ABORT) ||
-	    h->len > boot_payload_max(h->type, (uint32_t)bs->size) + BOOT_TAG_LEN)
+	if (rcci_boot_hdr_decode(hb, h) || (h->type != type && h->type != BOOT_ABORT) ||
+	    h->len > rcci_boot_payload_max(h->type, (uint32_t)bs->size) + BOOT_TAG_LEN)
 		return -EPROTO;
 	*f = malloc(BOOT_HDR_LEN + h->len);
 	if (!*f)
@@ -35,7 +35,7 @@ static int recv_frame(struct rcc_bootstrap *bs, struct boot_env *e, uint8_t type
 	rc = rcci_recv_all(c->fd, *f + BOOT_HDR_LEN, h->len, deadline);
 	if (rc)
 		goto err;
-	long l = boot_frame_open(c, 's', (uint32_t)bs->size, h, *f);
+	long l = rcci_boot_frame_open(c, 's', (uint32_t)bs->size, h, *f);
 	if (l < 0) {
 		rc = (int)l;
 		goto err;
@@ -53,7 +53,7 @@ static int aborted(struct rcc_bootstrap *bs, const uint8_t *text, size_t len)
 {
 	char esc[RCC_BOOTSTRAP_ERROR_MAX - 64];
 	rcc_text_escape(esc, sizeof(esc), text, len);
-	boot_fail(bs, "rank 0 gave up: %s", esc);
+	rcci_boot_fail(bs, "rank 0 gave up: %s", esc);
 	return -ECANCELED;
 }
 
@@ -65,7 +65,7 @@ static int connect_up(struct rcc_bootstrap *bs, struct boot_env *e, uint64_t dea
 
 	rc = rcci_addr_resolve(e->master, false, &ss, &sl);
 	if (rc) {
-		boot_fail(bs, "cannot resolve the rendezvous address %s", e->master);
+		rcci_boot_fail(bs, "cannot resolve the rendezvous address %s", e->master);
 		return rc;
 	}
 	for (;;) {
@@ -79,7 +79,7 @@ static int connect_up(struct rcc_bootstrap *bs, struct boot_env *e, uint64_t dea
 		poll(NULL, 0,
 		     rcci_ms_left(deadline) < RETRY_MS ? rcci_ms_left(deadline) : RETRY_MS);
 	}
-	if (!(e->up = boot_conn_new(fd))) {
+	if (!(e->up = rcci_boot_conn_new(fd))) {
 		close(fd);
 		return -ENOMEM;
 	}
@@ -99,25 +99,26 @@ static int join(struct rcc_bootstrap *bs, struct boot_env *e, uint64_t deadline)
 		return rc;
 	if ((rc = recv_frame(bs, e, BOOT_CHALLENGE, &f, &len, &hdr, deadline)))
 		return rc;
-	if (hdr.type == BOOT_ABORT || boot_challenge_decode(f + BOOT_HDR_LEN, len, &ch)) {
+	if (hdr.type == BOOT_ABORT || rcci_boot_challenge_decode(f + BOOT_HDR_LEN, len, &ch)) {
 		free(f);
 		return -EPROTO;
 	}
 	free(f);
 	if (!(ch.flags & BOOT_FLAG_AUTH) != !e->secret_len) {
-		boot_fail(bs, "%s",
-			  e->secret_len ? "rank 0 does not authenticate, but we have a job secret "
-					  "(set RCC_JOB_SECRET the same on every rank)" :
-					  "rank 0 requires a job secret (RCC_JOB_SECRET), and we "
-					  "have none");
+		rcci_boot_fail(bs, "%s",
+			       e->secret_len ?
+				       "rank 0 does not authenticate, but we have a job secret "
+				       "(set RCC_JOB_SECRET the same on every rank)" :
+				       "rank 0 requires a job secret (RCC_JOB_SECRET), and we "
+				       "have none");
 		return -EACCES;
 	}
 	if (getrandom(h.nonce, BOOT_NONCE_LEN, 0) != BOOT_NONCE_LEN)
 		return -EIO;
 	if (e->secret_len)
-		boot_proof(e, "rcc bootstrap rank", ch.nonce, &h, h.proof);
-	boot_hello_encode(&h, p);
-	if ((rc = boot_frame_send(e->up, 'c', BOOT_HELLO, p, sizeof(p), deadline)))
+		rcci_boot_proof(e, "rcc bootstrap rank", ch.nonce, &h, h.proof);
+	rcci_boot_hello_encode(&h, p);
+	if ((rc = rcci_boot_frame_send(e->up, 'c', BOOT_HELLO, p, sizeof(p), deadline)))
 		return rc;
 	if ((rc = recv_frame(bs, e, BOOT_WELCOME, &f, &len, &hdr, deadline)))
 		return rc;
@@ -127,21 +128,21 @@ static int join(struct rcc_bootstrap *bs, struct boot_env *e, uint64_t deadline)
 		return rc == -ECANCELED ? -EACCES : rc;
 	}
 	if (e->secret_len) {
-		boot_proof(e, "rcc bootstrap rank 0", ch.nonce, &h, want);
+		rcci_boot_proof(e, "rcc bootstrap rank 0", ch.nonce, &h, want);
 		if (!rcci_ct_equal(want, f + BOOT_HDR_LEN, sizeof(want))) {
 			free(f);
-			boot_fail(bs, "the rendezvous at %s does not know the job secret",
-				  e->master);
+			rcci_boot_fail(bs, "the rendezvous at %s does not know the job secret",
+				       e->master);
 			return -EACCES;
 		}
-		boot_conn_key(e, e->up, ch.nonce, h.nonce);
+		rcci_boot_conn_key(e, e->up, ch.nonce, h.nonce);
 	}
 	free(f);
 	return 0;
 }
 
-int boot_leaf_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void *blob, size_t len,
-			void *out, size_t stride, size_t *lens, int timeout_ms)
+int rcci_boot_leaf_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void *blob,
+			     size_t len, void *out, size_t stride, size_t *lens, int timeout_ms)
 {
 	uint64_t deadline = rcci_deadline(timeout_ms + CLIENT_GRACE_MS);
 	uint8_t p[4 + RCC_BOOTSTRAP_BLOB_MAX], *f = NULL;
@@ -152,15 +153,16 @@ int boot_leaf_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void
 	if (!e->up)
 		rc = join(bs, e, deadline);
 	if (!rc)
-		rc = boot_frame_send(e->up, 'c', BOOT_CONTRIB, p,
-				     boot_contrib_encode(e->round, blob, len, p), deadline);
+		rc = rcci_boot_frame_send(e->up, 'c', BOOT_CONTRIB, p,
+					  rcci_boot_contrib_encode(e->round, blob, len, p),
+					  deadline);
 	if (!rc)
 		rc = recv_frame(bs, e, BOOT_RESULT, &f, &flen, &hdr, deadline);
 	if (!rc && hdr.type == BOOT_ABORT)
 		rc = aborted(bs, f + BOOT_HDR_LEN, flen);
 	else if (!rc)
-		rc = boot_result_decode(f + BOOT_HDR_LEN, flen, e->round, (uint32_t)bs->size, out,
-					stride, lens);
+		rc = rcci_boot_result_decode(f + BOOT_HDR_LEN, flen, e->round, (uint32_t)bs->size,
+					     out, stride, lens);
 	free(f);
 	if (!rc) {
 		e->round++;
@@ -169,16 +171,17 @@ int boot_leaf_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void
 	if (bs->err[0])
 		return rc;
 	if (rc == -ETIMEDOUT)
-		boot_fail(bs, "no answer from the rendezvous at %s (rank 0) within %.1f s: %s",
-			  e->master, (timeout_ms + CLIENT_GRACE_MS) / 1000.0,
-			  e->up ? "rank 0 is still waiting for other ranks, or stopped" :
-				  "rank 0 is not running, or MASTER_ADDR/PORT are wrong");
+		rcci_boot_fail(bs, "no answer from the rendezvous at %s (rank 0) within %.1f s: %s",
+			       e->master, (timeout_ms + CLIENT_GRACE_MS) / 1000.0,
+			       e->up ? "rank 0 is still waiting for other ranks, or stopped" :
+				       "rank 0 is not running, or MASTER_ADDR/PORT are wrong");
 	else if (rc == -ECONNREFUSED)
-		boot_fail(bs, "nobody listens at the rendezvous %s (rank 0) after %.1f s",
-			  e->master, (timeout_ms + CLIENT_GRACE_MS) / 1000.0);
+		rcci_boot_fail(bs, "nobody listens at the rendezvous %s (rank 0) after %.1f s",
+			       e->master, (timeout_ms + CLIENT_GRACE_MS) / 1000.0);
 	else if (rc == -EMSGSIZE)
-		boot_fail(bs, "a rank's blob is longer than the %zu bytes asked for", stride);
+		rcci_boot_fail(bs, "a rank's blob is longer than the %zu bytes asked for", stride);
 	else
-		boot_fail(bs, "the rendezvous at %s (rank 0) %s", e->master, boot_why(rc));
+		rcci_boot_fail(bs, "the rendezvous at %s (rank 0) %s", e->master,
+			       rcci_boot_why(rc));
 	return rc;
 }

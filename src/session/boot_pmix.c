@@ -114,15 +114,15 @@ static int pmix_allgather(struct rcc_bootstrap *bs, const void *blob, size_t len
 	if (st != PMIX_SUCCESS) {
 		char missing[200];
 		missing_ranks(bs, p, key, missing, sizeof(missing));
-		boot_fail(bs, "PMIx exchange failed: %s%s%s%s", PMIx_Error_string(st),
-			  *missing ? "; never reached it: rank " : "", missing,
-			  *missing ? " (its process ended, or never started)" : "");
+		rcci_boot_fail(bs, "PMIx exchange failed: %s%s%s%s", PMIx_Error_string(st),
+			       *missing ? "; never reached it: rank " : "", missing,
+			       *missing ? " (its process ended, or never started)" : "");
 		return st == PMIX_ERR_TIMEOUT ? -ETIMEDOUT : -EIO;
 	}
 	all = malloc(n * RCC_BOOTSTRAP_BLOB_MAX);
 	l = malloc(n * sizeof(*l));
 	if (!all || !l) {
-		boot_fail(bs, "out of memory");
+		rcci_boot_fail(bs, "out of memory");
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -131,8 +131,8 @@ static int pmix_allgather(struct rcc_bootstrap *bs, const void *blob, size_t len
 		PMIX_LOAD_PROCID(&peer, p->me.nspace, (pmix_rank_t)i);
 		st = PMIx_Get(&peer, key, NULL, 0, &got);
 		if (st != PMIX_SUCCESS) {
-			boot_fail(bs, "PMIx has no address of rank %zu: %s", i,
-				  PMIx_Error_string(st));
+			rcci_boot_fail(bs, "PMIx has no address of rank %zu: %s", i,
+				       PMIx_Error_string(st));
 			rc = -EIO;
 			goto out;
 		}
@@ -144,13 +144,14 @@ static int pmix_allgather(struct rcc_bootstrap *bs, const void *blob, size_t len
 		}
 		PMIX_VALUE_RELEASE(got);
 		if (!ok) {
-			boot_fail(bs, "rank %zu's bootstrap value is malformed", i);
+			rcci_boot_fail(bs, "rank %zu's bootstrap value is malformed", i);
 			rc = -EPROTO;
 			goto out;
 		}
 		if (l[i] > stride) {
-			boot_fail(bs, "rank %zu's blob is %zu bytes, more than the %zu asked for",
-				  i, l[i], stride);
+			rcci_boot_fail(bs,
+				       "rank %zu's blob is %zu bytes, more than the %zu asked for",
+				       i, l[i], stride);
 			rc = -EMSGSIZE;
 			goto out;
 		}
@@ -173,7 +174,7 @@ static int pmix_barrier(struct rcc_bootstrap *bs, int timeout_ms)
 
 	if (st == PMIX_SUCCESS)
 		return 0;
-	boot_fail(bs, "PMIx barrier failed: %s", PMIx_Error_string(st));
+	rcci_boot_fail(bs, "PMIx barrier failed: %s", PMIx_Error_string(st));
 	return st == PMIX_ERR_TIMEOUT ? -ETIMEDOUT : -EIO;
 }
 
@@ -190,13 +191,13 @@ static const struct boot_ops pmix_ops = {
 	.close = pmix_close,
 };
 
-bool boot_pmix_present(void)
+bool rcci_boot_pmix_present(void)
 {
 	const char *ns = getenv("PMIX_NAMESPACE"), *rank = getenv("PMIX_RANK");
 	return ns && *ns && rank && *rank;
 }
 
-int boot_pmix_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
+int rcci_boot_pmix_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 {
 	struct boot_pmix *p = calloc(1, sizeof(*p));
 	pmix_proc_t all;
@@ -205,13 +206,13 @@ int boot_pmix_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 	uint32_t size;
 
 	if (!p) {
-		boot_explain(err, errlen, "out of memory");
+		rcci_boot_explain(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	st = PMIx_Init(&p->me, NULL, 0);
 	if (st != PMIX_SUCCESS) {
-		boot_explain(err, errlen, "PMIx_Init failed (%s): not under a PMIx launcher?",
-			     PMIx_Error_string(st));
+		rcci_boot_explain(err, errlen, "PMIx_Init failed (%s): not under a PMIx launcher?",
+				  PMIx_Error_string(st));
 		free(p);
 		return -ENOENT;
 	}
@@ -220,14 +221,15 @@ int boot_pmix_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 	if (st != PMIX_SUCCESS || val->type != PMIX_UINT32) {
 		if (st == PMIX_SUCCESS)
 			PMIX_VALUE_RELEASE(val);
-		boot_explain(err, errlen, "PMIx does not tell the job size");
+		rcci_boot_explain(err, errlen, "PMIx does not tell the job size");
 		goto err_fini;
 	}
 	size = val->data.uint32;
 	PMIX_VALUE_RELEASE(val);
 	if (!size || size > RCC_BOOTSTRAP_MAX_RANKS || p->me.rank >= size) {
-		boot_explain(err, errlen, "PMIx says rank %u of %u ranks, which rcc cannot take",
-			     p->me.rank, size);
+		rcci_boot_explain(err, errlen,
+				  "PMIx says rank %u of %u ranks, which rcc cannot take",
+				  p->me.rank, size);
 		goto err_fini;
 	}
 	bs->ops = &pmix_ops;
@@ -244,14 +246,15 @@ err_fini:
 
 #else /* !RCC_HAVE_PMIX */
 
-bool boot_pmix_present(void) { return false; }
+bool rcci_boot_pmix_present(void) { return false; }
 
-int boot_pmix_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
+int rcci_boot_pmix_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 {
 	(void)bs;
-	boot_explain(err, errlen,
-		     "this rcc was built without PMIx (install libpmix-dev and rebuild); use the "
-		     "env bootstrap (MASTER_ADDR/MASTER_PORT)");
+	rcci_boot_explain(
+		err, errlen,
+		"this rcc was built without PMIx (install libpmix-dev and rebuild); use the "
+		"env bootstrap (MASTER_ADDR/MASTER_PORT)");
 	return -ENOTSUP;
 }
 

@@ -30,7 +30,7 @@ static void note(struct boot_env *e, const char *fmt, ...)
 
 static void pending_drop(struct boot_env *e, int i)
 {
-	boot_conn_free(e->pending[i]);
+	rcci_boot_conn_free(e->pending[i]);
 	e->pending[i] = e->pending[--e->npending];
 }
 
@@ -41,15 +41,15 @@ static void accept_new(struct boot_env *e, uint64_t deadline)
 		int fd = accept4(e->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return; /* EAGAIN, or a connection that vanished: nothing to do */
-		struct conn *c = boot_conn_new(fd);
+		struct conn *c = rcci_boot_conn_new(fd);
 		if (!c || getrandom(c->nonce_s, BOOT_NONCE_LEN, 0) != BOOT_NONCE_LEN) {
 			if (c)
-				boot_conn_free(c);
+				rcci_boot_conn_free(c);
 			else
 				close(fd);
 			continue;
 		}
-		boot_peer_name(fd, c->addr, sizeof(c->addr));
+		rcci_boot_peer_name(fd, c->addr, sizeof(c->addr));
 		if (e->npending == MAX_PENDING) {
 			int oldest = 0;
 			for (int i = 1; i < e->npending; i++)
@@ -64,10 +64,10 @@ static void accept_new(struct boot_env *e, uint64_t deadline)
 		struct boot_challenge ch = { .flags = e->secret_len ? BOOT_FLAG_AUTH : 0 };
 		uint8_t p[BOOT_CHALLENGE_LEN];
 		memcpy(ch.nonce, c->nonce_s, BOOT_NONCE_LEN);
-		boot_challenge_encode(&ch, p);
+		rcci_boot_challenge_encode(&ch, p);
 		/* 41 bytes into a fresh socket's empty buffer: never waits */
-		if (boot_frame_send(c, 's', BOOT_CHALLENGE, p, sizeof(p), now)) {
-			boot_conn_free(c);
+		if (rcci_boot_frame_send(c, 's', BOOT_CHALLENGE, p, sizeof(p), now)) {
+			rcci_boot_conn_free(c);
 			continue;
 		}
 		e->pending[e->npending++] = c;
@@ -89,7 +89,7 @@ static int conn_pump(struct conn *c, size_t max, struct boot_hdr *h)
 		c->cap = BOOT_HDR_LEN + max;
 	}
 	for (;;) {
-		long want = boot_frame_need(c->buf, c->fill, max, h);
+		long want = rcci_boot_frame_need(c->buf, c->fill, max, h);
 		if (want < 0)
 			return (int)want;
 		if (c->fill >= BOOT_HDR_LEN && c->fill >= (size_t)want)
@@ -124,12 +124,12 @@ static int identify(struct rcc_bootstrap *bs, struct boot_env *e, int i)
 	if (rc == 0)
 		return 0;
 	if (rc < 0) {
-		note(e, "%s: dropped before identifying itself: it %s", c->addr, boot_why(rc));
+		note(e, "%s: dropped before identifying itself: it %s", c->addr, rcci_boot_why(rc));
 		pending_drop(e, i);
 		return 1;
 	}
-	if (hdr.type != BOOT_HELLO || boot_frame_open(c, 'c', 0, &hdr, c->buf) < 0 ||
-	    boot_hello_decode(c->buf + BOOT_HDR_LEN, hdr.len, &h)) {
+	if (hdr.type != BOOT_HELLO || rcci_boot_frame_open(c, 'c', 0, &hdr, c->buf) < 0 ||
+	    rcci_boot_hello_decode(c->buf + BOOT_HDR_LEN, hdr.len, &h)) {
 		note(e, "%s: dropped: it sent something that is not an rcc bootstrap hello",
 		     c->addr);
 		pending_drop(e, i);
@@ -143,13 +143,13 @@ static int identify(struct rcc_bootstrap *bs, struct boot_env *e, int i)
 		return 1;
 	}
 	if (e->secret_len) {
-		boot_proof(e, "rcc bootstrap rank", c->nonce_s, &h, want);
+		rcci_boot_proof(e, "rcc bootstrap rank", c->nonce_s, &h, want);
 		if (!rcci_ct_equal(want, h.proof, sizeof(want))) {
 			note(e, "%s: dropped: it claimed rank %u with a wrong job secret", c->addr,
 			     h.rank);
 			static const char refused[] = "authentication failed (wrong job secret)";
-			boot_frame_send(c, 's', BOOT_ABORT, refused, sizeof(refused) - 1,
-					rcci_deadline(0));
+			rcci_boot_frame_send(c, 's', BOOT_ABORT, refused, sizeof(refused) - 1,
+					     rcci_deadline(0));
 			pending_drop(e, i);
 			return 1;
 		}
@@ -162,15 +162,15 @@ static int identify(struct rcc_bootstrap *bs, struct boot_env *e, int i)
 	}
 	uint8_t p[BOOT_WELCOME_LEN] = { 0 };
 	if (e->secret_len) {
-		boot_proof(e, "rcc bootstrap rank 0", c->nonce_s, &h, p);
+		rcci_boot_proof(e, "rcc bootstrap rank 0", c->nonce_s, &h, p);
 	}
-	if (boot_frame_send(c, 's', BOOT_WELCOME, p, sizeof(p), rcci_deadline(0))) {
+	if (rcci_boot_frame_send(c, 's', BOOT_WELCOME, p, sizeof(p), rcci_deadline(0))) {
 		note(e, "%s: dropped: it does not take our welcome", c->addr);
 		pending_drop(e, i);
 		return 1;
 	}
 	if (e->secret_len) /* tags from the first frame after the welcome */
-		boot_conn_key(e, c, c->nonce_s, h.nonce);
+		rcci_boot_conn_key(e, c, c->nonce_s, h.nonce);
 	c->rank = (int)h.rank;
 	e->ranks[h.rank] = c;
 	e->pending[i] = e->pending[--e->npending];
@@ -189,15 +189,16 @@ static int take_contrib(struct boot_env *e, struct conn *c, uint32_t size)
 	int rc;
 
 	while (!c->contributed) {
-		rc = conn_pump(c, boot_payload_max(BOOT_CONTRIB, size) + BOOT_TAG_LEN, &hdr);
+		rc = conn_pump(c, rcci_boot_payload_max(BOOT_CONTRIB, size) + BOOT_TAG_LEN, &hdr);
 		if (rc <= 0)
 			return rc;
 		if (hdr.type != BOOT_CONTRIB)
 			return -EPROTO;
-		plen = boot_frame_open(c, 'c', size, &hdr, c->buf);
+		plen = rcci_boot_frame_open(c, 'c', size, &hdr, c->buf);
 		if (plen < 0)
 			return (int)plen;
-		if (boot_contrib_decode(c->buf + BOOT_HDR_LEN, (size_t)plen, &round, &blob, &len) ||
+		if (rcci_boot_contrib_decode(c->buf + BOOT_HDR_LEN, (size_t)plen, &round, &blob,
+					     &len) ||
 		    round != e->round)
 			return -EPROTO;
 		memcpy(c->blob, blob, len);
@@ -230,7 +231,7 @@ static int still_there(const struct conn *c)
 static void rank_lost(struct conn *c, int why)
 {
 	c->gone = why;
-	log_warn("bootstrap: rendezvous: rank %d (%s) %s", c->rank, c->addr, boot_why(why));
+	log_warn("bootstrap: rendezvous: rank %d (%s) %s", c->rank, c->addr, rcci_boot_why(why));
 }
 
 /* Every rank has joined and either contributed or is gone. */
@@ -258,7 +259,8 @@ static int gone_list(struct rcc_bootstrap *bs, struct boot_env *e, char *buf, si
 			first = c->gone;
 		if (off < len)
 			off += (size_t)snprintf(buf + off, len - off, "%srank %d (%s) %s",
-						off ? "; " : "", k, c->addr, boot_why(c->gone));
+						off ? "; " : "", k, c->addr,
+						rcci_boot_why(c->gone));
 	}
 	return first;
 }
@@ -299,11 +301,12 @@ static void explain_timeout(struct rcc_bootstrap *bs, struct boot_env *e, int ti
 	     i < e->nnotes && off < sizeof(notes); i++)
 		off += (size_t)snprintf(notes + off, sizeof(notes) - off, "; %s",
 					e->notes[i % NOTES]);
-	boot_fail(bs, "rendezvous timed out after %.1f s:%s%s%s%s%s%s%s%s%s%s%s",
-		  timeout_ms / 1000.0, *absent ? " never arrived: rank " : "", absent,
-		  *absent && *silent ? ";" : "", *silent ? " joined but sent nothing: rank " : "",
-		  silent, (*absent || *silent) && *gone ? ";" : "", *gone ? " lost: " : "", gone,
-		  *notes ? " (turned away" : "", notes, *notes ? ")" : "");
+	rcci_boot_fail(bs, "rendezvous timed out after %.1f s:%s%s%s%s%s%s%s%s%s%s%s",
+		       timeout_ms / 1000.0, *absent ? " never arrived: rank " : "", absent,
+		       *absent && *silent ? ";" : "",
+		       *silent ? " joined but sent nothing: rank " : "", silent,
+		       (*absent || *silent) && *gone ? ";" : "", *gone ? " lost: " : "", gone,
+		       *notes ? " (turned away" : "", notes, *notes ? ")" : "");
 }
 
 static void abort_all(struct rcc_bootstrap *bs, struct boot_env *e)
@@ -315,7 +318,8 @@ static void abort_all(struct rcc_bootstrap *bs, struct boot_env *e)
 	/* best effort: they fail on their own deadline otherwise; the gone are gone */
 	for (int k = 1; k < bs->size; k++)
 		if (e->ranks[k] && !e->ranks[k]->gone)
-			boot_frame_send(e->ranks[k], 's', BOOT_ABORT, text, n, rcci_deadline(200));
+			rcci_boot_frame_send(e->ranks[k], 's', BOOT_ABORT, text, n,
+					     rcci_deadline(200));
 }
 
 static int serve_round(struct rcc_bootstrap *bs, struct boot_env *e, int timeout_ms)
@@ -348,7 +352,7 @@ static int serve_round(struct rcc_bootstrap *bs, struct boot_env *e, int timeout
 			rc = gone_list(bs, e, gone, sizeof(gone));
 			if (!rc)
 				break;
-			boot_fail(bs, "%s", gone);
+			rcci_boot_fail(bs, "%s", gone);
 			goto out;
 		}
 		uint64_t now = rcci_deadline(0);
@@ -382,7 +386,7 @@ static int serve_round(struct rcc_bootstrap *bs, struct boot_env *e, int timeout
 							   .events = POLLIN };
 		if (poll(pf, (nfds_t)n, rcci_ms_left(wake)) < 0 && errno != EINTR) {
 			rc = -errno;
-			boot_fail(bs, "rendezvous: poll: %s", strerror(errno));
+			rcci_boot_fail(bs, "rendezvous: poll: %s", strerror(errno));
 			goto out;
 		}
 		if (e->lfd >= 0)
@@ -399,8 +403,8 @@ out:
 	return rc;
 }
 
-int boot_root_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void *blob, size_t len,
-			void *out, size_t stride, size_t *lens, int timeout_ms)
+int rcci_boot_root_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void *blob,
+			     size_t len, void *out, size_t stride, size_t *lens, int timeout_ms)
 {
 	size_t n = (size_t)bs->size, total = 8;
 	uint8_t *all = NULL, *res = NULL;
@@ -414,7 +418,7 @@ int boot_root_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void
 	l = malloc(n * sizeof(*l));
 	if (!all || !l) {
 		rc = -ENOMEM;
-		boot_fail(bs, "out of memory");
+		rcci_boot_fail(bs, "out of memory");
 		goto fail;
 	}
 	if (len) /* a barrier has no blob */
@@ -427,24 +431,25 @@ int boot_root_allgather(struct rcc_bootstrap *bs, struct boot_env *e, const void
 	for (size_t k = 0; k < n; k++) {
 		total += 2 + l[k];
 		if (l[k] > stride) {
-			boot_fail(bs, "rank %zu's blob is %zu bytes, more than the %zu asked for",
-				  k, l[k], stride);
+			rcci_boot_fail(bs,
+				       "rank %zu's blob is %zu bytes, more than the %zu asked for",
+				       k, l[k], stride);
 			rc = -EMSGSIZE;
 			goto fail;
 		}
 	}
 	if (!(res = malloc(total))) {
 		rc = -ENOMEM;
-		boot_fail(bs, "out of memory");
+		rcci_boot_fail(bs, "out of memory");
 		goto fail;
 	}
-	boot_result_encode(e->round, (uint32_t)n, all, RCC_BOOTSTRAP_BLOB_MAX, l, res);
+	rcci_boot_result_encode(e->round, (uint32_t)n, all, RCC_BOOTSTRAP_BLOB_MAX, l, res);
 	uint64_t deadline = rcci_deadline(timeout_ms);
 	for (size_t k = 1; k < n; k++) {
-		rc = boot_frame_send(e->ranks[k], 's', BOOT_RESULT, res, total, deadline);
+		rc = rcci_boot_frame_send(e->ranks[k], 's', BOOT_RESULT, res, total, deadline);
 		if (rc) {
-			boot_fail(bs, "rank %zu (%s) did not take the result: %s", k,
-				  e->ranks[k]->addr, boot_why(rc));
+			rcci_boot_fail(bs, "rank %zu (%s) did not take the result: %s", k,
+				       e->ranks[k]->addr, rcci_boot_why(rc));
 			goto fail;
 		}
 		e->ranks[k]->contributed = false;

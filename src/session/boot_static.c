@@ -22,7 +22,7 @@ static int static_allgather(struct rcc_bootstrap *bs, const void *blob, size_t l
 	(void)blob, (void)len, (void)timeout_ms;
 	for (int i = 0; i < bs->size; i++)
 		if (strlen(st->nodes[i]) > stride) {
-			boot_fail(bs, "node %d's entry is longer than %zu bytes", i, stride);
+			rcci_boot_fail(bs, "node %d's entry is longer than %zu bytes", i, stride);
 			return -EMSGSIZE;
 		}
 	for (int i = 0; i < bs->size; i++) {
@@ -49,20 +49,20 @@ static const struct boot_ops static_ops = {
 	.close = static_close,
 };
 
-int boot_static_open(struct rcc_bootstrap *bs, const struct rcc_bootstrap_attr *attr, char *err,
-		     size_t errlen)
+int rcci_boot_static_open(struct rcc_bootstrap *bs, const struct rcc_bootstrap_attr *attr,
+			  char *err, size_t errlen)
 {
 	struct boot_static *st;
 	int i;
 
 	if (!attr || !attr->nodes || attr->nnodes < 1 || attr->nnodes > RCC_BOOTSTRAP_MAX_RANKS) {
-		boot_explain(err, errlen, "the static bootstrap needs a list of 1 to %d nodes",
-			     RCC_BOOTSTRAP_MAX_RANKS);
+		rcci_boot_explain(err, errlen, "the static bootstrap needs a list of 1 to %d nodes",
+				  RCC_BOOTSTRAP_MAX_RANKS);
 		return -EINVAL;
 	}
 	if (attr->rank < 0 || attr->rank >= attr->nnodes) {
-		boot_explain(err, errlen, "rank %d is not in a list of %d nodes", attr->rank,
-			     attr->nnodes);
+		rcci_boot_explain(err, errlen, "rank %d is not in a list of %d nodes", attr->rank,
+				  attr->nnodes);
 		return -EINVAL;
 	}
 	st = calloc(1, sizeof(*st));
@@ -73,7 +73,8 @@ int boot_static_open(struct rcc_bootstrap *bs, const struct rcc_bootstrap_attr *
 		goto err_st;
 	for (i = 0; i < attr->nnodes; i++) {
 		if (!attr->nodes[i] || strlen(attr->nodes[i]) > RCC_BOOTSTRAP_BLOB_MAX) {
-			boot_explain(err, errlen, "node %d of the list is missing or too long", i);
+			rcci_boot_explain(err, errlen, "node %d of the list is missing or too long",
+					  i);
 			goto err_nodes_inval;
 		}
 		if (!(st->nodes[i] = strdup(attr->nodes[i])))
@@ -98,6 +99,6 @@ err_nodes:
 err_st:
 	free(st);
 err_mem:
-	boot_explain(err, errlen, "out of memory");
+	rcci_boot_explain(err, errlen, "out of memory");
 	return -ENOMEM;
 }

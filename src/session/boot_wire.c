@@ -19,7 +19,7 @@ static uint32_t get32(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-void boot_hdr_encode(uint8_t type, uint32_t len, uint8_t out[BOOT_HDR_LEN])
+void rcci_boot_hdr_encode(uint8_t type, uint32_t len, uint8_t out[BOOT_HDR_LEN])
 {
 	out[0] = BOOT_MAGIC >> 8;
 	out[1] = BOOT_MAGIC & 0xff;
@@ -28,7 +28,7 @@ void boot_hdr_encode(uint8_t type, uint32_t len, uint8_t out[BOOT_HDR_LEN])
 	put32(out + 4, len);
 }
 
-int boot_hdr_decode(const uint8_t in[BOOT_HDR_LEN], struct boot_hdr *h)
+int rcci_boot_hdr_decode(const uint8_t in[BOOT_HDR_LEN], struct boot_hdr *h)
 {
 	if ((unsigned)(in[0] << 8 | in[1]) != BOOT_MAGIC || in[2] != BOOT_VERSION ||
 	    in[3] < BOOT_CHALLENGE || in[3] > BOOT_ABORT)
@@ -38,7 +38,7 @@ int boot_hdr_decode(const uint8_t in[BOOT_HDR_LEN], struct boot_hdr *h)
 	return 0;
 }
 
-size_t boot_payload_max(uint8_t type, uint32_t size)
+size_t rcci_boot_payload_max(uint8_t type, uint32_t size)
 {
 	switch (type) {
 	case BOOT_CHALLENGE:
@@ -59,22 +59,22 @@ size_t boot_payload_max(uint8_t type, uint32_t size)
 	return 0;
 }
 
-long boot_frame_need(const uint8_t *buf, size_t fill, size_t max, struct boot_hdr *h)
+long rcci_boot_frame_need(const uint8_t *buf, size_t fill, size_t max, struct boot_hdr *h)
 {
 	if (fill < BOOT_HDR_LEN)
 		return BOOT_HDR_LEN;
-	if (boot_hdr_decode(buf, h) || h->len > max)
+	if (rcci_boot_hdr_decode(buf, h) || h->len > max)
 		return -EPROTO;
 	return (long)(BOOT_HDR_LEN + (size_t)h->len);
 }
 
-void boot_challenge_encode(const struct boot_challenge *c, uint8_t out[BOOT_CHALLENGE_LEN])
+void rcci_boot_challenge_encode(const struct boot_challenge *c, uint8_t out[BOOT_CHALLENGE_LEN])
 {
 	memcpy(out, c->nonce, BOOT_NONCE_LEN);
 	out[BOOT_NONCE_LEN] = c->flags;
 }
 
-int boot_challenge_decode(const uint8_t *p, size_t len, struct boot_challenge *c)
+int rcci_boot_challenge_decode(const uint8_t *p, size_t len, struct boot_challenge *c)
 {
 	if (len != BOOT_CHALLENGE_LEN || (p[BOOT_NONCE_LEN] & ~BOOT_FLAG_AUTH))
 		return -EPROTO;
@@ -83,7 +83,7 @@ int boot_challenge_decode(const uint8_t *p, size_t len, struct boot_challenge *c
 	return 0;
 }
 
-void boot_hello_encode(const struct boot_hello *h, uint8_t out[BOOT_HELLO_LEN])
+void rcci_boot_hello_encode(const struct boot_hello *h, uint8_t out[BOOT_HELLO_LEN])
 {
 	put32(out, h->rank);
 	put32(out + 4, h->size);
@@ -91,7 +91,7 @@ void boot_hello_encode(const struct boot_hello *h, uint8_t out[BOOT_HELLO_LEN])
 	memcpy(out + 8 + BOOT_NONCE_LEN, h->proof, BOOT_TAG_LEN);
 }
 
-int boot_hello_decode(const uint8_t *p, size_t len, struct boot_hello *h)
+int rcci_boot_hello_decode(const uint8_t *p, size_t len, struct boot_hello *h)
 {
 	if (len != BOOT_HELLO_LEN)
 		return -EPROTO;
@@ -104,7 +104,7 @@ int boot_hello_decode(const uint8_t *p, size_t len, struct boot_hello *h)
 	return 0;
 }
 
-size_t boot_contrib_encode(uint32_t round, const void *blob, size_t bloblen, uint8_t *out)
+size_t rcci_boot_contrib_encode(uint32_t round, const void *blob, size_t bloblen, uint8_t *out)
 {
 	put32(out, round);
 	if (bloblen)
@@ -112,8 +112,8 @@ size_t boot_contrib_encode(uint32_t round, const void *blob, size_t bloblen, uin
 	return 4 + bloblen;
 }
 
-int boot_contrib_decode(const uint8_t *p, size_t len, uint32_t *round, const uint8_t **blob,
-			size_t *bloblen)
+int rcci_boot_contrib_decode(const uint8_t *p, size_t len, uint32_t *round, const uint8_t **blob,
+			     size_t *bloblen)
 {
 	if (len < 4 || len - 4 > RCC_BOOTSTRAP_BLOB_MAX)
 		return -EPROTO;
@@ -123,8 +123,8 @@ int boot_contrib_decode(const uint8_t *p, size_t len, uint32_t *round, const uin
 	return 0;
 }
 
-size_t boot_result_encode(uint32_t round, uint32_t n, const uint8_t *blobs, size_t stride,
-			  const size_t *lens, uint8_t *out)
+size_t rcci_boot_result_encode(uint32_t round, uint32_t n, const uint8_t *blobs, size_t stride,
+			       const size_t *lens, uint8_t *out)
 {
 	size_t off = 8;
 
@@ -140,8 +140,8 @@ size_t boot_result_encode(uint32_t round, uint32_t n, const uint8_t *blobs, size
 	return off;
 }
 
-int boot_result_decode(const uint8_t *p, size_t len, uint32_t round, uint32_t n, void *out,
-		       size_t stride, size_t *lens)
+int rcci_boot_result_decode(const uint8_t *p, size_t len, uint32_t round, uint32_t n, void *out,
+			    size_t stride, size_t *lens)
 {
 	size_t off = 8;
 	bool too_long = false;

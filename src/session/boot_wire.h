@@ -58,12 +58,12 @@ struct boot_hello {
 	uint8_t proof[BOOT_TAG_LEN];
 };
 
-void boot_hdr_encode(uint8_t type, uint32_t len, uint8_t out[BOOT_HDR_LEN]);
+void rcci_boot_hdr_encode(uint8_t type, uint32_t len, uint8_t out[BOOT_HDR_LEN]);
 /* 0, or -EPROTO: wrong magic, version or an unknown type. */
-int boot_hdr_decode(const uint8_t in[BOOT_HDR_LEN], struct boot_hdr *h);
+int rcci_boot_hdr_decode(const uint8_t in[BOOT_HDR_LEN], struct boot_hdr *h);
 /* The longest payload (tag excluded) a frame of this type may carry in a
  * job of size ranks; 0 for an unknown type. */
-size_t boot_payload_max(uint8_t type, uint32_t size);
+size_t rcci_boot_payload_max(uint8_t type, uint32_t size);
 
 /*
  * How long the frame starting at buf is, header included, given fill bytes
@@ -71,28 +71,28 @@ size_t boot_payload_max(uint8_t type, uint32_t size);
  * payload (more than fill: read on). -EPROTO for a bad header or a payload
  * longer than max (rank 0 knows what it expects: nothing longer is read).
  */
-long boot_frame_need(const uint8_t *buf, size_t fill, size_t max, struct boot_hdr *h);
+long rcci_boot_frame_need(const uint8_t *buf, size_t fill, size_t max, struct boot_hdr *h);
 
-void boot_challenge_encode(const struct boot_challenge *c, uint8_t out[BOOT_CHALLENGE_LEN]);
-int boot_challenge_decode(const uint8_t *p, size_t len, struct boot_challenge *c);
-void boot_hello_encode(const struct boot_hello *h, uint8_t out[BOOT_HELLO_LEN]);
-int boot_hello_decode(const uint8_t *p, size_t len, struct boot_hello *h);
+void rcci_boot_challenge_encode(const struct boot_challenge *c, uint8_t out[BOOT_CHALLENGE_LEN]);
+int rcci_boot_challenge_decode(const uint8_t *p, size_t len, struct boot_challenge *c);
+void rcci_boot_hello_encode(const struct boot_hello *h, uint8_t out[BOOT_HELLO_LEN]);
+int rcci_boot_hello_decode(const uint8_t *p, size_t len, struct boot_hello *h);
 
 /* CONTRIB: out needs 4 + bloblen bytes. Decoding points *blob into p. */
-size_t boot_contrib_encode(uint32_t round, const void *blob, size_t bloblen, uint8_t *out);
-int boot_contrib_decode(const uint8_t *p, size_t len, uint32_t *round, const uint8_t **blob,
-			size_t *bloblen);
+size_t rcci_boot_contrib_encode(uint32_t round, const void *blob, size_t bloblen, uint8_t *out);
+int rcci_boot_contrib_decode(const uint8_t *p, size_t len, uint32_t *round, const uint8_t **blob,
+			     size_t *bloblen);
 
 /* RESULT: out needs 8 + sum(2 + lens[i]) bytes; returns the length. */
-size_t boot_result_encode(uint32_t round, uint32_t n, const uint8_t *blobs, size_t stride,
-			  const size_t *lens, uint8_t *out);
+size_t rcci_boot_result_encode(uint32_t round, uint32_t n, const uint8_t *blobs, size_t stride,
+			       const size_t *lens, uint8_t *out);
 /*
  * Checks the whole payload first (exactly n entries, each <= the blob maximum,
  * nothing left over): -EPROTO when malformed, -EMSGSIZE when an entry is
  * longer than stride; only then copies entry i to out + i * stride and its
  * length to lens[i].
  */
-int boot_result_decode(const uint8_t *p, size_t len, uint32_t round, uint32_t n, void *out,
-		       size_t stride, size_t *lens);
+int rcci_boot_result_decode(const uint8_t *p, size_t len, uint32_t round, uint32_t n, void *out,
+			    size_t stride, size_t *lens);
 
 #endif

@@ -10,7 +10,7 @@
 #include "base/last_error.h"
 #include "base/log.h"
 
-void boot_fail(struct rcc_bootstrap *bs, const char *fmt, ...)
+void rcci_boot_fail(struct rcc_bootstrap *bs, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -22,7 +22,7 @@ void boot_fail(struct rcc_bootstrap *bs, const char *fmt, ...)
 	log_info("bootstrap: rank %d: %s", bs->rank, bs->err);
 }
 
-void boot_explain(char *err, size_t errlen, const char *fmt, ...)
+void rcci_boot_explain(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -49,14 +49,14 @@ static int choose(const struct rcc_bootstrap_attr *attr, enum rcc_bootstrap_back
 		else if (!strcmp(forced, "static"))
 			*b = RCC_BOOTSTRAP_STATIC;
 		else {
-			boot_explain(err, errlen, "RCC_BOOTSTRAP must be pmix, env or static");
+			rcci_boot_explain(err, errlen, "RCC_BOOTSTRAP must be pmix, env or static");
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (attr && attr->nodes)
 		*b = RCC_BOOTSTRAP_STATIC;
-	else if (boot_pmix_present())
+	else if (rcci_boot_pmix_present())
 		*b = RCC_BOOTSTRAP_PMIX;
 	else
 		*b = RCC_BOOTSTRAP_ENV;
@@ -83,21 +83,21 @@ int rcc_bootstrap_open(const struct rcc_bootstrap_attr *attr, struct rcc_bootstr
 		return rcci_fail(rc, "%s", err);
 	bs = calloc(1, sizeof(*bs));
 	if (!bs) {
-		boot_explain(err, errlen, "out of memory");
+		rcci_boot_explain(err, errlen, "out of memory");
 		return rcci_fail(-ENOMEM, "%s", err);
 	}
 	switch (b) {
 	case RCC_BOOTSTRAP_STATIC:
-		rc = boot_static_open(bs, attr, err, errlen);
+		rc = rcci_boot_static_open(bs, attr, err, errlen);
 		break;
 	case RCC_BOOTSTRAP_PMIX:
-		rc = boot_pmix_open(bs, err, errlen);
+		rc = rcci_boot_pmix_open(bs, err, errlen);
 		break;
 	case RCC_BOOTSTRAP_ENV:
-		rc = boot_env_open(bs, err, errlen);
+		rc = rcci_boot_env_open(bs, err, errlen);
 		break;
 	default:
-		boot_explain(err, errlen, "unknown bootstrap backend %d", (int)b);
+		rcci_boot_explain(err, errlen, "unknown bootstrap backend %d", (int)b);
 		rc = -EINVAL;
 	}
 	if (rc) {
@@ -151,8 +151,8 @@ int rcc_bootstrap_allgather(struct rcc_bootstrap *bs, const void *blob, size_t l
 	if ((rc = usable(bs)))
 		return rc;
 	if (len > RCC_BOOTSTRAP_BLOB_MAX) {
-		boot_fail(bs, "a blob of %zu bytes is more than the %d the bootstrap carries", len,
-			  RCC_BOOTSTRAP_BLOB_MAX);
+		rcci_boot_fail(bs, "a blob of %zu bytes is more than the %d the bootstrap carries",
+			       len, RCC_BOOTSTRAP_BLOB_MAX);
 		return rcci_fail(-EMSGSIZE, "%s", bs->err);
 	}
 	rc = bs->ops->allgather(bs, blob, len, out, stride, lens,
@@ -174,7 +174,7 @@ int rcc_bootstrap_barrier(struct rcc_bootstrap *bs, int timeout_ms)
 	if ((rc = usable(bs)))
 		return rc;
 	if (!bs->ops->barrier) {
-		boot_fail(bs, "the %s bootstrap has no barrier", bs->ops->name);
+		rcci_boot_fail(bs, "the %s bootstrap has no barrier", bs->ops->name);
 		return rcci_fail(-ENOTSUP, "%s", bs->err);
 	}
 	rc = bs->ops->barrier(bs, timeout_ms ? timeout_ms : RCC_BOOTSTRAP_DEFAULT_TIMEOUT_MS);

@@ -131,7 +131,7 @@ static void deliver_srq_recv(struct rcc_server *srv, const struct rcc_wc *wc, vo
 
 	if (c && wc->status == RCC_WC_SUCCESS)
 		srv->ops.on_recv(wc->ep, wc, wc->opcode == RCC_WC_RECV ? buf : NULL, c->user);
-	rc = server_srq_repost(&srv->srq, buf);
+	rc = rcci_server_srq_repost(&srv->srq, buf);
 	if (rc)
 		log_warn("server: reposting an SRQ receive failed, %u bytes less: %s",
 			 srv->srq.buf_size, rcc_strerror(rc));
@@ -146,12 +146,12 @@ static void hold_early(struct agent *ag, struct conn *c, const struct rcc_wc *wc
 		int cap = c->early_cap ? 2 * c->early_cap : 8;
 		struct rcc_wc *e = realloc(c->early, (size_t)cap * sizeof(*e));
 		if (!e) {
-			void *buf = server_srq_buffer(&ag->srv->srq, wc);
+			void *buf = rcci_server_srq_buffer(&ag->srv->srq, wc);
 			log_error("server: out of memory: a completion of %s before its "
 				  "accept ended is lost",
 				  rcc_ep_peer(wc->ep));
 			if (buf)
-				server_srq_repost(&ag->srv->srq, buf);
+				rcci_server_srq_repost(&ag->srv->srq, buf);
 			return;
 		}
 		c->early = e;
@@ -169,7 +169,7 @@ static void dispatch(struct agent *ag, const struct rcc_wc *wc)
 		hold_early(ag, c, wc);
 		return;
 	}
-	buf = server_srq_buffer(&ag->srv->srq, wc);
+	buf = rcci_server_srq_buffer(&ag->srv->srq, wc);
 	if (buf)
 		deliver_srq_recv(ag->srv, wc, buf);
 	else if (c)
@@ -237,9 +237,9 @@ static void fail_conn(struct agent *ag, struct conn *c)
 	struct rcc_server *srv = ag->srv;
 
 	for (int i = 0; i < c->nearly; i++) {
-		void *buf = server_srq_buffer(&srv->srq, &c->early[i]);
+		void *buf = rcci_server_srq_buffer(&srv->srq, &c->early[i]);
 		if (buf)
-			server_srq_repost(&srv->srq, buf);
+			rcci_server_srq_repost(&srv->srq, buf);
 	}
 	free_early(c);
 	rcc_ep_close(c->ep);
@@ -806,7 +806,7 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		goto err_srv;
 	}
 	if (attr->srq_depth) {
-		rc = server_srq_open(ctx, attr->srq_depth, srv->attr.srq_buf_size, &srv->srq);
+		rc = rcci_server_srq_open(ctx, attr->srq_depth, srv->attr.srq_buf_size, &srv->srq);
 		if (rc)
 			goto err_stopfd;
 	}
@@ -854,7 +854,7 @@ err_agents:
 err_lst:
 	rcc_listener_close(srv->lst);
 err_srq:
-	server_srq_close(&srv->srq);
+	rcci_server_srq_close(&srv->srq);
 err_stopfd:
 	close(srv->stopfd);
 err_srv:
@@ -920,7 +920,7 @@ int rcc_server_stop(struct rcc_server *srv)
 	rcc_listener_close(srv->lst);
 
 	stop_agents(srv);
-	server_srq_close(&srv->srq); /* after every endpoint using it */
+	rcci_server_srq_close(&srv->srq); /* after every endpoint using it */
 	free(srv->shared);
 	close(srv->stopfd);
 	pthread_mutex_destroy(&srv->lock);

@@ -9,13 +9,14 @@
 #include "base/log.h"
 #include "server_srq.h"
 
-int server_srq_repost(struct server_srq *s, void *buf)
+int rcci_server_srq_repost(struct server_srq *s, void *buf)
 {
 	struct rcc_sge sge = rcc_pool_sge(s->bufs, buf, s->buf_size);
 	return rcc_srq_post_recv(s->srq, &sge, 1, (uint64_t)(uintptr_t)buf);
 }
 
-int server_srq_open(struct rcc_ctx *ctx, uint32_t depth, uint32_t buf_size, struct server_srq *s)
+int rcci_server_srq_open(struct rcc_ctx *ctx, uint32_t depth, uint32_t buf_size,
+			 struct server_srq *s)
 {
 	struct rcc_srq_attr sa = { .max_wr = depth, .max_sge = 1 };
 	int rc;
@@ -28,7 +29,7 @@ int server_srq_open(struct rcc_ctx *ctx, uint32_t depth, uint32_t buf_size, stru
 	if (rc)
 		goto err_srq;
 	for (uint32_t i = 0; i < depth; i++) {
-		rc = server_srq_repost(s, rcc_pool_piece_at(s->bufs, i));
+		rc = rcci_server_srq_repost(s, rcc_pool_piece_at(s->bufs, i));
 		if (rc)
 			goto err_bufs;
 	}
@@ -48,7 +49,7 @@ err_srq:
 	return rc;
 }
 
-void *server_srq_buffer(const struct server_srq *s, const struct rcc_wc *wc)
+void *rcci_server_srq_buffer(const struct server_srq *s, const struct rcc_wc *wc)
 {
 	void *buf = (void *)(uintptr_t)wc->wr_id;
 
@@ -57,7 +58,7 @@ void *server_srq_buffer(const struct server_srq *s, const struct rcc_wc *wc)
 	return buf;
 }
 
-void server_srq_close(struct server_srq *s)
+void rcci_server_srq_close(struct server_srq *s)
 {
 	if (!s->srq)
 		return;

@@ -27,23 +27,23 @@ static void payload(uint8_t type, const uint8_t *p, size_t len)
 
 	switch (type) {
 	case BOOT_CHALLENGE:
-		if (boot_challenge_decode(p, len, &c) == 0) {
-			boot_challenge_encode(&c, again);
+		if (rcci_boot_challenge_decode(p, len, &c) == 0) {
+			rcci_boot_challenge_encode(&c, again);
 			if (memcmp(again, p, len))
 				abort();
 		}
 		break;
 	case BOOT_HELLO:
-		if (boot_hello_decode(p, len, &h) == 0) {
-			boot_hello_encode(&h, again);
+		if (rcci_boot_hello_decode(p, len, &h) == 0) {
+			rcci_boot_hello_encode(&h, again);
 			if (memcmp(again, p, len))
 				abort();
 		}
 		break;
 	case BOOT_CONTRIB:
-		if (boot_contrib_decode(p, len, &round, &blob, &bl) == 0) {
+		if (rcci_boot_contrib_decode(p, len, &round, &blob, &bl) == 0) {
 			if (bl > RCC_BOOTSTRAP_BLOB_MAX ||
-			    boot_contrib_encode(round, blob, bl, again) != len ||
+			    rcci_boot_contrib_encode(round, blob, bl, again) != len ||
 			    memcmp(again, p, len))
 				abort();
 		}
@@ -52,15 +52,16 @@ static void payload(uint8_t type, const uint8_t *p, size_t len)
 		if (len >= 4) {
 			round = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
 				p[3];
-			if (boot_result_decode(p, len, round, SIZE, out, RCC_BOOTSTRAP_BLOB_MAX,
-					       lens) == 0) {
-				if (boot_result_encode(round, SIZE, out, RCC_BOOTSTRAP_BLOB_MAX,
-						       lens, again) != len ||
+			if (rcci_boot_result_decode(p, len, round, SIZE, out,
+						    RCC_BOOTSTRAP_BLOB_MAX, lens) == 0) {
+				if (rcci_boot_result_encode(round, SIZE, out,
+							    RCC_BOOTSTRAP_BLOB_MAX, lens,
+							    again) != len ||
 				    memcmp(again, p, len))
 					abort();
 			}
 			/* a small stride must be refused, never overrun */
-			(void)boot_result_decode(p, len, round, SIZE, out, 3, lens);
+			(void)rcci_boot_result_decode(p, len, round, SIZE, out, 3, lens);
 		}
 		break;
 	}
@@ -72,11 +73,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct boot_hdr h;
 
 	for (;;) {
-		long need = boot_frame_need(data + off, size - off,
-					    boot_payload_max(BOOT_RESULT, SIZE), &h);
+		long need = rcci_boot_frame_need(data + off, size - off,
+						 rcci_boot_payload_max(BOOT_RESULT, SIZE), &h);
 		if (need < 0 || (size_t)need > size - off || size - off < BOOT_HDR_LEN)
 			break;
-		if (h.len <= boot_payload_max(h.type, SIZE))
+		if (h.len <= rcci_boot_payload_max(h.type, SIZE))
 			payload(h.type, data + off + BOOT_HDR_LEN, h.len);
 		off += (size_t)need;
 	}

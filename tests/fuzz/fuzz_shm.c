@@ -85,8 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!buf)
 		return 0;
 	memset(region, 0, sizeof(region));
-	shm_ring_init(&side[0], region, CAP, true);
-	shm_ring_init(&side[1], region, CAP, false);
+	rcci_shm_ring_init(&side[0], region, CAP, true);
+	rcci_shm_ring_init(&side[1], region, CAP, false);
 	while (c.n) {
 		unsigned op = take(&c, 1) % 4;
 		if (op == 0 || op == 1) {
@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (op == 0) {
 				for (size_t i = 0; i < len; i++)
 					buf[i] = stream_byte(s, wpos[s] + i);
-				long r = shm_ring_write(&side[s], iov, (int)niov);
+				long r = rcci_shm_ring_write(&side[s], iov, (int)niov);
 				if (r < -EPROTO || (r < 0 && r != -EPROTO) || r > (long)len ||
 				    r > CAP)
 					abort();
@@ -108,7 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					wpos[s] += (uint64_t)r;
 			} else {
 				int from = 1 - s; /* s reads what the other side produced */
-				long r = shm_ring_readv(&side[s], iov, (int)niov);
+				long r = rcci_shm_ring_readv(&side[s], iov, (int)niov);
 				if ((r < 0 && r != -EPROTO) || r > (long)len || r > CAP)
 					abort();
 				if (r < 0 && !scribbled)
@@ -131,11 +131,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			scribbled = true;
 		} else {
 			int s = (int)(take(&c, 1) & 1);
-			(void)shm_ring_arm(&side[s]);
-			(void)shm_ring_wake_consumer(&side[s]);
-			(void)shm_ring_wake_producer(&side[s]);
-			(void)shm_ring_rx_ready(&side[s]);
-			(void)shm_ring_tx_room(&side[s]);
+			(void)rcci_shm_ring_arm(&side[s]);
+			(void)rcci_shm_ring_wake_consumer(&side[s]);
+			(void)rcci_shm_ring_wake_producer(&side[s]);
+			(void)rcci_shm_ring_rx_ready(&side[s]);
+			(void)rcci_shm_ring_tx_room(&side[s]);
 		}
 	}
 	free(buf);

@@ -67,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* loopback connect completes from the backlog: no second thread needed */
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sin, sizeof(sin)))
 		goto out_fd;
-	wire_hs_encode(&hello, hs);
+	rcci_wire_hs_encode(&hello, hs);
 	if (send(fd, hs, sizeof(hs), MSG_NOSIGNAL) != sizeof(hs) ||
 	    rcc_get_request(lst, 1000, &req))
 		goto out_fd;

@@ -45,10 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size >= RCC_UD_ADDR_SIZE)
 		address(data);
-	if (ud_hdr_decode(data, size, RCC_UD_TCP_MAX_MSG, &h) == 0) {
+	if (rcci_ud_hdr_decode(data, size, RCC_UD_TCP_MAX_MSG, &h) == 0) {
 		if (h.len != size - UD_HDR_LEN)
 			abort();
-		ud_hdr_encode(&h, again);
+		rcci_ud_hdr_encode(&h, again);
 		if (memcmp(again, data, UD_HDR_LEN))
 			abort();
 	}

@@ -14,14 +14,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t again[WIRE_HDR_LEN];
 
 	for (size_t off = 0; off + WIRE_HDR_LEN <= size; off += WIRE_HDR_LEN) {
-		if (wire_hdr_decode(data + off, &h) == 0) {
-			wire_hdr_encode(&h, again);
+		if (rcci_wire_hdr_decode(data + off, &h) == 0) {
+			rcci_wire_hdr_encode(&h, again);
 			if (memcmp(again, data + off, WIRE_HDR_LEN))
 				abort();
 		}
 	}
-	if (size >= WIRE_HS_HDR_LEN && wire_hs_decode(data, &hs) == 0) {
-		wire_hs_encode(&hs, again);
+	if (size >= WIRE_HS_HDR_LEN && rcci_wire_hs_decode(data, &hs) == 0) {
+		rcci_wire_hs_encode(&hs, again);
 		if (memcmp(again, data, WIRE_HS_HDR_LEN))
 			abort();
 	}

@@ -83,13 +83,13 @@ static void *raw_hello_thread(void *arg)
 	r->fd = raw_connect(r->port);
 	if (r->fd < 0)
 		return NULL;
-	wire_hs_encode(&hs, h);
+	rcci_wire_hs_encode(&hs, h);
 	if (!send_all(r->fd, h, sizeof(h)))
 		return NULL;
 	struct pollfd p = { .fd = r->fd, .events = POLLIN };
 	if (poll(&p, 1, TEST_TIMEOUT_MS) == 1 &&
-	    recv(r->fd, h, sizeof(h), MSG_WAITALL) == sizeof(h) && wire_hs_decode(h, &hs) == 0 &&
-	    hs.kind == WIRE_HS_ACCEPT)
+	    recv(r->fd, h, sizeof(h), MSG_WAITALL) == sizeof(h) &&
+	    rcci_wire_hs_decode(h, &hs) == 0 && hs.kind == WIRE_HS_ACCEPT)
 		r->accepted = true;
 	return NULL;
 }
@@ -132,7 +132,7 @@ static bool next_frame(int fd, struct wire_hdr *h)
 	static uint8_t skip[1 << 16];
 	uint8_t b[WIRE_HDR_LEN];
 
-	if (recv(fd, b, sizeof(b), MSG_WAITALL) != sizeof(b) || wire_hdr_decode(b, h))
+	if (recv(fd, b, sizeof(b), MSG_WAITALL) != sizeof(b) || rcci_wire_hdr_decode(b, h))
 		return false;
 	for (uint32_t left = h->len; left;) {
 		uint32_t n = left < sizeof(skip) ? left : (uint32_t)sizeof(skip);
@@ -221,7 +221,7 @@ static void frame_out_of_order(void)
 			      .len = 4,
 			      .total = 4,
 			      .msn = 5 /* 0 expected */ };
-	wire_hdr_encode(&h, f);
+	rcci_wire_hdr_encode(&h, f);
 	memcpy(f + WIRE_HDR_LEN, "abcd", 4);
 	CHECK(send_all(r.fd, f, sizeof(f)));
 	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
@@ -245,7 +245,7 @@ static void unsolicited_response_and_ack(void)
 		if (variant) {
 			h = (struct wire_hdr){ .type = WIRE_ACK, .ack = 3 };
 		}
-		wire_hdr_encode(&h, f);
+		rcci_wire_hdr_encode(&h, f);
 		CHECK(send_all(r.fd, f, WIRE_HDR_LEN + h.len));
 		CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
 		close(r.fd);
@@ -267,7 +267,7 @@ static void frame_cut_short(void)
 	struct wire_hdr h = {
 		.type = WIRE_SEND, .flags = WIRE_F_FIRST | WIRE_F_LAST, .len = 200, .total = 200
 	};
-	wire_hdr_encode(&h, f);
+	rcci_wire_hdr_encode(&h, f);
 	memset(f + WIRE_HDR_LEN, 1, 10);
 	CHECK(send_all(r.fd, f, sizeof(f)));
 	close(r.fd);
@@ -294,7 +294,7 @@ static void write_to_unregistered_memory(void)
 			      .total = 8,
 			      .raddr = (uintptr_t)&secret,
 			      .rkey = rcc_mr_rkey(e.buf.mr) };
-	wire_hdr_encode(&h, f);
+	rcci_wire_hdr_encode(&h, f);
 	memset(f + WIRE_HDR_LEN, 0, 8);
 	CHECK(send_all(r.fd, f, sizeof(f)));
 	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
@@ -340,7 +340,7 @@ static void rnr_retries_counted(void)
 							.status = WIRE_NAK_RNR,
 							.msn = h.msn,
 							.imm = 1 };
-				wire_hdr_encode(&nak, f);
+				rcci_wire_hdr_encode(&nak, f);
 				CHECK(send_all(r.fd, f, sizeof(f)));
 			}
 		}
@@ -375,7 +375,7 @@ static void atomic_unaligned(void)
 			      .len = WIRE_ATOMIC_REQ_LEN,
 			      .raddr = (uintptr_t)t.p + 4,
 			      .rkey = rcc_mr_rkey(t.mr) };
-	wire_hdr_encode(&h, f);
+	rcci_wire_hdr_encode(&h, f);
 	f[WIRE_HDR_LEN] = 1; /* add 1 (little-endian operand) */
 	CHECK(send_all(r.fd, f, sizeof(f)));
 	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
@@ -411,7 +411,7 @@ static void reads_beyond_max_rd_atomic(void)
 				      .total = i ? 8 : BIG,
 				      .raddr = (uintptr_t)t.p,
 				      .rkey = rcc_mr_rkey(t.mr) };
-		wire_hdr_encode(&h, f + i * WIRE_HDR_LEN);
+		rcci_wire_hdr_encode(&h, f + i * WIRE_HDR_LEN);
 	}
 	CHECK(send_all(r.fd, f, sizeof(f)));
 	/* the first READ's data, then the NAK of the second */

@@ -60,7 +60,7 @@ static int open_raw(int port, int *fds, int n, int partial)
 	uint8_t h[WIRE_HS_HDR_LEN + 4] = { 0 };
 	struct wire_hs hs = { .version = WIRE_VERSION, .kind = WIRE_HS_HELLO, .pdata_len = 8 };
 
-	wire_hs_encode(&hs, h);
+	rcci_wire_hs_encode(&hs, h);
 	for (int i = 0; i < n; i++) {
 		fds[i] = raw_connect(port);
 		if (fds[i] < 0)

@@ -731,20 +731,20 @@ static int raw_client_fetch(struct raw_client *r, int port)
 	r->fd = rcci_sock_connect((struct sockaddr *)&sin, sizeof(sin), deadline);
 	if (r->fd < 0)
 		return r->fd;
-	if ((rc = shm_local_id(&me)))
+	if ((rc = rcci_shm_local_id(&me)))
 		return rc;
-	wire_hs_encode(&h, msg);
-	wire_shm_id_encode(&me, msg + WIRE_HS_HDR_LEN);
+	rcci_wire_hs_encode(&h, msg);
+	rcci_wire_shm_id_encode(&me, msg + WIRE_HS_HDR_LEN);
 	if ((rc = rcci_send_all(r->fd, msg, sizeof(msg), deadline)) ||
 	    (rc = rcci_recv_all(r->fd, msg, WIRE_HS_HDR_LEN, deadline)))
 		return rc;
-	if (wire_hs_decode(msg, &h) || h.kind != WIRE_HS_ACCEPT || !(h.flags & WIRE_HS_F_SHM) ||
-	    h.pdata_len)
+	if (rcci_wire_hs_decode(msg, &h) || h.kind != WIRE_HS_ACCEPT ||
+	    !(h.flags & WIRE_HS_F_SHM) || h.pdata_len)
 		return -EPROTO;
 	if ((rc = rcci_recv_all(r->fd, ext, sizeof(ext), deadline)) ||
-	    wire_shm_accept_decode(ext, &r->a))
+	    rcci_wire_shm_accept_decode(ext, &r->a))
 		return rc ? rc : -EPROTO;
-	r->bell = shm_offer_fetch(r->a.name, r->a.token, deadline, &r->memfd, &why);
+	r->bell = rcci_shm_offer_fetch(r->a.name, r->a.token, deadline, &r->memfd, &why);
 	return r->bell < 0 ? r->bell : 0;
 }
 
@@ -786,8 +786,8 @@ static bool raw_send(struct raw_client *r, uint32_t msn, const uint8_t *p, uint3
 	uint8_t hdr[WIRE_HDR_LEN];
 	struct iovec v[2] = { { hdr, sizeof(hdr) }, { (void *)p, len } };
 
-	wire_hdr_encode(&h, hdr);
-	return shm_ring_write(&r->ring, v, 2) == (long)(sizeof(hdr) + len) &&
+	rcci_wire_hdr_encode(&h, hdr);
+	return rcci_shm_ring_write(&r->ring, v, 2) == (long)(sizeof(hdr) + len) &&
 	       write(r->bell, "x", 1) == 1;
 }
 
@@ -798,7 +798,7 @@ static bool raw_read(struct raw_client *r, uint8_t *p, size_t n)
 
 	while (n && now_ms() < end) {
 		struct iovec v = { p, n };
-		long got = shm_ring_readv(&r->ring, &v, 1);
+		long got = rcci_shm_ring_readv(&r->ring, &v, 1);
 		if (got < 0)
 			return false;
 		p += got;
@@ -814,7 +814,7 @@ static long raw_next_send(struct raw_client *r, uint8_t *p, size_t room)
 	for (int frames = 0; frames < 100; frames++) {
 		uint8_t hdr[WIRE_HDR_LEN];
 		struct wire_hdr h;
-		if (!raw_read(r, hdr, sizeof(hdr)) || wire_hdr_decode(hdr, &h) || h.len > room)
+		if (!raw_read(r, hdr, sizeof(hdr)) || rcci_wire_hdr_decode(hdr, &h) || h.len > room)
 			return -1;
 		if (!raw_read(r, p, h.len))
 			return -1;
@@ -852,7 +852,7 @@ static void region_cannot_be_resized(void)
 	if (!rc)
 		rc = try_resizing(r.memfd, len) ? -EINVAL : 0;
 	if (!rc)
-		rc = shm_region_map(r.memfd, r.a.cap, r.a.name[0], &r.ring, &why);
+		rc = rcci_shm_region_map(r.memfd, r.a.cap, r.a.name[0], &r.ring, &why);
 	/* the confirmation ends the server's handshake either way */
 	raw_confirm(r.fd, rc ? 1 : 0);
 	pthread_join(th, NULL);
@@ -884,7 +884,7 @@ static void region_cannot_be_resized(void)
 	}
 	CHECK_EQ(rcc_ep_state(acc.ep), RCC_EP_CONNECTED);
 	rcc_ep_close(acc.ep);
-	shm_region_unmap(&r.ring);
+	rcci_shm_region_unmap(&r.ring);
 	close(r.memfd);
 	close(r.bell);
 	close(r.fd);
@@ -900,7 +900,7 @@ struct raw_server {
 	int lfd, port;
 	int seals;      /* F_SEAL_* to add */
 	off_t extra;    /* bytes beyond the size the capacity implies */
-	bool handed;    /* shm_offer_serve handed the region over */
+	bool handed;    /* rcci_shm_offer_serve handed the region over */
 	long confirmed; /* the client's confirmation (-1: none) */
 };
 
@@ -926,16 +926,16 @@ static void *raw_server_main(void *arg)
 		goto out;
 	memfd = memfd_create("hostile", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (memfd < 0 || ftruncate(memfd, (off_t)shm_region_len(a.cap) + s->extra) ||
-	    (s->seals && fcntl(memfd, F_ADD_SEALS, s->seals)) || shm_local_id(&a.id) ||
-	    shm_offer_open(&o, &why))
+	    (s->seals && fcntl(memfd, F_ADD_SEALS, s->seals)) || rcci_shm_local_id(&a.id) ||
+	    rcci_shm_offer_open(&o, &why))
 		goto out;
 	memcpy(a.name, o.name, sizeof(a.name));
 	memcpy(a.token, o.token, sizeof(a.token));
-	wire_hs_encode(&h, msg);
-	wire_shm_accept_encode(&a, msg + WIRE_HS_HDR_LEN);
+	rcci_wire_hs_encode(&h, msg);
+	rcci_wire_shm_accept_encode(&a, msg + WIRE_HS_HDR_LEN);
 	if (rcci_send_all(c, msg, sizeof(msg), deadline))
 		goto out;
-	int bell = shm_offer_serve(&o, memfd, c, deadline);
+	int bell = rcci_shm_offer_serve(&o, memfd, c, deadline);
 	s->handed = bell >= 0;
 	if (!rcci_recv_all(c, msg, WIRE_SHM_CONFIRM_LEN, deadline) &&
 	    !memcmp(msg, WIRE_SHM_MAGIC, 4))
@@ -943,7 +943,7 @@ static void *raw_server_main(void *arg)
 	if (bell >= 0)
 		close(bell);
 out:
-	shm_offer_close(&o);
+	rcci_shm_offer_close(&o);
 	if (memfd >= 0)
 		close(memfd);
 	if (c >= 0)
@@ -1008,7 +1008,7 @@ struct serve_arg {
 static void *serve_main(void *arg)
 {
 	struct serve_arg *a = arg;
-	a->rc = shm_offer_serve(a->o, a->memfd, a->watch_fd, rcci_deadline(TEST_TIMEOUT_MS));
+	a->rc = rcci_shm_offer_serve(a->o, a->memfd, a->watch_fd, rcci_deadline(TEST_TIMEOUT_MS));
 	return NULL;
 }
 
@@ -1027,9 +1027,9 @@ static void offer_needs_token(void)
 	int quiet[2];
 	pthread_t th;
 
-	CHECK_OK(shm_offer_open(&o, &why));
-	sa.memfd = shm_region_create(SHM_RING_MIN, o.name[0], &ring, &why);
-	CHECK_MSG(sa.memfd >= 0, "shm_region_create: %s", why);
+	CHECK_OK(rcci_shm_offer_open(&o, &why));
+	sa.memfd = rcci_shm_region_create(SHM_RING_MIN, o.name[0], &ring, &why);
+	CHECK_MSG(sa.memfd >= 0, "rcci_shm_region_create: %s", why);
 	/* what the offer watches for the TCP peer's word: silent here */
 	CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, quiet) ? -errno : 0);
 	sa.watch_fd = quiet[0];
@@ -1037,7 +1037,7 @@ static void offer_needs_token(void)
 	memcpy(wrong, o.token, sizeof(wrong));
 	wrong[5] ^= 1;
 	int memfd = -1;
-	int fd = shm_offer_fetch(o.name, wrong, rcci_deadline(TEST_TIMEOUT_MS), &memfd, &why);
+	int fd = rcci_shm_offer_fetch(o.name, wrong, rcci_deadline(TEST_TIMEOUT_MS), &memfd, &why);
 	CHECK(fd < 0);
 	if (geteuid() == 0) {
 		pid_t pid = fork();
@@ -1046,8 +1046,8 @@ static void offer_needs_token(void)
 			if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
 				_exit(2);
 			int m = -1;
-			_exit(shm_offer_fetch(o.name, o.token, rcci_deadline(TEST_TIMEOUT_MS), &m,
-					      &w) < 0 ?
+			_exit(rcci_shm_offer_fetch(o.name, o.token, rcci_deadline(TEST_TIMEOUT_MS),
+						   &m, &w) < 0 ?
 				      0 :
 				      1);
 		}
@@ -1056,11 +1056,11 @@ static void offer_needs_token(void)
 		CHECK(waitpid(pid, &st, 0) == pid);
 		CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "another user: status %d", st);
 	}
-	fd = shm_offer_fetch(o.name, o.token, rcci_deadline(TEST_TIMEOUT_MS), &memfd, &why);
+	fd = rcci_shm_offer_fetch(o.name, o.token, rcci_deadline(TEST_TIMEOUT_MS), &memfd, &why);
 	pthread_join(th, NULL);
 	CHECK_MSG(fd >= 0, "fetch: %s", why);
 	CHECK_MSG(sa.rc >= 0, "serve: %s", rcc_strerror(sa.rc));
-	CHECK_OK(shm_region_map(memfd, SHM_RING_MIN, o.name[0], &view, &why));
+	CHECK_OK(rcci_shm_region_map(memfd, SHM_RING_MIN, o.name[0], &view, &why));
 	/* the connection stays, the doorbell of the two: a byte each way */
 	uint8_t b = 0;
 	CHECK(write(fd, "a", 1) == 1 && rcci_recv_all(sa.rc, &b, 1, rcci_deadline(1000)) == 0);
@@ -1070,15 +1070,15 @@ static void offer_needs_token(void)
 	/* the same memory: what one view writes, the other reads */
 	((volatile uint8_t *)view.map)[SHM_HDR_SIZE + 7] = 0x5a;
 	CHECK_EQ(((volatile uint8_t *)ring.map)[SHM_HDR_SIZE + 7], 0x5a);
-	shm_region_unmap(&view);
-	shm_region_unmap(&ring);
+	rcci_shm_region_unmap(&view);
+	rcci_shm_region_unmap(&ring);
 	close(fd);
 	close(memfd);
 	close(sa.rc);
 	close(sa.memfd);
 	close(quiet[0]);
 	close(quiet[1]);
-	shm_offer_close(&o);
+	rcci_shm_offer_close(&o);
 }
 
 static const struct test_case cases[] = {

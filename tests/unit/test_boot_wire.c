@@ -69,19 +69,19 @@ static void header_round_trip(void)
 	uint8_t b[BOOT_HDR_LEN];
 	struct boot_hdr h;
 
-	boot_hdr_encode(BOOT_RESULT, 1234, b);
-	CHECK_EQ(boot_hdr_decode(b, &h), 0);
+	rcci_boot_hdr_encode(BOOT_RESULT, 1234, b);
+	CHECK_EQ(rcci_boot_hdr_decode(b, &h), 0);
 	CHECK_EQ(h.type, BOOT_RESULT);
 	CHECK_EQ(h.len, 1234);
 	b[0] ^= 1;
-	CHECK_EQ(boot_hdr_decode(b, &h), -EPROTO);
-	boot_hdr_encode(0, 0, b);
-	CHECK_EQ(boot_hdr_decode(b, &h), -EPROTO);
-	boot_hdr_encode(BOOT_ABORT + 1, 0, b);
-	CHECK_EQ(boot_hdr_decode(b, &h), -EPROTO);
+	CHECK_EQ(rcci_boot_hdr_decode(b, &h), -EPROTO);
+	rcci_boot_hdr_encode(0, 0, b);
+	CHECK_EQ(rcci_boot_hdr_decode(b, &h), -EPROTO);
+	rcci_boot_hdr_encode(BOOT_ABORT + 1, 0, b);
+	CHECK_EQ(rcci_boot_hdr_decode(b, &h), -EPROTO);
 	memcpy(b, "GET / HT", 8); /* an HTTP probe on the rendezvous port */
-	CHECK_EQ(boot_hdr_decode(b, &h), -EPROTO);
-	CHECK_EQ(boot_payload_max(BOOT_RESULT, RCC_BOOTSTRAP_MAX_RANKS + 1), 0);
+	CHECK_EQ(rcci_boot_hdr_decode(b, &h), -EPROTO);
+	CHECK_EQ(rcci_boot_payload_max(BOOT_RESULT, RCC_BOOTSTRAP_MAX_RANKS + 1), 0);
 }
 
 static void hello_checks(void)
@@ -91,26 +91,26 @@ static void hello_checks(void)
 
 	memset(h.nonce, 7, sizeof(h.nonce));
 	memset(h.proof, 9, sizeof(h.proof));
-	boot_hello_encode(&h, b);
-	CHECK_EQ(boot_hello_decode(b, sizeof(b), &g), 0);
+	rcci_boot_hello_encode(&h, b);
+	CHECK_EQ(rcci_boot_hello_decode(b, sizeof(b), &g), 0);
 	CHECK_EQ(g.rank, 3);
 	CHECK_EQ(g.size, 8);
 	CHECK(!memcmp(g.proof, h.proof, sizeof(g.proof)));
-	CHECK_EQ(boot_hello_decode(b, sizeof(b) - 1, &g), -EPROTO);
+	CHECK_EQ(rcci_boot_hello_decode(b, sizeof(b) - 1, &g), -EPROTO);
 	h.rank = 8; /* not below the size */
-	boot_hello_encode(&h, b);
-	CHECK_EQ(boot_hello_decode(b, sizeof(b), &g), -EPROTO);
+	rcci_boot_hello_encode(&h, b);
+	CHECK_EQ(rcci_boot_hello_decode(b, sizeof(b), &g), -EPROTO);
 	h.rank = 0;
 	h.size = RCC_BOOTSTRAP_MAX_RANKS + 1;
-	boot_hello_encode(&h, b);
-	CHECK_EQ(boot_hello_decode(b, sizeof(b), &g), -EPROTO);
+	rcci_boot_hello_encode(&h, b);
+	CHECK_EQ(rcci_boot_hello_decode(b, sizeof(b), &g), -EPROTO);
 	struct boot_challenge c = { .flags = BOOT_FLAG_AUTH }, d;
 	uint8_t cb[BOOT_CHALLENGE_LEN];
-	boot_challenge_encode(&c, cb);
-	CHECK_EQ(boot_challenge_decode(cb, sizeof(cb), &d), 0);
+	rcci_boot_challenge_encode(&c, cb);
+	CHECK_EQ(rcci_boot_challenge_decode(cb, sizeof(cb), &d), 0);
 	CHECK_EQ(d.flags, BOOT_FLAG_AUTH);
 	cb[BOOT_NONCE_LEN] = 0x80; /* an unknown flag */
-	CHECK_EQ(boot_challenge_decode(cb, sizeof(cb), &d), -EPROTO);
+	CHECK_EQ(rcci_boot_challenge_decode(cb, sizeof(cb), &d), -EPROTO);
 }
 
 static void result_checks(void)
@@ -118,29 +118,29 @@ static void result_checks(void)
 	uint8_t blobs[3 * 16] = "a", out[3 * 16], enc[64];
 	size_t lens[3] = { 1, 0, 16 }, got[3] = { 99, 99, 99 };
 	memset(blobs + 32, 'z', 16);
-	size_t n = boot_result_encode(5, 3, blobs, 16, lens, enc);
+	size_t n = rcci_boot_result_encode(5, 3, blobs, 16, lens, enc);
 	CHECK_EQ(n, 8 + 2 + 1 + 2 + 2 + 16);
-	CHECK_EQ(boot_result_decode(enc, n, 5, 3, out, 16, got), 0);
+	CHECK_EQ(rcci_boot_result_decode(enc, n, 5, 3, out, 16, got), 0);
 	CHECK_EQ(got[0], 1);
 	CHECK_EQ(got[1], 0);
 	CHECK_EQ(got[2], 16);
 	CHECK(out[0] == 'a' && out[32] == 'z' && out[47] == 'z');
 	/* nothing is written when anything is wrong */
 	memset(got, 0, sizeof(got));
-	CHECK_EQ(boot_result_decode(enc, n, 6, 3, out, 16, got), -EPROTO); /* round */
-	CHECK_EQ(boot_result_decode(enc, n, 5, 4, out, 16, got), -EPROTO); /* count */
-	CHECK_EQ(boot_result_decode(enc, n - 1, 5, 3, out, 16, got), -EPROTO);
-	CHECK_EQ(boot_result_decode(enc, n, 5, 3, out, 8, got), -EMSGSIZE); /* stride */
+	CHECK_EQ(rcci_boot_result_decode(enc, n, 6, 3, out, 16, got), -EPROTO); /* round */
+	CHECK_EQ(rcci_boot_result_decode(enc, n, 5, 4, out, 16, got), -EPROTO); /* count */
+	CHECK_EQ(rcci_boot_result_decode(enc, n - 1, 5, 3, out, 16, got), -EPROTO);
+	CHECK_EQ(rcci_boot_result_decode(enc, n, 5, 3, out, 8, got), -EMSGSIZE); /* stride */
 	enc[n] = 0;
-	CHECK_EQ(boot_result_decode(enc, n + 1, 5, 3, out, 16, got), -EPROTO); /* trailing */
+	CHECK_EQ(rcci_boot_result_decode(enc, n + 1, 5, 3, out, 16, got), -EPROTO); /* trailing */
 	CHECK_EQ(got[0] + got[1] + got[2], 0);
 	const uint8_t *blob;
 	size_t bl;
 	uint32_t round;
-	CHECK_EQ(boot_contrib_encode(2, "xyz", 3, enc), 7);
-	CHECK_EQ(boot_contrib_decode(enc, 7, &round, &blob, &bl), 0);
+	CHECK_EQ(rcci_boot_contrib_encode(2, "xyz", 3, enc), 7);
+	CHECK_EQ(rcci_boot_contrib_decode(enc, 7, &round, &blob, &bl), 0);
 	CHECK(round == 2 && bl == 3 && !memcmp(blob, "xyz", 3));
-	CHECK_EQ(boot_contrib_decode(enc, 3, &round, &blob, &bl), -EPROTO);
+	CHECK_EQ(rcci_boot_contrib_decode(enc, 3, &round, &blob, &bl), -EPROTO);
 }
 
 TEST_MAIN(TEST(sha256_vectors), TEST(hmac_vectors), TEST(header_round_trip), TEST(hello_checks),

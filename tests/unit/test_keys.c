@@ -17,26 +17,26 @@ static void insert_find_remove(void)
 	struct tcp_mr *mr = calloc(N, sizeof(*mr));
 
 	CHECK(mr);
-	CHECK_OK(keys_init(&t));
+	CHECK_OK(rcci_keys_init(&t));
 	for (int i = 0; i < N; i++) {
-		CHECK_OK(keys_insert(&t, &mr[i]));
+		CHECK_OK(rcci_keys_insert(&t, &mr[i]));
 		CHECK(mr[i].base.lkey != 0 && mr[i].base.lkey == mr[i].base.rkey);
 	}
 	for (int i = 0; i < N; i++)
 		CHECK(keys_find(&t, mr[i].base.lkey) == &mr[i]);
 	/* remove every other one; the rest stay reachable across tombstones */
 	for (int i = 0; i < N; i += 2)
-		keys_remove(&t, mr[i].base.lkey);
+		rcci_keys_remove(&t, mr[i].base.lkey);
 	for (int i = 0; i < N; i++)
 		CHECK(keys_find(&t, mr[i].base.lkey) == (i % 2 ? &mr[i] : NULL));
 	/* reuse the freed slots */
 	for (int i = 0; i < N; i += 2)
-		CHECK_OK(keys_insert(&t, &mr[i]));
+		CHECK_OK(rcci_keys_insert(&t, &mr[i]));
 	for (int i = 0; i < N; i++)
 		CHECK(keys_find(&t, mr[i].base.lkey) == &mr[i]);
 	CHECK(keys_find(&t, 0) == NULL);
 	CHECK(keys_find(&t, 0xffffffffu) == NULL);
-	keys_free(&t);
+	rcci_keys_free(&t);
 	free(mr);
 }
 
@@ -47,16 +47,16 @@ static void keys_look_random(void)
 	struct tcp_mr mr[64];
 	int small_steps = 0;
 
-	CHECK_OK(keys_init(&t));
+	CHECK_OK(rcci_keys_init(&t));
 	for (int i = 0; i < 64; i++)
-		CHECK_OK(keys_insert(&t, &mr[i]));
+		CHECK_OK(rcci_keys_insert(&t, &mr[i]));
 	for (int i = 1; i < 64; i++) {
 		uint32_t d = mr[i].base.lkey - mr[i - 1].base.lkey;
 		if (d < 1024 || d > 0xffffffffu - 1024)
 			small_steps++;
 	}
 	CHECK(small_steps < 3);
-	keys_free(&t);
+	rcci_keys_free(&t);
 }
 
 struct dereg_job {
@@ -75,7 +75,7 @@ static void *dereg_thread(void *arg)
 
 /*
  * rcc_mr_dereg() waits out every copy into or out of the region: each copy
- * (rx.c target_io and rx_sge_io, tx.c tx_flush) runs under the read side of
+ * (rx.c target_io and rcci_rx_sge_io, tx.c rcci_tx_flush) runs under the read side of
  * mr_lock with the key found live. With the read side held here, as by a copy
  * in progress, dereg must not return and the key must stay live; once it is
  * released, dereg returns and the key is gone. (The integration test
@@ -109,7 +109,7 @@ static void dereg_waits_for_copies(void)
 	while (!atomic_load(&j.done) && now_ms() < end)
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	bool returned_early = atomic_load(&j.done);
-	bool live = mr_covers_locked(t, key, addr, 64, RCC_ACCESS_REMOTE_WRITE);
+	bool live = rcci_mr_covers_locked(t, key, addr, 64, RCC_ACCESS_REMOTE_WRITE);
 	pthread_rwlock_unlock(&t->mr_lock);
 	pthread_join(th, NULL);
 	CHECK_MSG(!returned_early, "rcc_mr_dereg returned while a copy held the region");
@@ -121,7 +121,7 @@ static void dereg_waits_for_copies(void)
 	bool stale = keys_find(&t->keys, key) != NULL;
 	pthread_rwlock_unlock(&t->mr_lock);
 	CHECK_MSG(!stale, "the key table still names the deregistered region");
-	CHECK(!mr_covers(t, key, addr, 64, RCC_ACCESS_REMOTE_WRITE));
+	CHECK(!rcci_mr_covers(t, key, addr, 64, RCC_ACCESS_REMOTE_WRITE));
 	CHECK_OK(rcc_ctx_close(ctx));
 }
 

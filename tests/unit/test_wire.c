@@ -45,8 +45,8 @@ static void round_trip_every_type(void)
 		const struct wire_hdr *h = i < sizeof(in) / sizeof(in[0]) ? &in[i] : &nak;
 		uint8_t buf[WIRE_HDR_LEN];
 		struct wire_hdr out;
-		wire_hdr_encode(h, buf);
-		CHECK_MSG(wire_hdr_decode(buf, &out) == 0, "type %u refused", h->type);
+		rcci_wire_hdr_encode(h, buf);
+		CHECK_MSG(rcci_wire_hdr_decode(buf, &out) == 0, "type %u refused", h->type);
 		CHECK(hdr_eq(h, &out));
 	}
 }
@@ -56,7 +56,7 @@ static void layout_is_fixed(void)
 {
 	struct wire_hdr h = sample(WIRE_WRITE, WIRE_F_FIRST | WIRE_F_LAST, 16);
 	uint8_t b[WIRE_HDR_LEN];
-	wire_hdr_encode(&h, b);
+	rcci_wire_hdr_encode(&h, b);
 	CHECK_EQ(b[0], WIRE_WRITE);
 	CHECK_EQ(b[1], WIRE_F_FIRST | WIRE_F_LAST);
 	CHECK_EQ(b[4], 16);
@@ -72,8 +72,8 @@ static bool refused(struct wire_hdr h)
 {
 	uint8_t buf[WIRE_HDR_LEN];
 	struct wire_hdr out;
-	wire_hdr_encode(&h, buf);
-	return wire_hdr_decode(buf, &out) == -EPROTO;
+	rcci_wire_hdr_encode(&h, buf);
+	return rcci_wire_hdr_decode(buf, &out) == -EPROTO;
 }
 
 static void malformed_headers(void)
@@ -112,9 +112,9 @@ static void malformed_headers(void)
 
 	uint8_t buf[WIRE_HDR_LEN];
 	struct wire_hdr out;
-	wire_hdr_encode(&h, buf);
+	rcci_wire_hdr_encode(&h, buf);
 	buf[37] = 1; /* reserved bytes must be zero */
-	CHECK_EQ(wire_hdr_decode(buf, &out), -EPROTO);
+	CHECK_EQ(rcci_wire_hdr_decode(buf, &out), -EPROTO);
 }
 
 static void handshake(void)
@@ -125,35 +125,35 @@ static void handshake(void)
 			      .pdata_len = 192,
 			      .max_rd_atomic = 16 },
 		       out;
-	wire_hs_encode(&in, b);
-	CHECK_OK(wire_hs_decode(b, &out));
+	rcci_wire_hs_encode(&in, b);
+	CHECK_OK(rcci_wire_hs_decode(b, &out));
 	CHECK(in.version == out.version && in.kind == out.kind && in.pdata_len == out.pdata_len &&
 	      in.max_rd_atomic == out.max_rd_atomic);
 
 	struct wire_hs bad = in;
 	bad.pdata_len = RCC_ACCEPT_PRIVATE_DATA_MAX + 1;
-	wire_hs_encode(&bad, b);
-	CHECK_EQ(wire_hs_decode(b, &out), -EPROTO);
+	rcci_wire_hs_encode(&bad, b);
+	CHECK_EQ(rcci_wire_hs_decode(b, &out), -EPROTO);
 	bad = in;
 	bad.kind = WIRE_HS_HELLO;
 	bad.pdata_len = RCC_CONNECT_PRIVATE_DATA_MAX + 1;
-	wire_hs_encode(&bad, b);
-	CHECK_EQ(wire_hs_decode(b, &out), -EPROTO);
+	rcci_wire_hs_encode(&bad, b);
+	CHECK_EQ(rcci_wire_hs_decode(b, &out), -EPROTO);
 	bad = in;
 	bad.version = 2;
-	wire_hs_encode(&bad, b);
-	CHECK_EQ(wire_hs_decode(b, &out), -EPROTO);
+	rcci_wire_hs_encode(&bad, b);
+	CHECK_EQ(rcci_wire_hs_decode(b, &out), -EPROTO);
 	bad = in;
 	bad.kind = 9;
-	wire_hs_encode(&bad, b);
-	CHECK_EQ(wire_hs_decode(b, &out), -EPROTO);
+	rcci_wire_hs_encode(&bad, b);
+	CHECK_EQ(rcci_wire_hs_decode(b, &out), -EPROTO);
 	bad = in;
 	bad.max_rd_atomic = 0;
-	wire_hs_encode(&bad, b);
-	CHECK_EQ(wire_hs_decode(b, &out), -EPROTO);
-	wire_hs_encode(&in, b);
+	rcci_wire_hs_encode(&bad, b);
+	CHECK_EQ(rcci_wire_hs_decode(b, &out), -EPROTO);
+	rcci_wire_hs_encode(&in, b);
 	b[0] = 'X'; /* not our magic */
-	CHECK_EQ(wire_hs_decode(b, &out), -EPROTO);
+	CHECK_EQ(rcci_wire_hs_decode(b, &out), -EPROTO);
 }
 
 TEST_MAIN(TEST(round_trip_every_type), TEST(layout_is_fixed), TEST(malformed_headers),

@@ -34,7 +34,7 @@ static int send_hs(int fd, uint16_t kind, uint32_t rd_max, const void *pdata, si
 		.max_rd_atomic = rd_max,
 	};
 
-	wire_hs_encode(&h, buf);
+	rcci_wire_hs_encode(&h, buf);
 	if (len)
 		memcpy(buf + WIRE_HS_HDR_LEN, pdata, len);
 	if (ext_len)
@@ -51,12 +51,12 @@ static int recv_hs(int fd, struct wire_hs *h, uint8_t *pdata, uint8_t *ext, uint
 
 	if (rc)
 		return rc;
-	if (wire_hs_decode(hdr, h))
+	if (rcci_wire_hs_decode(hdr, h))
 		return -EPROTO;
 	rc = rcci_recv_all(fd, pdata, h->pdata_len, deadline);
 	if (rc)
 		return rc;
-	return rcci_recv_all(fd, ext, wire_hs_ext_len(h), deadline);
+	return rcci_recv_all(fd, ext, rcci_wire_hs_ext_len(h), deadline);
 }
 
 /* The client's last word on shared memory: 0 (mapped) or a reason not to. */
@@ -90,13 +90,14 @@ static long hello_len(const uint8_t *buf, size_t have)
 
 	if (have < WIRE_HS_HDR_LEN)
 		return WIRE_HS_HDR_LEN;
-	if (wire_hs_decode(buf, &h) || h.kind != WIRE_HS_HELLO ||
+	if (rcci_wire_hs_decode(buf, &h) || h.kind != WIRE_HS_HELLO ||
 	    h.pdata_len > RCC_CONNECT_PRIVATE_DATA_MAX)
 		return -EPROTO;
-	return (long)(WIRE_HS_HDR_LEN + h.pdata_len + wire_hs_ext_len(&h));
+	return (long)(WIRE_HS_HDR_LEN + h.pdata_len + rcci_wire_hs_ext_len(&h));
 }
 
-int tcp_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen, int backlog)
+int rcci_tcp_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t salen,
+		    int backlog)
 {
 	struct tcp_listener *lst = (struct tcp_listener *)base;
 
@@ -104,7 +105,7 @@ int tcp_listen(struct rcc_listener *base, const struct sockaddr *sa, socklen_t s
 				      base->handshake_ms, hello_len);
 }
 
-void tcp_listener_close(struct rcc_listener *base)
+void rcci_tcp_listener_close(struct rcc_listener *base)
 {
 	struct tcp_listener *lst = (struct tcp_listener *)base;
 
@@ -112,8 +113,8 @@ void tcp_listener_close(struct rcc_listener *base)
 }
 
 /* The epoll descriptor over the listening socket and every half-open
- * connection: readable exactly when tcp_get_request() has work to do. */
-int tcp_listener_fd(const struct rcc_listener *base)
+ * connection: readable exactly when rcci_tcp_get_request() has work to do. */
+int rcci_tcp_listener_fd(const struct rcc_listener *base)
 {
 	return ((const struct tcp_listener *)base)->hs.epfd;
 }
@@ -121,7 +122,7 @@ int tcp_listener_fd(const struct rcc_listener *base)
 /* Many handshakes progress at once (core/handshakes.c): the first complete
  * hello is returned, whoever else is silent or slow. The caller's timeout
  * bounds the wait; each handshake has the listener's own deadline. */
-int tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_req *rbase)
+int rcci_tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_req *rbase)
 {
 	struct tcp_listener *lst = (struct tcp_listener *)base;
 	struct tcp_req *req = (struct tcp_req *)rbase;
@@ -134,12 +135,12 @@ int tcp_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_conn_r
 				  sizeof(rbase->peer));
 	if (rc)
 		return rc;
-	wire_hs_decode(msg, &h); /* hello_len() accepted it */
+	rcci_wire_hs_decode(msg, &h); /* hello_len() accepted it */
 	req->fd = fd;
 	req->peer_rd_max = h.max_rd_atomic;
 	req->peer_shm = (h.flags & WIRE_HS_F_SHM) != 0;
 	if (req->peer_shm)
-		wire_shm_id_decode(msg + WIRE_HS_HDR_LEN + h.pdata_len, &req->peer_id);
+		rcci_wire_shm_id_decode(msg + WIRE_HS_HDR_LEN + h.pdata_len, &req->peer_id);
 	rbase->pdata_len = h.pdata_len;
 	memcpy(rbase->pdata, msg + WIRE_HS_HDR_LEN, h.pdata_len);
 	log_debug("connection request from %s (%u bytes of private data)", rbase->peer,
@@ -156,9 +157,9 @@ static const char *shm_refusal(const struct tcp_req *req, enum rcc_shm mode)
 		return "turned off here";
 	if (!req->peer_shm)
 		return "the peer does not offer it";
-	if (shm_local_id(&me))
+	if (rcci_shm_local_id(&me))
 		return "this host's identity cannot be read";
-	if (!shm_same_host(&me, &req->peer_id))
+	if (!rcci_shm_same_host(&me, &req->peer_id))
 		return "the peer runs on another host or network namespace";
 	return NULL;
 }
@@ -169,13 +170,13 @@ static const char *shm_prepare(struct wire_shm_accept *a, struct shm_offer *o, i
 {
 	const char *why = NULL;
 
-	if (shm_local_id(&a->id))
+	if (rcci_shm_local_id(&a->id))
 		return "this host's identity cannot be read";
-	if (shm_offer_open(o, &why))
+	if (rcci_shm_offer_open(o, &why))
 		return why;
-	*memfd = shm_region_create(a->cap, o->name[0], ring, &why);
+	*memfd = rcci_shm_region_create(a->cap, o->name[0], ring, &why);
 	if (*memfd < 0) {
-		shm_offer_close(o);
+		rcci_shm_offer_close(o);
 		return why;
 	}
 	memcpy(a->name, o->name, sizeof(a->name));
@@ -197,20 +198,20 @@ static int accept_over_shm(struct tcp_req *req, struct rcc_ep *base,
 	uint64_t deadline = rcci_deadline(HANDSHAKE_MS);
 	int rc, c = -1;
 
-	wire_shm_accept_encode(a, ext);
+	rcci_wire_shm_accept_encode(a, ext);
 	rc = send_hs(req->fd, WIRE_HS_ACCEPT, base->attr.max_rd_atomic, base->own_pdata,
 		     base->own_pdata_len, ext, sizeof(ext), deadline);
 	if (!rc) {
 		/* Whether or not the region was handed over, the client's
 		 * confirmation says what it did: a client that could not fetch
 		 * it (the offer closed on it) asks to stay on the socket. */
-		c = shm_offer_serve(o, memfd, req->fd, deadline);
-		shm_offer_close(o);
+		c = rcci_shm_offer_serve(o, memfd, req->fd, deadline);
+		rcci_shm_offer_close(o);
 		rc = recv_confirm(req->fd, deadline);
 		if (rc == 1 && c < 0)
 			rc = -EPROTO; /* mapped what it never received */
 	}
-	shm_offer_close(o);
+	rcci_shm_offer_close(o);
 	close(memfd);
 	if (rc == 1) {
 		*bell = c;
@@ -218,11 +219,11 @@ static int accept_over_shm(struct tcp_req *req, struct rcc_ep *base,
 	}
 	if (c >= 0)
 		close(c);
-	shm_region_unmap(ring);
+	rcci_shm_region_unmap(ring);
 	return rc;
 }
 
-int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
+int rcci_tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 {
 	struct tcp_req *req = (struct tcp_req *)rbase;
 	struct tcp_ep *ep = tep(base);
@@ -268,10 +269,11 @@ int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 		bool on_shm = rc == 1;
 		if (on_shm)
 			close(req->fd);
-		rc = ep_start(ep, on_shm ? bell : req->fd, req->peer_rd_max, on_shm ? &ring : NULL);
+		rc = rcci_tcp_ep_start(ep, on_shm ? bell : req->fd, req->peer_rd_max,
+				       on_shm ? &ring : NULL);
 		if (rc) {
 			if (on_shm)
-				shm_region_unmap(&ring);
+				rcci_shm_region_unmap(&ring);
 			close(on_shm ? bell : req->fd);
 		}
 		return rc;
@@ -279,15 +281,15 @@ int tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 	if (req->peer_shm)
 		log_info("%s: shared memory not used (%s): tcp", rbase->peer, why);
 	/* Queues and initial receives exist before the client may send. */
-	rc = ep_start(ep, req->fd, req->peer_rd_max, NULL);
+	rc = rcci_tcp_ep_start(ep, req->fd, req->peer_rd_max, NULL);
 	if (rc)
 		goto reject;
 	rc = send_hs(req->fd, WIRE_HS_ACCEPT, base->attr.max_rd_atomic, base->own_pdata,
 		     base->own_pdata_len, NULL, 0, rcci_deadline(HANDSHAKE_MS));
 	if (rc) {
 		/* The client went away during the handshake. */
-		tcp_ep_disconnect(base);
-		tcp_ep_destroy(base);
+		rcci_tcp_ep_disconnect(base);
+		rcci_tcp_ep_destroy(base);
 		return rc;
 	}
 	return 0;
@@ -298,7 +300,7 @@ reject:
 	return rc;
 }
 
-int tcp_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
+int rcci_tcp_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 {
 	struct tcp_req *req = (struct tcp_req *)rbase;
 	int rc = send_hs(req->fd, WIRE_HS_REJECT, 0, pdata, len, NULL, 0,
@@ -315,12 +317,12 @@ static const char *shm_take(const struct wire_shm_accept *a, const struct wire_s
 	const char *why = NULL;
 	int memfd = -1;
 
-	if (!shm_same_host(me, &a->id))
+	if (!rcci_shm_same_host(me, &a->id))
 		return "the server runs on another host or network namespace";
-	*bell = shm_offer_fetch(a->name, a->token, deadline, &memfd, &why);
+	*bell = rcci_shm_offer_fetch(a->name, a->token, deadline, &memfd, &why);
 	if (*bell < 0)
 		return why;
-	shm_region_map(memfd, a->cap, a->name[0], ring, &why);
+	rcci_shm_region_map(memfd, a->cap, a->name[0], ring, &why);
 	close(memfd);
 	if (why) {
 		close(*bell);
@@ -341,13 +343,13 @@ static int connect_over_shm(struct rcc_ep *base, int fd, const uint8_t *ext,
 	const char *why;
 	int rc;
 
-	if (wire_shm_accept_decode(ext, &a))
+	if (rcci_wire_shm_accept_decode(ext, &a))
 		return -EPROTO;
 	why = shm_take(&a, me, ring, deadline, bell);
 	rc = send_confirm(fd, why ? 1 : 0, deadline);
 	if (rc) {
 		if (!why) {
-			shm_region_unmap(ring);
+			rcci_shm_region_unmap(ring);
 			close(*bell);
 		}
 		return rc;
@@ -360,7 +362,8 @@ static int connect_over_shm(struct rcc_ep *base, int fd, const uint8_t *ext,
 	return 1;
 }
 
-int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen, int timeout_ms)
+int rcci_tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
+		     int timeout_ms)
 {
 	struct tcp_ep *ep = tep(base);
 	enum rcc_shm mode = base->ctx->shm;
@@ -374,9 +377,9 @@ int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
 	int fd, rc, on_shm = 0, bell = -1;
 
 	if (mode != RCC_SHM_OFF) {
-		rc = shm_local_id(&me);
+		rc = rcci_shm_local_id(&me);
 		if (!rc) {
-			wire_shm_id_encode(&me, ext);
+			rcci_wire_shm_id_encode(&me, ext);
 			ext_len = WIRE_SHM_HELLO_LEN;
 		} else if (mode == RCC_SHM_REQUIRE) {
 			log_info("%s: shared memory is required but this host's identity "
@@ -402,7 +405,7 @@ int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
 	if (h.kind == WIRE_HS_REJECT) {
 		log_info("connection to %s rejected by the server (%u bytes of private data)",
 			 base->peer, h.pdata_len);
-		memcpy(base->peer_pdata, pdata, h.pdata_len); /* wire_hs_decode bounds it */
+		memcpy(base->peer_pdata, pdata, h.pdata_len); /* rcci_wire_hs_decode bounds it */
 		base->peer_pdata_len = h.pdata_len;
 		rc = -ECONNABORTED;
 		goto err_fd;
@@ -433,14 +436,14 @@ int tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t salen,
 		close(fd);
 		fd = bell;
 	}
-	rc = ep_start(ep, fd, h.max_rd_atomic, on_shm ? &ring : NULL);
+	rc = rcci_tcp_ep_start(ep, fd, h.max_rd_atomic, on_shm ? &ring : NULL);
 	if (rc)
 		goto err_ring;
 	return 0;
 
 err_ring:
 	if (on_shm)
-		shm_region_unmap(&ring);
+		rcci_shm_region_unmap(&ring);
 err_fd:
 	close(fd);
 	return rc;

@@ -29,7 +29,7 @@
 #include "base/sock.h"
 #include "tcp.h"
 
-int tcp_cq_create(struct rcc_cq *base)
+int rcci_tcp_cq_create(struct rcc_cq *base)
 {
 	struct tcp_cq *cq = tcq(base);
 	int rc;
@@ -73,7 +73,7 @@ err_ring:
 	return rc;
 }
 
-void tcp_cq_destroy(struct rcc_cq *base)
+void rcci_tcp_cq_destroy(struct rcc_cq *base)
 {
 	struct tcp_cq *cq = tcq(base);
 
@@ -89,7 +89,7 @@ void tcp_cq_destroy(struct rcc_cq *base)
 /*
  * The CQ whose poll this thread is inside (drive()), if any. A completion that
  * poll itself queues needs no eventfd write: the poller takes it on its way
- * out, and tcp_cq_poll() sets the eventfd only for what it leaves behind.
+ * out, and rcci_tcp_cq_poll() sets the eventfd only for what it leaves behind.
  * That saves a write and a read per completion when a waiter reads its own
  * socket.
  */
@@ -115,7 +115,7 @@ static void efd_clear(struct tcp_cq *cq)
  * fails every endpoint using it, so a program that lets its CQ overflow fails
  * here as it would on a NIC instead of passing on tcp only.
  */
-void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, uint32_t next)
+void rcci_cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, uint32_t next)
 {
 	pthread_mutex_lock(&cq->lock);
 	if (cq->count >= cq->base.depth) {
@@ -124,7 +124,7 @@ void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, u
 				  "lost and its endpoints fail",
 				  cq->base.depth);
 		pthread_mutex_unlock(&cq->lock);
-		progress_wake(tctx(cq->base.ctx));
+		rcci_progress_wake(tctx(cq->base.ctx));
 		return;
 	}
 	struct tcp_cqe *e = &cq->ring[(cq->head + cq->count) & (cq->cap - 1)];
@@ -138,7 +138,7 @@ void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, u
 	pthread_mutex_unlock(&cq->lock);
 }
 
-bool cq_overran(const struct tcp_ep *ep)
+bool rcci_cq_overran(const struct tcp_ep *ep)
 {
 	return atomic_load_explicit(&tcq(ep->base.send_cq)->overrun, memory_order_relaxed) ||
 	       atomic_load_explicit(&tcq(ep->base.recv_cq)->overrun, memory_order_relaxed);
@@ -160,7 +160,7 @@ static int cq_pop(struct tcp_cq *cq, struct rcc_wc *wc, int max)
 		atomic_store_explicit(e->frees == FREES_SQ ? &ep->sq_free : &ep->rq_free, e->next,
 				      memory_order_release);
 		if (e->frees == FREES_RQ && ep->base.attr.srq)
-			srq_slot_free(ep->base.attr.srq);
+			rcci_srq_slot_free(ep->base.attr.srq);
 	}
 	cq->head = (cq->head + n) & (cq->cap - 1);
 	cq->count -= n;
@@ -171,7 +171,7 @@ static int cq_pop(struct tcp_cq *cq, struct rcc_wc *wc, int max)
 	return (int)n;
 }
 
-void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep)
+void rcci_cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep)
 {
 	uint32_t kept = 0;
 
@@ -181,7 +181,7 @@ void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep)
 		if (w->wc.ep != ep)
 			cq->ring[(cq->head + kept++) & (cq->cap - 1)] = *w;
 		else if (w->frees == FREES_RQ && ep->attr.srq)
-			srq_slot_free(ep->attr.srq); /* never to be polled: its slot is free */
+			rcci_srq_slot_free(ep->attr.srq); /* never to be polled: its slot is free */
 	}
 	cq->count = kept;
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
@@ -211,7 +211,7 @@ static int pep_add(struct tcp_cq *cq, struct tcp_ep *ep)
 /* ep's socket reached its end (or was shut down): it would stay readable for
  * ever, so it leaves the sets of its CQs (a sleeper would spin on it).
  * Idempotent; any thread. */
-void cq_unwatch(struct tcp_ep *ep)
+void rcci_cq_unwatch(struct tcp_ep *ep)
 {
 	if (atomic_exchange(&ep->cq_unwatched, true))
 		return;
@@ -220,7 +220,7 @@ void cq_unwatch(struct tcp_ep *ep)
 		epoll_ctl(tcq(ep->base.recv_cq)->pepfd, EPOLL_CTL_DEL, ep->fd, NULL);
 }
 
-int cq_attach(struct tcp_cq *cq, struct tcp_ep *ep)
+int rcci_cq_attach(struct tcp_cq *cq, struct tcp_ep *ep)
 {
 	int rc = 0;
 
@@ -247,7 +247,7 @@ out:
 	return rc;
 }
 
-void cq_detach(struct tcp_cq *cq, struct tcp_ep *ep)
+void rcci_cq_detach(struct tcp_cq *cq, struct tcp_ep *ep)
 {
 	pthread_mutex_lock(&cq->eps_lock);
 	for (int i = 0; i < cq->neps; i++) {
@@ -269,12 +269,12 @@ static void drive(struct tcp_cq *cq)
 		return; /* another thread is driving this CQ right now */
 	driving_cq = cq;
 	if (cq->neps == 1) {
-		ep_progress(cq->eps[0], true);
+		rcci_ep_progress(cq->eps[0], true);
 	} else if (cq->neps > 1) {
 		int n = epoll_wait(cq->pepfd, evs, 32, 0);
 		for (int i = 0; i < n; i++)
 			if (evs[i].data.ptr) /* NULL: the eventfd */
-				ep_progress(evs[i].data.ptr, true);
+				rcci_ep_progress(evs[i].data.ptr, true);
 		/* Work that waits for a poll rather than for input (posts left to
 		 * be sent together, an ack owed, an RNR backoff) has no readiness
 		 * to report: look for it. Two relaxed loads per endpoint. One just
@@ -288,14 +288,14 @@ static void drive(struct tcp_cq *cq)
 			if (!atomic_load_explicit(&ep->tx_deferred, memory_order_relaxed) &&
 			    !atomic_load_explicit(&ep->thread_timer, memory_order_relaxed) &&
 			    !(ep->base.on_shm &&
-			      (shm_stream_ready(ep) ||
+			      (rcci_shm_stream_ready(ep) ||
 			       atomic_load_explicit(&ep->user_bell, memory_order_relaxed))))
 				continue;
 			bool just_done = false;
 			for (int k = 0; k < n && !just_done; k++)
 				just_done = evs[k].data.ptr == ep;
 			if (!just_done)
-				ep_progress(ep, true);
+				rcci_ep_progress(ep, true);
 		}
 	}
 	driving_cq = NULL;
@@ -332,13 +332,13 @@ static bool arm_shm_eps(struct tcp_cq *cq, struct pollfd *p, int *np)
 			p[(*np)++] = (struct pollfd){ .fd = ep->fd, .events = POLLIN };
 		}
 		atomic_store_explicit(&ep->user_bell, true, memory_order_relaxed);
-		if (shm_stream_arm(ep))
+		if (rcci_shm_stream_arm(ep))
 			ready = true;
 	}
 	return ready;
 }
 
-int tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
+int rcci_tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 {
 	struct tcp_cq *cq = tcq(base);
 	int n = cq_pop(cq, wc, max);
@@ -373,7 +373,7 @@ int tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
  * shared-memory endpoints are armed first; one with work already returns at
  * once (the caller polls again).
  */
-int tcp_cq_sleep(struct rcc_cq *base, uint64_t deadline)
+int rcci_tcp_cq_sleep(struct rcc_cq *base, uint64_t deadline)
 {
 	struct tcp_cq *cq = tcq(base);
 	struct pollfd p[1 + SLEEP_SHM_MAX] = { { .fd = cq->pepfd, .events = POLLIN } };
@@ -391,13 +391,13 @@ int tcp_cq_sleep(struct rcc_cq *base, uint64_t deadline)
 	pthread_mutex_unlock(&cq->eps_lock);
 	if (ready)
 		return 0;
-	progress_serve_timers(tctx(base->ctx));
+	rcci_progress_serve_timers(tctx(base->ctx));
 	return rcci_poll_until(p, (unsigned)np, deadline);
 }
 
 /* What rcc_cq_wait() sleeps on and rcc_cq_fd() returns: the set of the
  * eventfd and the endpoints' sockets (see the top of this file). */
-int tcp_cq_fd(struct rcc_cq *base)
+int rcci_tcp_cq_fd(struct rcc_cq *base)
 {
 	return base->mode == RCC_CQ_POLL ? -EINVAL : tcq(base)->pepfd;
 }

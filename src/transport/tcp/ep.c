@@ -31,11 +31,11 @@ static void set_sockopts(struct tcp_ep *ep)
 	setsockopt(ep->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	/* Bytes the peer's host does not acknowledge within the peer timeout end
 	 * the connection too; an idle connection is watched by our heartbeats
-	 * (see ep_progress), which TCP keepalive could not do for a frozen peer. */
+	 * (see rcci_ep_progress), which TCP keepalive could not do for a frozen peer. */
 	setsockopt(ep->fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
 }
 
-uint64_t ep_hb_period_ns(const struct tcp_ep *ep)
+uint64_t rcci_ep_hb_period_ns(const struct tcp_ep *ep)
 {
 	uint64_t t = ep->peer_timeout_ns;
 	uint64_t peer = (uint64_t)atomic_load_explicit(&ep->peer_wants_ms, memory_order_relaxed) *
@@ -92,7 +92,7 @@ static int alloc_queues(struct tcp_ep *ep)
 	return 0;
 }
 
-int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct shm_ring *shm)
+int rcci_tcp_ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct shm_ring *shm)
 {
 	struct rcc_ep *b = &ep->base;
 	int rc;
@@ -133,37 +133,37 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct shm_ring *s
 		b->on_shm = true;
 		/* Nobody watches the ring yet: the first bytes must ring the
 		 * doorbell (the progress thread may be asleep already). */
-		shm_ring_arm(&ep->shm);
+		rcci_shm_ring_arm(&ep->shm);
 		atomic_fetch_add(&ep->ctx->nshm, 1);
 	}
 
 	/* Receives first: the peer may send the moment it learns we are up. */
 	if (b->attr.num_initial_recv) {
-		rc = tcp_post_recv(b, b->attr.initial_recv, b->attr.num_initial_recv, NULL);
+		rc = rcci_tcp_post_recv(b, b->attr.initial_recv, b->attr.num_initial_recv, NULL);
 		if (rc)
 			goto err_locks;
 	}
-	rc = cq_attach(tcq(b->send_cq), ep);
+	rc = rcci_cq_attach(tcq(b->send_cq), ep);
 	if (rc)
 		goto err_locks;
-	rc = cq_attach(tcq(b->recv_cq), ep);
+	rc = rcci_cq_attach(tcq(b->recv_cq), ep);
 	if (rc)
 		goto err_send_cq;
-	progress_hb_at_most(ep->ctx, ep_hb_period_ns(ep));
-	rc = progress_add(ep->ctx, ep);
+	rcci_progress_hb_at_most(ep->ctx, rcci_ep_hb_period_ns(ep));
+	rc = rcci_progress_add(ep->ctx, ep);
 	if (rc)
 		goto err_recv_cq;
 	/* The peer may have written before we watched the ring (its doorbell
 	 * then waits in the socket, but the thread may sleep on the old set):
 	 * a first pass over it now. */
 	if (b->on_shm)
-		progress_kick(ep);
+		rcci_progress_kick(ep);
 	return 0;
 
 err_recv_cq:
-	cq_detach(tcq(b->recv_cq), ep);
+	rcci_cq_detach(tcq(b->recv_cq), ep);
 err_send_cq:
-	cq_detach(tcq(b->send_cq), ep);
+	rcci_cq_detach(tcq(b->send_cq), ep);
 err_locks:
 	if (b->on_shm) {
 		atomic_fetch_sub(&ep->ctx->nshm, 1);
@@ -183,12 +183,12 @@ static void link_down(struct tcp_ep *ep)
 	if (atomic_exchange(&ep->link, LINK_DOWN) == LINK_DOWN)
 		return;
 	shutdown(ep->fd, SHUT_RDWR);
-	ep_update_events(ep);
-	cq_unwatch(ep);
+	rcci_ep_update_events(ep);
+	rcci_cq_unwatch(ep);
 }
 
-void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_status,
-	     enum rcc_wc_status recv_status, const char *why)
+void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_status,
+		  enum rcc_wc_status recv_status, const char *why)
 {
 	struct rcc_wc wc = { .ep = &ep->base };
 
@@ -206,7 +206,7 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_st
 
 	/* The application may reuse memory once its request completes: a frame
 	 * still half in the socket must not send from it any more. */
-	if (ep->part_n && tx_own_partial(ep)) {
+	if (ep->part_n && rcci_tx_own_partial(ep)) {
 		ep->part_n = ep->part_i = 0; /* the stream cannot be finished: stop it */
 		ep->tx_err = ENOMEM;
 	}
@@ -218,13 +218,13 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_st
 		wc.byte_len = 0;
 		wc.status = send_status != RCC_WC_SUCCESS ? send_status : RCC_WC_WR_FLUSH_ERR;
 		send_status = RCC_WC_SUCCESS;
-		cq_push(tcq(ep->base.send_cq), &wc, FREES_SQ, ep->sq_head + 1);
+		rcci_cq_push(tcq(ep->base.send_cq), &wc, FREES_SQ, ep->sq_head + 1);
 	}
 	ep->sq_tx = ep->sq_tail;
 	ep->rd_outstanding = 0;
 	if (ep->rnr_wait) {
 		ep->rnr_wait = false;
-		progress_timer(ep, false);
+		rcci_progress_timer(ep, false);
 	}
 	/* What we owe a peer that is gone or that we are leaving is void; after an
 	 * error the NAK that explains it still goes out first. */
@@ -240,7 +240,7 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_st
 		wc.wr_id = ep->rq[ep->rq_head & ep->rq_mask].wr_id;
 		wc.status = recv_status != RCC_WC_SUCCESS ? recv_status : RCC_WC_WR_FLUSH_ERR;
 		recv_status = RCC_WC_SUCCESS;
-		cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, ep->rq_head + 1);
+		rcci_cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, ep->rq_head + 1);
 	}
 	pthread_mutex_unlock(&ep->rq_lock);
 
@@ -251,12 +251,12 @@ void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_st
 		link_down(ep);
 }
 
-void ep_progress(struct tcp_ep *ep, bool by_user)
+void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 {
 	long got = 0;
 
 	if (ep->ud) {
-		ud_progress(ep, by_user);
+		rcci_ud_progress(ep, by_user);
 		return;
 	}
 	if (atomic_load_explicit(&ep->link, memory_order_acquire) == LINK_DOWN)
@@ -273,8 +273,8 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 
 	/* A CQ of ours lost a completion: fail as a device fails the QPs of an
 	 * overrun CQ (the state says so; what is outstanding is flushed). */
-	if (cq_overran(ep) && atomic_load(&ep->base.state) == RCC_EP_CONNECTED)
-		ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, RCC_WC_SUCCESS, "its CQ overran");
+	if (rcci_cq_overran(ep) && atomic_load(&ep->base.state) == RCC_EP_CONNECTED)
+		rcci_ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, RCC_WC_SUCCESS, "its CQ overran");
 
 	if (!ep->rx_eof) {
 		/* On shared memory a busy poller never makes a system call: the
@@ -283,25 +283,26 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 		ep->shm_sock = !by_user ||
 			       (ep->base.on_shm && atomic_exchange_explicit(&ep->user_bell, false,
 									    memory_order_relaxed));
-		got = rx_process(ep, RX_BUDGET);
+		got = rcci_rx_process(ep, RX_BUDGET);
 		if (got < 0) {
 			if (got == -ECONNRESET || got == -EPIPE) {
 				ep->rx_eof = true;
-				ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
-					"the peer closed the connection");
+				rcci_ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS,
+					     RCC_WC_SUCCESS, "the peer closed the connection");
 			} else if (got == -EPROTO) {
-				ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
-					"malformed or out-of-order frame from the peer");
+				rcci_ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+					     "malformed or out-of-order frame from the peer");
 				link_down(ep);
 			} else {
 				ep->rx_eof = true;
-				ep_fail(ep, RCC_EP_DISCONNECTED,
-					got == -ETIMEDOUT ? RCC_WC_RETRY_EXC_ERR : RCC_WC_SUCCESS,
-					RCC_WC_SUCCESS, rcc_strerror((int)got));
+				rcci_ep_fail(ep, RCC_EP_DISCONNECTED,
+					     got == -ETIMEDOUT ? RCC_WC_RETRY_EXC_ERR :
+								 RCC_WC_SUCCESS,
+					     RCC_WC_SUCCESS, rcc_strerror((int)got));
 			}
 			got = 0;
 			/* The socket's end stays readable: a sleeper must not see it. */
-			cq_unwatch(ep);
+			rcci_cq_unwatch(ep);
 		}
 	}
 
@@ -317,8 +318,8 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 		uint64_t heard = atomic_load_explicit(&ep->last_rx_ns, memory_order_relaxed);
 		if (now - heard > ep->peer_timeout_ns) {
 			ep->rx_eof = true;
-			ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_RETRY_EXC_ERR, RCC_WC_SUCCESS,
-				"nothing heard from the peer within the peer timeout");
+			rcci_ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_RETRY_EXC_ERR, RCC_WC_SUCCESS,
+				     "nothing heard from the peer within the peer timeout");
 			link_down(ep);
 			goto out;
 		}
@@ -341,20 +342,21 @@ void ep_progress(struct tcp_ep *ep, bool by_user)
 	bool ack_now = !by_user || got == 0 || unacked >= ACK_EVERY_MSGS ||
 		       atomic_load_explicit(&ep->unacked_bytes, memory_order_relaxed) >=
 			       ACK_EVERY_BYTES;
-	if (hb && now - ep->last_tx_ns >= ep_hb_period_ns(ep))
+	if (hb && now - ep->last_tx_ns >= rcci_ep_hb_period_ns(ep))
 		ep->hb_due = true;
-	tx_flush(ep, ack_now);
-	sq_advance(ep); /* requests refused at post time */
+	rcci_tx_flush(ep, ack_now);
+	rcci_sq_advance(ep); /* requests refused at post time */
 	int tx_err = ep->tx_err;
 	/* A deferred ack or an RNR backoff needs the thread's tick if nobody polls. */
-	progress_timer(ep, atomic_load(&ep->link) != LINK_DOWN &&
-				   (ep->rnr_wait || atomic_load(&ep->rx_expected) != ep->ack_sent));
+	rcci_progress_timer(
+		ep, atomic_load(&ep->link) != LINK_DOWN &&
+			    (ep->rnr_wait || atomic_load(&ep->rx_expected) != ep->ack_sent));
 	pthread_mutex_unlock(&ep->tx_lock);
 
 	if (tx_err) {
 		ep->rx_eof = true;
-		ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
-			"the connection broke");
+		rcci_ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+			     "the connection broke");
 		link_down(ep);
 	} else if (atomic_load(&ep->link) == LINK_DRAINING && ep->close_sent && ep->rx_eof) {
 		link_down(ep);
@@ -363,19 +365,19 @@ out:
 	pthread_mutex_unlock(&ep->rx_lock);
 }
 
-void ep_set_want_out(struct tcp_ep *ep, bool on)
+void rcci_ep_set_want_out(struct tcp_ep *ep, bool on)
 {
 	if (atomic_exchange(&ep->want_out, on) != on)
-		ep_update_events(ep);
+		rcci_ep_update_events(ep);
 	/* On shared memory there is no EPOLLOUT: a transmit that stopped with
 	 * room left in the ring (its rounds used up) needs the thread's pass,
 	 * unless the application's polling comes back for it. A full ring
 	 * rings our doorbell when it drains. */
-	if (on && ep->base.on_shm && !atomic_load(&ep->parked) && shm_ring_tx_room(&ep->shm))
-		progress_kick(ep);
+	if (on && ep->base.on_shm && !atomic_load(&ep->parked) && rcci_shm_ring_tx_room(&ep->shm))
+		rcci_progress_kick(ep);
 }
 
-void ep_update_events(struct tcp_ep *ep)
+void rcci_ep_update_events(struct tcp_ep *ep)
 {
 	uint32_t want = 0;
 	struct epoll_event ev = { .data.ptr = ep };
@@ -404,7 +406,7 @@ void ep_update_events(struct tcp_ep *ep)
 	pthread_mutex_unlock(&ep->ev_lock);
 }
 
-int tcp_ep_disconnect(struct rcc_ep *base)
+int rcci_tcp_ep_disconnect(struct rcc_ep *base)
 {
 	struct tcp_ep *ep = tep(base);
 
@@ -415,34 +417,34 @@ int tcp_ep_disconnect(struct rcc_ep *base)
 	 * poll never came (a BYE posted just before closing, say). */
 	if (atomic_load(&ep->tx_deferred)) {
 		pthread_mutex_lock(&ep->tx_lock);
-		tx_flush(ep, false);
+		rcci_tx_flush(ep, false);
 		pthread_mutex_unlock(&ep->tx_lock);
 	}
-	ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS, "local disconnect");
+	rcci_ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS, "local disconnect");
 	pthread_mutex_lock(&ep->tx_lock);
-	tx_flush(ep, false); /* say goodbye now if the socket has room */
+	rcci_tx_flush(ep, false); /* say goodbye now if the socket has room */
 	pthread_mutex_unlock(&ep->tx_lock);
 	pthread_mutex_unlock(&ep->rx_lock);
 	/* Flush completions an overrun CQ had no room for are lost: the promise
 	 * that everything outstanding is on the CQs cannot be kept (as verbs). */
-	return cq_overran(ep) ? -EIO : 0;
+	return rcci_cq_overran(ep) ? -EIO : 0;
 }
 
-void tcp_ep_destroy(struct rcc_ep *base)
+void rcci_tcp_ep_destroy(struct rcc_ep *base)
 {
 	struct tcp_ep *ep = tep(base);
 
-	cq_detach(tcq(base->send_cq), ep);
-	cq_detach(tcq(base->recv_cq), ep);
-	progress_remove(ep->ctx, ep);
+	rcci_cq_detach(tcq(base->send_cq), ep);
+	rcci_cq_detach(tcq(base->recv_cq), ep);
+	rcci_progress_remove(ep->ctx, ep);
 	pthread_mutex_lock(&ep->rx_lock);
 	link_down(ep);
 	pthread_mutex_unlock(&ep->rx_lock);
-	cq_forget_ep(tcq(base->send_cq), base);
-	cq_forget_ep(tcq(base->recv_cq), base);
+	rcci_cq_forget_ep(tcq(base->send_cq), base);
+	rcci_cq_forget_ep(tcq(base->recv_cq), base);
 	close(ep->fd);
 	if (base->on_shm) {
-		shm_region_unmap(&ep->shm);
+		rcci_shm_region_unmap(&ep->shm);
 		atomic_fetch_sub(&ep->ctx->nshm, 1);
 	}
 	pthread_mutex_destroy(&ep->ev_lock);

@@ -9,11 +9,11 @@
 
 #include "tcp.h"
 
-int keys_init(struct key_table *t) { return rcci_u32map_init(&t->map, 64); }
+int rcci_keys_init(struct key_table *t) { return rcci_u32map_init(&t->map, 64); }
 
-void keys_free(struct key_table *t) { rcci_u32map_fini(&t->map); }
+void rcci_keys_free(struct key_table *t) { rcci_u32map_fini(&t->map); }
 
-uint32_t keys_random(void)
+uint32_t rcci_keys_random(void)
 {
 	uint32_t k = 0;
 	while (k == RCCI_U32MAP_FREE || k == RCCI_U32MAP_TOMB) {
@@ -23,12 +23,12 @@ uint32_t keys_random(void)
 	return k;
 }
 
-int keys_insert(struct key_table *t, struct tcp_mr *mr)
+int rcci_keys_insert(struct key_table *t, struct tcp_mr *mr)
 {
 	uint32_t key;
 
 	do
-		key = keys_random();
+		key = rcci_keys_random();
 	while (keys_find(t, key));
 	int rc = rcci_u32map_put(&t->map, key, mr);
 	if (rc)
@@ -38,10 +38,10 @@ int keys_insert(struct key_table *t, struct tcp_mr *mr)
 	return 0;
 }
 
-void keys_remove(struct key_table *t, uint32_t key) { rcci_u32map_remove(&t->map, key); }
+void rcci_keys_remove(struct key_table *t, uint32_t key) { rcci_u32map_remove(&t->map, key); }
 
-bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
-		      unsigned access)
+bool rcci_mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
+			   unsigned access)
 {
 	const struct tcp_mr *mr = keys_find(&ctx->keys, key);
 	if (!mr || (mr->base.access & access) != access)
@@ -50,10 +50,10 @@ bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t
 	return addr >= start && addr + len >= addr && addr + len <= start + mr->base.length;
 }
 
-bool mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, unsigned access)
+bool rcci_mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, unsigned access)
 {
 	pthread_rwlock_rdlock(&ctx->mr_lock);
-	bool ok = mr_covers_locked(ctx, key, addr, len, access);
+	bool ok = rcci_mr_covers_locked(ctx, key, addr, len, access);
 	pthread_rwlock_unlock(&ctx->mr_lock);
 	return ok;
 }

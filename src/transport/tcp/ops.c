@@ -21,17 +21,17 @@ static int tcp_ctx_open(struct rcc_ctx *base)
 	pthread_rwlockattr_destroy(&ra);
 	if (rc)
 		return rc;
-	rc = keys_init(&ctx->keys);
+	rc = rcci_keys_init(&ctx->keys);
 	if (rc)
 		goto err_lock;
-	rc = progress_start(ctx);
+	rc = rcci_progress_start(ctx);
 	if (rc)
 		goto err_keys;
 	log_debug("tcp: context open");
 	return 0;
 
 err_keys:
-	keys_free(&ctx->keys);
+	rcci_keys_free(&ctx->keys);
 err_lock:
 	pthread_rwlock_destroy(&ctx->mr_lock);
 	return rc;
@@ -41,8 +41,8 @@ static void tcp_ctx_close(struct rcc_ctx *base)
 {
 	struct tcp_ctx *ctx = tctx(base);
 
-	progress_stop(ctx);
-	keys_free(&ctx->keys);
+	rcci_progress_stop(ctx);
+	rcci_keys_free(&ctx->keys);
 	pthread_rwlock_destroy(&ctx->mr_lock);
 }
 
@@ -52,7 +52,7 @@ static int tcp_mr_reg(struct rcc_mr *base)
 	int rc;
 
 	pthread_rwlock_wrlock(&ctx->mr_lock);
-	rc = keys_insert(&ctx->keys, (struct tcp_mr *)base);
+	rc = rcci_keys_insert(&ctx->keys, (struct tcp_mr *)base);
 	pthread_rwlock_unlock(&ctx->mr_lock);
 	return rc;
 }
@@ -63,7 +63,7 @@ static int tcp_mr_dereg(struct rcc_mr *base)
 
 	/* Taking the write side waits out every copy into or out of the region. */
 	pthread_rwlock_wrlock(&ctx->mr_lock);
-	keys_remove(&ctx->keys, base->lkey);
+	rcci_keys_remove(&ctx->keys, base->lkey);
 	pthread_rwlock_unlock(&ctx->mr_lock);
 	return 0;
 }
@@ -82,34 +82,34 @@ const struct rcc_transport_ops rcci_tcp_ops = {
 	.ctx_close = tcp_ctx_close,
 	.mr_reg = tcp_mr_reg,
 	.mr_dereg = tcp_mr_dereg,
-	.cq_create = tcp_cq_create,
-	.cq_destroy = tcp_cq_destroy,
-	.cq_poll = tcp_cq_poll,
-	.cq_fd = tcp_cq_fd,
-	.cq_sleep = tcp_cq_sleep,
+	.cq_create = rcci_tcp_cq_create,
+	.cq_destroy = rcci_tcp_cq_destroy,
+	.cq_poll = rcci_tcp_cq_poll,
+	.cq_fd = rcci_tcp_cq_fd,
+	.cq_sleep = rcci_tcp_cq_sleep,
 	.conn = {
-		.listen = tcp_listen,
-		.listener_close = tcp_listener_close,
-		.listener_fd = tcp_listener_fd,
-		.get_request = tcp_get_request,
-		.accept = tcp_accept,
-		.reject = tcp_reject,
-		.connect = tcp_connect,
+		.listen = rcci_tcp_listen,
+		.listener_close = rcci_tcp_listener_close,
+		.listener_fd = rcci_tcp_listener_fd,
+		.get_request = rcci_tcp_get_request,
+		.accept = rcci_tcp_accept,
+		.reject = rcci_tcp_reject,
+		.connect = rcci_tcp_connect,
 	},
-	.post_send = tcp_post_send,
-	.post_recv = tcp_post_recv,
-	.ep_disconnect = tcp_ep_disconnect,
-	.ep_destroy = tcp_ep_destroy,
-	.srq_create = tcp_srq_create,
-	.srq_destroy = tcp_srq_destroy,
-	.srq_post_recv = tcp_srq_post_recv,
-	.srq_arm = tcp_srq_arm,
-	.ud_create = tcp_ud_create,
-	.ud_addr = tcp_ud_addr,
-	.ud_post_send = tcp_ud_post_send,
-	.ud_post_recv = tcp_post_recv, /* the connected endpoints' receive queue */
-	.ud_disconnect = tcp_ud_disconnect,
-	.ud_destroy = tcp_ud_destroy,
-	.ah_create = tcp_ah_create,
-	.ah_destroy = tcp_ah_destroy,
+	.post_send = rcci_tcp_post_send,
+	.post_recv = rcci_tcp_post_recv,
+	.ep_disconnect = rcci_tcp_ep_disconnect,
+	.ep_destroy = rcci_tcp_ep_destroy,
+	.srq_create = rcci_tcp_srq_create,
+	.srq_destroy = rcci_tcp_srq_destroy,
+	.srq_post_recv = rcci_tcp_srq_post_recv,
+	.srq_arm = rcci_tcp_srq_arm,
+	.ud_create = rcci_tcp_ud_create,
+	.ud_addr = rcci_tcp_ud_addr,
+	.ud_post_send = rcci_tcp_ud_post_send,
+	.ud_post_recv = rcci_tcp_post_recv, /* the connected endpoints' receive queue */
+	.ud_disconnect = rcci_tcp_ud_disconnect,
+	.ud_destroy = rcci_tcp_ud_destroy,
+	.ah_create = rcci_tcp_ah_create,
+	.ah_destroy = rcci_tcp_ah_destroy,
 };

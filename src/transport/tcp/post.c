@@ -18,12 +18,13 @@ static bool sges_ok(struct tcp_ctx *ctx, const struct rcc_sge *sg, int n, unsign
 	pthread_rwlock_rdlock(&ctx->mr_lock);
 	for (int i = 0; i < n && ok; i++)
 		if (sg[i].length)
-			ok = mr_covers_locked(ctx, sg[i].lkey, sg[i].addr, sg[i].length, access);
+			ok = rcci_mr_covers_locked(ctx, sg[i].lkey, sg[i].addr, sg[i].length,
+						   access);
 	pthread_rwlock_unlock(&ctx->mr_lock);
 	return ok;
 }
 
-uint32_t sge_sum(const struct rcc_sge *sg, int n)
+uint32_t rcci_sge_sum(const struct rcc_sge *sg, int n)
 {
 	uint32_t sum = 0;
 	for (int i = 0; i < n; i++)
@@ -52,7 +53,7 @@ static void sq_wqe_fill(struct tcp_ep *ep, struct sq_wqe *w, const struct rcc_se
 	w->compare_add = r->compare_add;
 	w->swap = r->swap;
 	w->num_sge = (uint8_t)r->num_sge;
-	w->total = sge_sum(r->sg_list, r->num_sge);
+	w->total = rcci_sge_sum(r->sg_list, r->num_sge);
 }
 
 /* An inline request's payload, copied into slot idx now. */
@@ -98,10 +99,10 @@ static void send_now_or_at_next_poll(struct tcp_ep *ep, int posted)
 	if (posted > 0 && ep->sq_tx != ep->sq_head && !ep->part_n && atomic_load(&ep->parked))
 		atomic_store(&ep->tx_deferred, true);
 	else
-		tx_flush(ep, false);
+		rcci_tx_flush(ep, false);
 }
 
-int tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
+int rcci_tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
 {
 	struct tcp_ep *ep = tep(base);
 	bool kick = false;
@@ -140,16 +141,16 @@ out:
 		*posted = i;
 	/* Failures are completed by the progress engine, which owns the receive side. */
 	if (kick)
-		progress_kick(ep);
+		rcci_progress_kick(ep);
 	return rc;
 }
 
-void rq_wqe_fill(struct tcp_ctx *ctx, struct rq_wqe *q, struct rcc_sge *sge,
-		 const struct rcc_recv_wr *wr)
+void rcci_rq_wqe_fill(struct tcp_ctx *ctx, struct rq_wqe *q, struct rcc_sge *sge,
+		      const struct rcc_recv_wr *wr)
 {
 	q->wr_id = wr->wr_id;
 	q->num_sge = (uint8_t)wr->num_sge;
-	q->total = sge_sum(wr->sg_list, wr->num_sge);
+	q->total = rcci_sge_sum(wr->sg_list, wr->num_sge);
 	q->status = sges_ok(ctx, wr->sg_list, wr->num_sge, RCC_ACCESS_LOCAL_WRITE) ?
 			    RCC_WC_SUCCESS :
 			    RCC_WC_LOC_PROT_ERR;
@@ -157,7 +158,7 @@ void rq_wqe_fill(struct tcp_ctx *ctx, struct rq_wqe *q, struct rcc_sge *sge,
 		memcpy(sge, wr->sg_list, (size_t)wr->num_sge * sizeof(*wr->sg_list));
 }
 
-int tcp_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int *posted)
+int rcci_tcp_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int *posted)
 {
 	struct tcp_ep *ep = tep(base);
 	const uint32_t max_sge = base->attr.max_recv_sge;
@@ -178,7 +179,8 @@ int tcp_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int 
 			rc = -ENOMEM;
 			break;
 		}
-		rq_wqe_fill(ep->ctx, q, &ep->rq_sge[(size_t)(idx & ep->rq_mask) * max_sge], &wr[i]);
+		rcci_rq_wqe_fill(ep->ctx, q, &ep->rq_sge[(size_t)(idx & ep->rq_mask) * max_sge],
+				 &wr[i]);
 		ep->rq_tail = idx + 1;
 	}
 out:

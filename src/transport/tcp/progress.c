@@ -50,7 +50,7 @@ static void set_parked(struct tcp_ctx *ctx, struct tcp_ep *ep, bool on)
 	if (atomic_exchange(&ep->parked, on) == on)
 		return;
 	atomic_fetch_add(&ctx->parked, on ? 1 : -1);
-	ep_update_events(ep);
+	rcci_ep_update_events(ep);
 }
 
 /* Unpark endpoints nobody polls any more; serve kicks and due timers (on a
@@ -62,7 +62,7 @@ static void walk(struct tcp_ctx *ctx, bool tick, bool hb, bool timers)
 	for (struct tcp_ep *ep = ctx->eps; ep; ep = ep->next) {
 		/* An endpoint of an overrun CQ must fail even if nothing else moves. */
 		bool serving = atomic_load(&ep->base.state) == RCC_EP_CONNECTED;
-		bool due = atomic_load(&ep->kick) || (serving && (hb || cq_overran(ep)));
+		bool due = atomic_load(&ep->kick) || (serving && (hb || rcci_cq_overran(ep)));
 		if (tick) {
 			bool parked = atomic_load(&ep->parked);
 			bool driving = parked && user_driving(ep);
@@ -78,7 +78,7 @@ static void walk(struct tcp_ctx *ctx, bool tick, bool hb, bool timers)
 		if (timers && atomic_load(&ep->thread_timer))
 			due = true;
 		if (due)
-			ep_progress(ep, false);
+			rcci_ep_progress(ep, false);
 	}
 	pthread_mutex_unlock(&ctx->eps_lock);
 }
@@ -101,8 +101,8 @@ static bool shm_sweep(struct tcp_ctx *ctx, bool arm)
 		if (!ep->base.on_shm || atomic_load(&ep->parked) ||
 		    atomic_load_explicit(&ep->link, memory_order_relaxed) == LINK_DOWN)
 			continue;
-		if (arm ? shm_stream_arm(ep) : shm_stream_ready(ep)) {
-			ep_progress(ep, false);
+		if (arm ? rcci_shm_stream_arm(ep) : rcci_shm_stream_ready(ep)) {
+			rcci_ep_progress(ep, false);
 			moved = true;
 		}
 	}
@@ -154,7 +154,7 @@ static void *progress_main(void *arg)
 				if (!(e & EPOLLOUT))
 					continue;
 			}
-			ep_progress(ep, false);
+			rcci_ep_progress(ep, false);
 			moved = true;
 		}
 		uint64_t now = rcc_now_ns();
@@ -178,7 +178,7 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-void progress_wake(struct tcp_ctx *ctx)
+void rcci_progress_wake(struct tcp_ctx *ctx)
 {
 	uint64_t one = 1;
 	if (write(ctx->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
@@ -192,41 +192,41 @@ void progress_wake(struct tcp_ctx *ctx)
  * sleeps on another CQ will not make it, and the peer's send completion
  * must not wait for our next tick.
  */
-void progress_serve_timers(struct tcp_ctx *ctx)
+void rcci_progress_serve_timers(struct tcp_ctx *ctx)
 {
 	if (atomic_load_explicit(&ctx->timers, memory_order_relaxed) == 0)
 		return;
 	atomic_store(&ctx->timers_due, true);
-	progress_wake(ctx);
+	rcci_progress_wake(ctx);
 }
 
-void progress_kick(struct tcp_ep *ep)
+void rcci_progress_kick(struct tcp_ep *ep)
 {
 	atomic_store(&ep->kick, true);
-	progress_wake(ep->ctx);
+	rcci_progress_wake(ep->ctx);
 }
 
-void progress_hb_at_most(struct tcp_ctx *ctx, uint64_t ns)
+void rcci_progress_hb_at_most(struct tcp_ctx *ctx, uint64_t ns)
 {
 	unsigned long long cur = atomic_load(&ctx->hb_ns);
 
 	while ((cur == 0 || ns < cur) && !atomic_compare_exchange_weak(&ctx->hb_ns, &cur, ns))
 		;
 	if (cur == 0 || ns < cur)
-		progress_wake(ctx); /* it may be asleep on the old period */
+		rcci_progress_wake(ctx); /* it may be asleep on the old period */
 }
 
-void progress_timer(struct tcp_ep *ep, bool on)
+void rcci_progress_timer(struct tcp_ep *ep, bool on)
 {
 	if (atomic_exchange(&ep->thread_timer, on) == on)
 		return;
 	int before = atomic_fetch_add(&ep->ctx->timers, on ? 1 : -1);
 	/* Wake the thread only if it may be sleeping without a tick. */
 	if (on && before == 0 && atomic_load(&ep->ctx->parked) == 0)
-		progress_wake(ep->ctx);
+		rcci_progress_wake(ep->ctx);
 }
 
-int progress_add(struct tcp_ctx *ctx, struct tcp_ep *ep)
+int rcci_progress_add(struct tcp_ctx *ctx, struct tcp_ep *ep)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = ep };
 
@@ -246,16 +246,16 @@ int progress_add(struct tcp_ctx *ctx, struct tcp_ep *ep)
 		ep->ev_mask = ev.events;
 	pthread_mutex_unlock(&ep->ev_lock);
 	if (rc)
-		progress_remove(ctx, ep);
+		rcci_progress_remove(ctx, ep);
 	return rc;
 }
 
-void progress_remove(struct tcp_ctx *ctx, struct tcp_ep *ep)
+void rcci_progress_remove(struct tcp_ctx *ctx, struct tcp_ep *ep)
 {
 	pthread_mutex_lock(&ep->ev_lock);
 	ep->removed = true;
 	pthread_mutex_unlock(&ep->ev_lock);
-	ep_update_events(ep);
+	rcci_ep_update_events(ep);
 
 	pthread_mutex_lock(&ctx->eps_lock);
 	if (ep->prev)
@@ -268,7 +268,7 @@ void progress_remove(struct tcp_ctx *ctx, struct tcp_ep *ep)
 	/* A pass that began before the removal may still hold ep: wait it out. */
 	uint64_t seen = ctx->pass_seq;
 	pthread_mutex_unlock(&ctx->eps_lock);
-	progress_wake(ctx);
+	rcci_progress_wake(ctx);
 	pthread_mutex_lock(&ctx->eps_lock);
 	while (ctx->pass_seq == seen)
 		pthread_cond_wait(&ctx->pass_cond, &ctx->eps_lock);
@@ -276,10 +276,10 @@ void progress_remove(struct tcp_ctx *ctx, struct tcp_ep *ep)
 
 	if (atomic_exchange(&ep->parked, false))
 		atomic_fetch_sub(&ctx->parked, 1);
-	progress_timer(ep, false);
+	rcci_progress_timer(ep, false);
 }
 
-int progress_start(struct tcp_ctx *ctx)
+int rcci_progress_start(struct tcp_ctx *ctx)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	int rc;
@@ -323,10 +323,10 @@ err_epfd:
 	return rc;
 }
 
-void progress_stop(struct tcp_ctx *ctx)
+void rcci_progress_stop(struct tcp_ctx *ctx)
 {
 	atomic_store(&ctx->stop, true);
-	progress_wake(ctx);
+	rcci_progress_wake(ctx);
 	pthread_join(ctx->thread, NULL);
 	pthread_cond_destroy(&ctx->pass_cond);
 	pthread_mutex_destroy(&ctx->eps_lock);

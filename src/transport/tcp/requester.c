@@ -10,7 +10,7 @@
 #include "tcp.h"
 
 /* A frame acknowledges more of our requests than the last one did. */
-int requester_ack_moved(struct tcp_ep *ep, uint32_t ack)
+int rcci_requester_ack_moved(struct tcp_ep *ep, uint32_t ack)
 {
 	int rc = 0;
 
@@ -19,7 +19,7 @@ int requester_ack_moved(struct tcp_ep *ep, uint32_t ack)
 		rc = -EPROTO;
 	} else {
 		ep->peer_ack = ack;
-		sq_advance(ep);
+		rcci_sq_advance(ep);
 	}
 	pthread_mutex_unlock(&ep->tx_lock);
 	return rc;
@@ -46,7 +46,7 @@ static void fail_wqe(struct tcp_ep *ep, struct sq_wqe *w, enum rcc_wc_status st)
 	w->status = st;
 }
 
-int requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
+int rcci_requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 {
 	int rc = 0;
 
@@ -69,7 +69,7 @@ int requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 		}
 		if (h->status) {
 			fail_wqe(ep, w, nak_status(h->status));
-			sq_advance(ep);
+			rcci_sq_advance(ep);
 			break;
 		}
 		if (w->rx_off + h->len > w->total ||
@@ -91,10 +91,10 @@ int requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 		break;
 	default: /* WIRE_NAK */
 		if (h->status == WIRE_NAK_RNR)
-			sq_go_back(ep, h->msn, (uint8_t)h->imm);
+			rcci_sq_go_back(ep, h->msn, (uint8_t)h->imm);
 		else
 			fail_wqe(ep, w, nak_status(h->status));
-		sq_advance(ep);
+		rcci_sq_advance(ep);
 		break;
 	}
 out:
@@ -105,7 +105,7 @@ out:
 /* The end of a READ or atomic response frame: the data is in (an atomic's
  * result is written to the local buffer now); the request is answered at its
  * last frame, or failed if its local buffer went bad. */
-void requester_frame_end(struct tcp_ep *ep, const struct wire_hdr *h)
+void rcci_requester_frame_end(struct tcp_ep *ep, const struct wire_hdr *h)
 {
 	if (ep->rx_dest == DEST_DISCARD && ep->rx_local_err == RCC_WC_SUCCESS)
 		return; /* an error response, already handled */
@@ -116,7 +116,7 @@ void requester_frame_end(struct tcp_ep *ep, const struct wire_hdr *h)
 		return;
 	}
 	if (h->type == WIRE_ATOMIC_RESP && ep->rx_local_err == RCC_WC_SUCCESS &&
-	    rx_sge_io(ep, sq_sges(ep, ep->rx_sq_idx), w->num_sge, 0, 8, ep->rx_small) < 0)
+	    rcci_rx_sge_io(ep, sq_sges(ep, ep->rx_sq_idx), w->num_sge, 0, 8, ep->rx_small) < 0)
 		ep->rx_local_err = RCC_WC_LOC_PROT_ERR;
 	if (ep->rx_local_err != RCC_WC_SUCCESS) {
 		fail_wqe(ep, w, ep->rx_local_err);
@@ -127,6 +127,6 @@ void requester_frame_end(struct tcp_ep *ep, const struct wire_hdr *h)
 	} else {
 		w->rx_off = ep->rx_off;
 	}
-	sq_advance(ep);
+	rcci_sq_advance(ep);
 	pthread_mutex_unlock(&ep->tx_lock);
 }

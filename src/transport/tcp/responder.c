@@ -33,7 +33,7 @@ static void complete_recv(struct tcp_ep *ep, enum rcc_wc_status st, enum rcc_wc_
 		wc.imm_data = h->imm;
 		wc.wc_flags = RCC_WC_WITH_IMM;
 	}
-	cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, next);
+	rcci_cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, next);
 }
 
 /* A request of the peer is done: it is what our ack reports. */
@@ -54,7 +54,7 @@ static void queue_nak(struct tcp_ep *ep, uint16_t code, uint32_t imm)
 		.imm = imm,
 	};
 	pthread_mutex_lock(&ep->tx_lock);
-	if (tx_queue_resp(ep, &j))
+	if (rcci_tx_queue_resp(ep, &j))
 		log_warn("%s: no room for a NAK", ep->base.peer);
 	pthread_mutex_unlock(&ep->tx_lock);
 }
@@ -71,8 +71,8 @@ static void responder_error(struct tcp_ep *ep, uint16_t nak, enum rcc_wc_status 
 	queue_nak(ep, nak, 0);
 	ep->rx_in_msg = false;
 	ep->rx_dest = DEST_DISCARD;
-	/* the receive being filled is the oldest: ep_fail completes it with recv_status */
-	ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, recv_status, why);
+	/* the receive being filled is the oldest: rcci_ep_fail completes it with recv_status */
+	rcci_ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, recv_status, why);
 }
 
 /* No receive posted: refuse with an RNR NAK and drop requests until the
@@ -91,7 +91,7 @@ static void refuse_rnr(struct tcp_ep *ep, uint32_t msn)
  * an endpoint with an SRQ takes the SRQ's oldest when it holds none. */
 static bool rq_ready_locked(struct tcp_ep *ep)
 {
-	return ep->rq_head != ep->rq_tail || (ep->base.attr.srq && srq_take(ep));
+	return ep->rq_head != ep->rq_tail || (ep->base.attr.srq && rcci_srq_take(ep));
 }
 
 static bool rq_empty(struct tcp_ep *ep)
@@ -151,8 +151,8 @@ static int on_send(struct tcp_ep *ep, const struct wire_hdr *h)
 static int on_write(struct tcp_ep *ep, const struct wire_hdr *h)
 {
 	if (h->flags & WIRE_F_FIRST) {
-		if (h->total &&
-		    !mr_covers(ep->ctx, h->rkey, h->raddr, h->total, RCC_ACCESS_REMOTE_WRITE)) {
+		if (h->total && !rcci_mr_covers(ep->ctx, h->rkey, h->raddr, h->total,
+						RCC_ACCESS_REMOTE_WRITE)) {
 			responder_error(
 				ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
 				"remote write: bad rkey, no remote-write access or out of bounds");
@@ -189,14 +189,16 @@ static int on_read_req(struct tcp_ep *ep, const struct wire_hdr *h)
 	};
 	int rc;
 
-	if (h->total && !mr_covers(ep->ctx, h->rkey, h->raddr, h->total, RCC_ACCESS_REMOTE_READ)) {
+	if (h->total &&
+	    !rcci_mr_covers(ep->ctx, h->rkey, h->raddr, h->total, RCC_ACCESS_REMOTE_READ)) {
 		responder_error(ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
 				"remote read: bad rkey, no remote-read access or out of bounds");
 		return 0;
 	}
 	pthread_mutex_lock(&ep->tx_lock);
-	rc = ep->resp_tail - ep->resp_head >= ep->base.attr.max_rd_atomic ? -ENOBUFS :
-									    tx_queue_resp(ep, &j);
+	rc = ep->resp_tail - ep->resp_head >= ep->base.attr.max_rd_atomic ?
+		     -ENOBUFS :
+		     rcci_tx_queue_resp(ep, &j);
 	pthread_mutex_unlock(&ep->tx_lock);
 	if (rc) {
 		responder_error(ep, WIRE_NAK_REM_INV_REQ, RCC_WC_SUCCESS,
@@ -227,7 +229,7 @@ static void do_atomic(struct tcp_ep *ep, const struct wire_hdr *h)
 		return;
 	}
 	pthread_rwlock_rdlock(&ep->ctx->mr_lock);
-	if (!mr_covers_locked(ep->ctx, h->rkey, h->raddr, 8, RCC_ACCESS_REMOTE_ATOMIC)) {
+	if (!rcci_mr_covers_locked(ep->ctx, h->rkey, h->raddr, 8, RCC_ACCESS_REMOTE_ATOMIC)) {
 		pthread_rwlock_unlock(&ep->ctx->mr_lock);
 		responder_error(ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
 				"atomic: bad rkey, no remote-atomic access or out of bounds");
@@ -244,12 +246,12 @@ static void do_atomic(struct tcp_ep *ep, const struct wire_hdr *h)
 	pthread_rwlock_unlock(&ep->ctx->mr_lock);
 	j.value = old;
 	pthread_mutex_lock(&ep->tx_lock);
-	tx_queue_resp(ep, &j);
+	rcci_tx_queue_resp(ep, &j);
 	pthread_mutex_unlock(&ep->tx_lock);
 	request_done(ep, 0);
 }
 
-int responder_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
+int rcci_responder_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 {
 	uint32_t expect = atomic_load_explicit(&ep->rx_expected, memory_order_relaxed);
 	bool chunked = h->type == WIRE_SEND || h->type == WIRE_WRITE;
@@ -283,7 +285,7 @@ int responder_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 
 /* The end of a request frame: a SEND or WRITE chunk is counted and, at the
  * message's last, completed; an atomic, its operands in, is carried out. */
-void responder_frame_end(struct tcp_ep *ep, const struct wire_hdr *h)
+void rcci_responder_frame_end(struct tcp_ep *ep, const struct wire_hdr *h)
 {
 	if (h->type == WIRE_ATOMIC_REQ) {
 		if (!ep->rx_discard)

@@ -35,7 +35,7 @@ static long fill(struct tcp_ep *ep, bool *drained)
 	uint32_t room = TCP_RXBUF_SIZE - ep->rx_end;
 	if (ep->base.on_shm) {
 		struct iovec v = { .iov_base = ep->rxbuf + ep->rx_end, .iov_len = room };
-		long r = shm_stream_recvv(ep, &v, 1);
+		long r = rcci_shm_stream_recvv(ep, &v, 1);
 		if (r > 0) {
 			ep->rx_end += (uint32_t)r;
 			*drained = (uint32_t)r < room;
@@ -63,7 +63,7 @@ static long recv_into(struct tcp_ep *ep, struct iovec *iov, int n)
 	ssize_t r;
 
 	if (ep->base.on_shm)
-		return shm_stream_recvv(ep, iov, n);
+		return rcci_shm_stream_recvv(ep, iov, n);
 	do
 		r = recvmsg(ep->fd, &m, MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
@@ -79,8 +79,8 @@ static long recv_into(struct tcp_ep *ep, struct iovec *iov, int n)
  * read them from the socket. Every element touched must still be registered
  * with local write access: -EFAULT otherwise.
  */
-long rx_sge_io(struct tcp_ep *ep, const struct rcc_sge *sg, int nsge, uint32_t off, uint32_t len,
-	       const uint8_t *src)
+long rcci_rx_sge_io(struct tcp_ep *ep, const struct rcc_sge *sg, int nsge, uint32_t off,
+		    uint32_t len, const uint8_t *src)
 {
 	struct iovec iov[TCP_MAX_SGE];
 	int n = 0;
@@ -95,8 +95,8 @@ long rx_sge_io(struct tcp_ep *ep, const struct rcc_sge *sg, int nsge, uint32_t o
 		uint32_t take = sg[i].length - off;
 		if (take > len)
 			take = len;
-		if (!mr_covers_locked(ep->ctx, sg[i].lkey, sg[i].addr + off, take,
-				      RCC_ACCESS_LOCAL_WRITE)) {
+		if (!rcci_mr_covers_locked(ep->ctx, sg[i].lkey, sg[i].addr + off, take,
+					   RCC_ACCESS_LOCAL_WRITE)) {
 			r = -EFAULT;
 			goto out;
 		}
@@ -125,7 +125,8 @@ static long target_io(struct tcp_ep *ep, uint32_t len, const uint8_t *src)
 	long r = (long)len;
 
 	pthread_rwlock_rdlock(&ep->ctx->mr_lock);
-	if (!mr_covers_locked(ep->ctx, ep->rx_key, ep->rx_addr, len, RCC_ACCESS_REMOTE_WRITE)) {
+	if (!rcci_mr_covers_locked(ep->ctx, ep->rx_key, ep->rx_addr, len,
+				   RCC_ACCESS_REMOTE_WRITE)) {
 		r = -EFAULT;
 	} else if (src) {
 		memcpy((void *)(uintptr_t)ep->rx_addr, src, len);
@@ -154,16 +155,17 @@ static long dest_io(struct tcp_ep *ep, const uint8_t *src, uint32_t len)
 
 	switch (ep->rx_dest) {
 	case DEST_RECV:
-		r = rx_sge_io(ep, rq_sges(ep, ep->rx_rq_idx),
-			      ep->rq[ep->rx_rq_idx & ep->rq_mask].num_sge, ep->rx_off, len, src);
+		r = rcci_rx_sge_io(ep, rq_sges(ep, ep->rx_rq_idx),
+				   ep->rq[ep->rx_rq_idx & ep->rq_mask].num_sge, ep->rx_off, len,
+				   src);
 		if (r == -EFAULT) {
 			ep->rx_bad = WIRE_NAK_REM_OP;
 			ep->rx_local_err = RCC_WC_LOC_PROT_ERR;
 		}
 		break;
 	case DEST_READ:
-		r = rx_sge_io(ep, sq_sges(ep, ep->rx_sq_idx), sq_at(ep, ep->rx_sq_idx)->num_sge,
-			      ep->rx_off, len, src);
+		r = rcci_rx_sge_io(ep, sq_sges(ep, ep->rx_sq_idx),
+				   sq_at(ep, ep->rx_sq_idx)->num_sge, ep->rx_off, len, src);
 		if (r == -EFAULT)
 			ep->rx_local_err = RCC_WC_LOC_PROT_ERR;
 		break;
@@ -217,21 +219,21 @@ static int frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 	case WIRE_WRITE:
 	case WIRE_READ_REQ:
 	case WIRE_ATOMIC_REQ:
-		return responder_frame_begin(ep, h);
+		return rcci_responder_frame_begin(ep, h);
 	case WIRE_READ_RESP:
 	case WIRE_ATOMIC_RESP:
 	case WIRE_NAK:
-		return requester_frame_begin(ep, h);
+		return rcci_requester_frame_begin(ep, h);
 	case WIRE_CLOSE:
-		ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
-			"the peer disconnected");
+		rcci_ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+			     "the peer disconnected");
 		return 0;
 	default: /* WIRE_ACK */
 		/* The peer's timeout (0: an older peer that does not say); bounded
-		 * where it is used (ep_hb_period_ns). */
+		 * where it is used (rcci_ep_hb_period_ns). */
 		if (h->imm != atomic_load_explicit(&ep->peer_wants_ms, memory_order_relaxed)) {
 			atomic_store_explicit(&ep->peer_wants_ms, h->imm, memory_order_relaxed);
-			progress_hb_at_most(ep->ctx, ep_hb_period_ns(ep));
+			rcci_progress_hb_at_most(ep->ctx, rcci_ep_hb_period_ns(ep));
 		}
 		return 0;
 	}
@@ -247,11 +249,11 @@ static void frame_end(struct tcp_ep *ep)
 	case WIRE_SEND:
 	case WIRE_WRITE:
 	case WIRE_ATOMIC_REQ:
-		responder_frame_end(ep, h);
+		rcci_responder_frame_end(ep, h);
 		return;
 	case WIRE_READ_RESP:
 	case WIRE_ATOMIC_RESP:
-		requester_frame_end(ep, h);
+		rcci_requester_frame_end(ep, h);
 		return;
 	default:
 		return;
@@ -260,7 +262,7 @@ static void frame_end(struct tcp_ep *ep)
 
 /* -------------------------------------------------------------- the loop */
 
-long rx_process(struct tcp_ep *ep, size_t budget)
+long rcci_rx_process(struct tcp_ep *ep, size_t budget)
 {
 	size_t done = 0;
 	bool drained = false; /* a read came back short: the socket is empty for now */
@@ -280,7 +282,7 @@ long rx_process(struct tcp_ep *ep, size_t budget)
 					return r < 0 ? r : (long)done;
 				continue;
 			}
-			if (wire_hdr_decode(ep->rxbuf + ep->rx_start, &ep->rx_hdr)) {
+			if (rcci_wire_hdr_decode(ep->rxbuf + ep->rx_start, &ep->rx_hdr)) {
 				log_error("%s: malformed frame header", ep->base.peer);
 				return -EPROTO;
 			}

@@ -64,7 +64,7 @@ static bool token_equal(const uint8_t *a, const uint8_t *b)
 	return diff == 0;
 }
 
-int shm_offer_open(struct shm_offer *o, const char **why)
+int rcci_shm_offer_open(struct shm_offer *o, const char **why)
 {
 	struct sockaddr_un sa;
 	socklen_t len;
@@ -92,7 +92,7 @@ int shm_offer_open(struct shm_offer *o, const char **why)
 	return 0;
 }
 
-void shm_offer_close(struct shm_offer *o)
+void rcci_shm_offer_close(struct shm_offer *o)
 {
 	if (o->lfd >= 0)
 		close(o->lfd);
@@ -141,7 +141,7 @@ static int serve_one(struct shm_offer *o, int memfd, int c, uint64_t deadline)
 	return rc == -ETIMEDOUT ? rc : rc == 0;
 }
 
-int shm_offer_serve(struct shm_offer *o, int memfd, int tcp_fd, uint64_t deadline)
+int rcci_shm_offer_serve(struct shm_offer *o, int memfd, int tcp_fd, uint64_t deadline)
 {
 	for (;;) {
 		struct pollfd p[2] = { { .fd = o->lfd, .events = POLLIN },
@@ -210,8 +210,9 @@ static int recv_fd(int fd, uint64_t deadline)
 	return n == 0 ? -ECONNRESET : -EPROTO;
 }
 
-int shm_offer_fetch(const uint8_t name[WIRE_SHM_NAME_LEN], const uint8_t token[WIRE_SHM_TOKEN_LEN],
-		    uint64_t deadline, int *memfd, const char **why)
+int rcci_shm_offer_fetch(const uint8_t name[WIRE_SHM_NAME_LEN],
+			 const uint8_t token[WIRE_SHM_TOKEN_LEN], uint64_t deadline, int *memfd,
+			 const char **why)
 {
 	struct sockaddr_un sa;
 	socklen_t len = abstract_addr(name, &sa);

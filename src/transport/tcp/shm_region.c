@@ -37,7 +37,7 @@ static int read_boot_id(uint8_t out[16])
 	return nib == 32 ? 0 : -EIO;
 }
 
-int shm_local_id(struct wire_shm_id *id)
+int rcci_shm_local_id(struct wire_shm_id *id)
 {
 	struct stat st;
 	int rc = read_boot_id(id->boot_id);
@@ -51,7 +51,7 @@ int shm_local_id(struct wire_shm_id *id)
 	return 0;
 }
 
-bool shm_same_host(const struct wire_shm_id *a, const struct wire_shm_id *b)
+bool rcci_shm_same_host(const struct wire_shm_id *a, const struct wire_shm_id *b)
 {
 	return !memcmp(a->boot_id, b->boot_id, sizeof(a->boot_id)) &&
 	       a->netns_dev == b->netns_dev && a->netns_ino == b->netns_ino;
@@ -63,12 +63,12 @@ static int map_fd(int fd, uint32_t cap, unsigned tsan_key, struct shm_ring *r, b
 
 	if (m == MAP_FAILED)
 		return -errno;
-	shm_ring_init(r, m, cap, accepter);
+	rcci_shm_ring_init(r, m, cap, accepter);
 	r->tsan_key = tsan_key % SHM_TSAN_KEYS;
 	return 0;
 }
 
-int shm_region_create(uint32_t cap, unsigned tsan_key, struct shm_ring *r, const char **why)
+int rcci_shm_region_create(uint32_t cap, unsigned tsan_key, struct shm_ring *r, const char **why)
 {
 	int fd, rc;
 
@@ -101,7 +101,7 @@ int shm_region_create(uint32_t cap, unsigned tsan_key, struct shm_ring *r, const
 		*why = "mmap failed";
 		goto err;
 	}
-	shm_ring_fresh(r);
+	rcci_shm_ring_fresh(r);
 	return fd;
 
 err:
@@ -109,7 +109,8 @@ err:
 	return rc;
 }
 
-int shm_region_map(int fd, uint32_t cap, unsigned tsan_key, struct shm_ring *r, const char **why)
+int rcci_shm_region_map(int fd, uint32_t cap, unsigned tsan_key, struct shm_ring *r,
+			const char **why)
 {
 	struct stat st;
 	int seals, rc;
@@ -141,7 +142,7 @@ int shm_region_map(int fd, uint32_t cap, unsigned tsan_key, struct shm_ring *r, 
 	return rc;
 }
 
-void shm_region_unmap(struct shm_ring *r)
+void rcci_shm_region_unmap(struct shm_ring *r)
 {
 	if (r->map)
 		munmap(r->map, r->map_len);

@@ -32,7 +32,7 @@ static void tsan_acquire(const struct shm_ring *r) { (void)r; }
 #endif
 _Static_assert(sizeof(struct shm_hdr) <= SHM_HDR_SIZE, "header fits its page");
 
-void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter)
+void rcci_shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter)
 {
 	struct shm_hdr *h = map;
 	uint8_t *data = (uint8_t *)map + SHM_HDR_SIZE;
@@ -50,7 +50,7 @@ void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter)
 	r->tsan_key = 0;
 }
 
-void shm_ring_fresh(struct shm_ring *r)
+void rcci_shm_ring_fresh(struct shm_ring *r)
 {
 	struct shm_hdr *h = r->map;
 
@@ -107,7 +107,7 @@ static size_t copy_in(struct shm_ring *r, const struct iovec *iov, int n, size_t
 	return done;
 }
 
-long shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
+long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 {
 	size_t want = 0, done = 0;
 
@@ -140,7 +140,7 @@ long shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 	return (long)done;
 }
 
-long shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
+long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
 {
 	uint64_t head = atomic_load_explicit(&r->rx_head, memory_order_relaxed);
 	long have = rx_avail(r);
@@ -173,7 +173,7 @@ long shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
 /* Dekker: our index store, a full fence, then the other side's flag. The
  * other side sets its flag, fences, then re-reads our index: one of the two
  * sees the other. */
-bool shm_ring_wake_consumer(struct shm_ring *r)
+bool rcci_shm_ring_wake_consumer(struct shm_ring *r)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!atomic_load_explicit(&r->tx->sleeping, memory_order_relaxed))
@@ -181,7 +181,7 @@ bool shm_ring_wake_consumer(struct shm_ring *r)
 	return atomic_exchange_explicit(&r->tx->sleeping, 0, memory_order_relaxed) != 0;
 }
 
-bool shm_ring_wake_producer(struct shm_ring *r)
+bool rcci_shm_ring_wake_producer(struct shm_ring *r)
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	if (!atomic_load_explicit(&r->rx->space_wait, memory_order_relaxed))
@@ -189,13 +189,13 @@ bool shm_ring_wake_producer(struct shm_ring *r)
 	return atomic_exchange_explicit(&r->rx->space_wait, 0, memory_order_relaxed) != 0;
 }
 
-bool shm_ring_arm(struct shm_ring *r)
+bool rcci_shm_ring_arm(struct shm_ring *r)
 {
 	atomic_store_explicit(&r->rx->sleeping, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
-	return shm_ring_rx_ready(r);
+	return rcci_shm_ring_rx_ready(r);
 }
 
-bool shm_ring_rx_ready(const struct shm_ring *r) { return rx_avail(r) != 0; }
+bool rcci_shm_ring_rx_ready(const struct shm_ring *r) { return rx_avail(r) != 0; }
 
-bool shm_ring_tx_room(const struct shm_ring *r) { return tx_room(r) != 0; }
+bool rcci_shm_ring_tx_room(const struct shm_ring *r) { return tx_room(r) != 0; }

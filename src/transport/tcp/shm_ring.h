@@ -74,33 +74,33 @@ static inline bool shm_cap_ok(uint32_t cap)
 
 /* Set up the view of a mapped region of shm_region_len(cap) bytes; the
  * accepter (accepter true) produces into dir[0]. */
-void shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter);
+void rcci_shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter);
 
 /* A fresh region (its creator, before the peer may see it): both consumers
  * count as asleep, so the first bytes either side writes ring the doorbell
  * even if the other end has not started watching its ring yet. */
-void shm_ring_fresh(struct shm_ring *r);
+void rcci_shm_ring_fresh(struct shm_ring *r);
 
 /* Copy up to the free room from iov into the ring: bytes taken (0 when full;
  * the producer has then announced it waits for room), or -EPROTO when the
  * peer's index is impossible. */
-long shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n);
+long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n);
 /* Copy up to what is there into iov: bytes (0 when empty) or -EPROTO. */
-long shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n);
+long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n);
 
 /* After a write that moved bytes: whether the consumer said it sleeps (the
  * flag is then cleared and the caller must ring the doorbell). */
-bool shm_ring_wake_consumer(struct shm_ring *r);
+bool rcci_shm_ring_wake_consumer(struct shm_ring *r);
 /* After a read that moved bytes: whether the producer waits for room (then
  * cleared; the caller rings the doorbell). */
-bool shm_ring_wake_producer(struct shm_ring *r);
+bool rcci_shm_ring_wake_producer(struct shm_ring *r);
 /* Announce that the consumer is going to sleep; then whether bytes are
  * already there (do not sleep then). */
-bool shm_ring_arm(struct shm_ring *r);
+bool rcci_shm_ring_arm(struct shm_ring *r);
 /* Whether bytes wait to be read, or the peer's index is impossible (the read
  * reports it). No side effect. */
-bool shm_ring_rx_ready(const struct shm_ring *r);
+bool rcci_shm_ring_rx_ready(const struct shm_ring *r);
 /* Whether the ring we produce into has room (or is broken). */
-bool shm_ring_tx_room(const struct shm_ring *r);
+bool rcci_shm_ring_tx_room(const struct shm_ring *r);
 
 #endif

@@ -7,7 +7,7 @@
  * in rx.c and tx.c: partial transfers, 0 when nothing can move now.
  *
  * Wake-ups (docs/shm.md): a consumer about to sleep sets its "sleeping" flag
- * (shm_ring_arm) and the producer rings one byte on the socket only then; a
+ * (rcci_shm_ring_arm) and the producer rings one byte on the socket only then; a
  * producer that found the ring full sets "space_wait" and the consumer rings
  * when it frees room. Busy polling therefore costs no system call. The
  * doorbell is read by the progress thread, or by an application thread that
@@ -50,14 +50,14 @@ static long drain_doorbell(struct tcp_ep *ep)
 
 static long ring_read(struct tcp_ep *ep, const struct iovec *iov, int n)
 {
-	long r = shm_ring_readv(&ep->shm, iov, n);
+	long r = rcci_shm_ring_readv(&ep->shm, iov, n);
 
-	if (r > 0 && shm_ring_wake_producer(&ep->shm))
+	if (r > 0 && rcci_shm_ring_wake_producer(&ep->shm))
 		ring_doorbell(ep);
 	return r;
 }
 
-long shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n)
+long rcci_shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n)
 {
 	long r = ring_read(ep, iov, n);
 
@@ -72,24 +72,27 @@ long shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n)
 	return r != 0 ? r : s;
 }
 
-ssize_t shm_stream_send(struct tcp_ep *ep, const struct iovec *iov, int n)
+ssize_t rcci_shm_stream_send(struct tcp_ep *ep, const struct iovec *iov, int n)
 {
-	long r = shm_ring_write(&ep->shm, iov, n);
+	long r = rcci_shm_ring_write(&ep->shm, iov, n);
 
 	if (r < 0) {
 		ep->tx_err = EPROTO; /* the peer broke the ring */
 		return -1;
 	}
-	if (r > 0 && shm_ring_wake_consumer(&ep->shm))
+	if (r > 0 && rcci_shm_ring_wake_consumer(&ep->shm))
 		ring_doorbell(ep);
 	return r;
 }
 
-bool shm_stream_ready(struct tcp_ep *ep)
+bool rcci_shm_stream_ready(struct tcp_ep *ep)
 {
-	return shm_ring_rx_ready(&ep->shm) ||
+	return rcci_shm_ring_rx_ready(&ep->shm) ||
 	       (atomic_load_explicit(&ep->want_out, memory_order_relaxed) &&
-		shm_ring_tx_room(&ep->shm));
+		rcci_shm_ring_tx_room(&ep->shm));
 }
 
-bool shm_stream_arm(struct tcp_ep *ep) { return shm_ring_arm(&ep->shm) || shm_stream_ready(ep); }
+bool rcci_shm_stream_arm(struct tcp_ep *ep)
+{
+	return rcci_shm_ring_arm(&ep->shm) || rcci_shm_stream_ready(ep);
+}

@@ -29,13 +29,13 @@ static void complete_sq(struct tcp_ep *ep, const struct sq_wqe *w, uint32_t idx,
 		.opcode = sq_wc_opcode(w->opcode),
 		.byte_len = w->total,
 	};
-	cq_push(tcq(ep->base.send_cq), &wc, FREES_SQ, idx + 1);
+	rcci_cq_push(tcq(ep->base.send_cq), &wc, FREES_SQ, idx + 1);
 }
 
 /*
  * Complete send WQEs from the head, in order, as far as they are done.
  * Returns the status of a failed WQE reached at the head (left at the head
- * for ep_fail() to complete once the endpoint is out of service); 0 otherwise.
+ * for rcci_ep_fail() to complete once the endpoint is out of service); 0 otherwise.
  */
 static enum rcc_wc_status sq_advance_locked(struct tcp_ep *ep)
 {
@@ -57,18 +57,18 @@ static enum rcc_wc_status sq_advance_locked(struct tcp_ep *ep)
 	return RCC_WC_SUCCESS;
 }
 
-void sq_advance(struct tcp_ep *ep)
+void rcci_sq_advance(struct tcp_ep *ep)
 {
 	enum rcc_wc_status st = sq_advance_locked(ep);
 	if (st != RCC_WC_SUCCESS) {
-		/* ep_fail takes tx_lock itself; the caller holds rx_lock. */
+		/* rcci_ep_fail takes tx_lock itself; the caller holds rx_lock. */
 		pthread_mutex_unlock(&ep->tx_lock);
-		ep_fail(ep, RCC_EP_ERROR, st, RCC_WC_SUCCESS, rcc_wc_status_str(st));
+		rcci_ep_fail(ep, RCC_EP_ERROR, st, RCC_WC_SUCCESS, rcc_wc_status_str(st));
 		pthread_mutex_lock(&ep->tx_lock);
 	}
 }
 
-void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code)
+void rcci_sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code)
 {
 	struct sq_wqe *w = &ep->sq[msn & ep->sq_mask];
 
@@ -94,5 +94,5 @@ void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code)
 	}
 	ep->rnr_wait = true;
 	ep->rnr_until_ns = rcc_now_ns() + rnr_timer_ns(timer_code);
-	progress_timer(ep, true);
+	rcci_progress_timer(ep, true);
 }

@@ -7,7 +7,7 @@
 #include "base/log.h"
 #include "tcp.h"
 
-int tcp_srq_create(struct rcc_srq *base)
+int rcci_tcp_srq_create(struct rcc_srq *base)
 {
 	struct tcp_srq *srq = tsrq(base);
 	uint32_t cap = tcp_pow2_at_least(base->max_wr, 1);
@@ -25,7 +25,7 @@ int tcp_srq_create(struct rcc_srq *base)
 	return 0;
 }
 
-void tcp_srq_destroy(struct rcc_srq *base)
+void rcci_tcp_srq_destroy(struct rcc_srq *base)
 {
 	struct tcp_srq *srq = tsrq(base);
 
@@ -34,7 +34,7 @@ void tcp_srq_destroy(struct rcc_srq *base)
 	free(srq->sge);
 }
 
-int tcp_srq_post_recv(struct rcc_srq *base, const struct rcc_recv_wr *wr, int n, int *posted)
+int rcci_tcp_srq_post_recv(struct rcc_srq *base, const struct rcc_recv_wr *wr, int n, int *posted)
 {
 	struct tcp_srq *srq = tsrq(base);
 	struct tcp_ctx *ctx = tctx(base->ctx);
@@ -48,7 +48,8 @@ int tcp_srq_post_recv(struct rcc_srq *base, const struct rcc_recv_wr *wr, int n,
 			break;
 		}
 		uint32_t slot = srq->tail & srq->mask;
-		rq_wqe_fill(ctx, &srq->wqe[slot], &srq->sge[(size_t)slot * base->max_sge], &wr[i]);
+		rcci_rq_wqe_fill(ctx, &srq->wqe[slot], &srq->sge[(size_t)slot * base->max_sge],
+				 &wr[i]);
 		srq->tail++;
 		atomic_fetch_add_explicit(&srq->held, 1, memory_order_relaxed);
 	}
@@ -58,7 +59,7 @@ int tcp_srq_post_recv(struct rcc_srq *base, const struct rcc_recv_wr *wr, int n,
 	return rc;
 }
 
-int tcp_srq_arm(struct rcc_srq *base, uint32_t limit)
+int rcci_tcp_srq_arm(struct rcc_srq *base, uint32_t limit)
 {
 	struct tcp_srq *srq = tsrq(base);
 
@@ -68,7 +69,7 @@ int tcp_srq_arm(struct rcc_srq *base, uint32_t limit)
 	return 0;
 }
 
-bool srq_take(struct tcp_ep *ep)
+bool rcci_srq_take(struct tcp_ep *ep)
 {
 	struct rcc_srq *base = ep->base.attr.srq;
 	struct tcp_srq *srq = tsrq(base);
@@ -101,7 +102,7 @@ bool srq_take(struct tcp_ep *ep)
 	return true;
 }
 
-void srq_slot_free(struct rcc_srq *base)
+void rcci_srq_slot_free(struct rcc_srq *base)
 {
 	atomic_fetch_sub_explicit(&tsrq(base)->held, 1, memory_order_release);
 }

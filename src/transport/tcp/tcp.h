@@ -54,13 +54,13 @@ struct key_table {
 	struct rcci_u32map map; /* key -> struct tcp_mr */
 };
 
-int keys_init(struct key_table *t);
-void keys_free(struct key_table *t);
+int rcci_keys_init(struct key_table *t);
+void rcci_keys_free(struct key_table *t);
 /* Insert mr under a fresh random key (written to mr lkey/rkey). */
-int keys_insert(struct key_table *t, struct tcp_mr *mr);
-void keys_remove(struct key_table *t, uint32_t key);
+int rcci_keys_insert(struct key_table *t, struct tcp_mr *mr);
+void rcci_keys_remove(struct key_table *t, uint32_t key);
 /* A random 32-bit value, never the table's reserved keys (0, ~0). */
-uint32_t keys_random(void);
+uint32_t rcci_keys_random(void);
 static inline struct tcp_mr *keys_find(const struct key_table *t, uint32_t key)
 {
 	return rcci_u32map_find(&t->map, key);
@@ -89,7 +89,7 @@ struct tcp_ctx {
 	atomic_int parked;  /* endpoints parked */
 	atomic_int timers;  /* endpoints waiting out an RNR backoff or owing an ack */
 	/* A thread went to sleep while some endpoint owed an ack: serve timers
-	 * now, not at the next tick (tcp_cq_sleep, progress.c). */
+	 * now, not at the next tick (rcci_tcp_cq_sleep, progress.c). */
 	atomic_bool timers_due;
 	uint64_t spin_ns; /* how long the thread keeps looking after moving bytes */
 	/* Shortest heartbeat period any endpoint has needed: the thread visits
@@ -100,9 +100,10 @@ struct tcp_ctx {
 
 /* keys.c: check that [addr, addr+len) lies in the live region of key with
  * access. The _locked form expects ctx->mr_lock held (either side). */
-bool mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, unsigned access);
-bool mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
-		      unsigned access);
+bool rcci_mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
+		    unsigned access);
+bool rcci_mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len,
+			   unsigned access);
 
 /* Heartbeats go out at an eighth of the timeout: a peer is declared dead
  * only after eight in a row went missing, so a sender stalled for most of a
@@ -153,20 +154,20 @@ struct tcp_cq {
 
 /* Queue a completion (lost, and the CQ overruns, when it is full); polling it
  * releases the slots of queue frees below next. */
-void cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, uint32_t next);
+void rcci_cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, uint32_t next);
 /* Whether a CQ of this endpoint overran (it must then fail). */
-bool cq_overran(const struct tcp_ep *ep);
+bool rcci_cq_overran(const struct tcp_ep *ep);
 /* Remove every completion that names ep. */
-void cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep);
-int cq_attach(struct tcp_cq *cq, struct tcp_ep *ep);
-void cq_unwatch(struct tcp_ep *ep);
-void cq_detach(struct tcp_cq *cq, struct tcp_ep *ep);
+void rcci_cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep);
+int rcci_cq_attach(struct tcp_cq *cq, struct tcp_ep *ep);
+void rcci_cq_unwatch(struct tcp_ep *ep);
+void rcci_cq_detach(struct tcp_cq *cq, struct tcp_ep *ep);
 
-int tcp_cq_create(struct rcc_cq *cq);
-void tcp_cq_destroy(struct rcc_cq *cq);
-int tcp_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
-int tcp_cq_fd(struct rcc_cq *cq);
-int tcp_cq_sleep(struct rcc_cq *cq, uint64_t deadline);
+int rcci_tcp_cq_create(struct rcc_cq *cq);
+void rcci_tcp_cq_destroy(struct rcc_cq *cq);
+int rcci_tcp_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
+int rcci_tcp_cq_fd(struct rcc_cq *cq);
+int rcci_tcp_cq_sleep(struct rcc_cq *cq, uint64_t deadline);
 
 /* ---------------------------------------------------------------- endpoint */
 
@@ -221,15 +222,15 @@ struct tcp_srq {
 
 static inline struct tcp_srq *tsrq(struct rcc_srq *s) { return (struct tcp_srq *)s; }
 
-int tcp_srq_create(struct rcc_srq *srq);
-void tcp_srq_destroy(struct rcc_srq *srq);
-int tcp_srq_post_recv(struct rcc_srq *srq, const struct rcc_recv_wr *wr, int n, int *posted);
-int tcp_srq_arm(struct rcc_srq *srq, uint32_t limit);
+int rcci_tcp_srq_create(struct rcc_srq *srq);
+void rcci_tcp_srq_destroy(struct rcc_srq *srq);
+int rcci_tcp_srq_post_recv(struct rcc_srq *srq, const struct rcc_recv_wr *wr, int n, int *posted);
+int rcci_tcp_srq_arm(struct rcc_srq *srq, uint32_t limit);
 /* Move the SRQ's oldest receive into ep's (empty) receive queue; false when
  * the SRQ is empty. Caller holds ep->rq_lock. */
-bool srq_take(struct tcp_ep *ep);
+bool rcci_srq_take(struct tcp_ep *ep);
 /* A completion of a receive taken from srq was polled (or dropped). */
-void srq_slot_free(struct rcc_srq *srq);
+void rcci_srq_slot_free(struct rcc_srq *srq);
 
 /* A response owed to the peer; sent in order, before our own requests. */
 struct resp_job {
@@ -363,7 +364,7 @@ struct tcp_ep {
 	atomic_bool parked;       /* the application is polling it: input not watched */
 	atomic_bool kick;         /* needs a pass of the progress thread */
 	atomic_bool thread_timer; /* counted in ctx->timers */
-	atomic_bool cq_unwatched; /* the socket left its CQs' sets (cq_unwatch) */
+	atomic_bool cq_unwatched; /* the socket left its CQs' sets (rcci_cq_unwatch) */
 	unsigned seen_polls[2];   /* progress thread only: send/recv CQ poll counters */
 
 	/* RCC_QP_UD: the datagram side (ud.c: fd is its UDP socket, and only the
@@ -417,16 +418,16 @@ static inline enum rcc_wc_opcode sq_wc_opcode(uint8_t op)
 }
 
 /* How often ep must send something for the peer (and itself) to be content. */
-uint64_t ep_hb_period_ns(const struct tcp_ep *ep);
+uint64_t rcci_ep_hb_period_ns(const struct tcp_ep *ep);
 /* Have the progress thread serve every endpoint owing an ack (or waiting out
  * an RNR backoff) now: a thread is about to sleep. */
-void progress_serve_timers(struct tcp_ctx *ctx);
+void rcci_progress_serve_timers(struct tcp_ctx *ctx);
 /* Make the progress thread visit every endpoint at least every ns. */
-void progress_hb_at_most(struct tcp_ctx *ctx, uint64_t ns);
+void rcci_progress_hb_at_most(struct tcp_ctx *ctx, uint64_t ns);
 
 /* ep.c: lifecycle. shm: the mapped region the stream runs over (taken over
  * on success), or NULL for the socket. */
-int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct shm_ring *shm);
+int rcci_tcp_ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct shm_ring *shm);
 /* Move the endpoint out of service: public state (RCC_EP_ERROR or
  * RCC_EP_DISCONNECTED) first, then every outstanding request completes: the
  * oldest send with send_status and the oldest receive with recv_status when
@@ -434,41 +435,41 @@ int ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct shm_ring *s
  * starts. Setting the state before any completion is visible means an
  * application that sees the error also sees the endpoint out of service.
  * Caller holds rx_lock. */
-void ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_status,
-	     enum rcc_wc_status recv_status, const char *why);
-int tcp_ep_disconnect(struct rcc_ep *ep);
-void tcp_ep_destroy(struct rcc_ep *ep);
+void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_status,
+		  enum rcc_wc_status recv_status, const char *why);
+int rcci_tcp_ep_disconnect(struct rcc_ep *ep);
+void rcci_tcp_ep_destroy(struct rcc_ep *ep);
 /* Move bytes: read and execute what arrived, then transmit.
  * by_user: called from rcc_cq_poll (never blocks on rx_lock). */
-void ep_progress(struct tcp_ep *ep, bool by_user);
-void ep_set_want_out(struct tcp_ep *ep, bool on);
-void ep_update_events(struct tcp_ep *ep);
+void rcci_ep_progress(struct tcp_ep *ep, bool by_user);
+void rcci_ep_set_want_out(struct tcp_ep *ep, bool on);
+void rcci_ep_update_events(struct tcp_ep *ep);
 
-/* ud.c: a datagram endpoint's pass (ep_progress hands it over). */
-void ud_progress(struct tcp_ep *ep, bool by_user);
+/* ud.c: a datagram endpoint's pass (rcci_ep_progress hands it over). */
+void rcci_ud_progress(struct tcp_ep *ep, bool by_user);
 
 /* post.c: posting work requests (checked, then copied into the queues) */
 /* Bytes a scatter/gather list covers (the core checked it fits). */
-uint32_t sge_sum(const struct rcc_sge *sg, int n);
+uint32_t rcci_sge_sum(const struct rcc_sge *sg, int n);
 /* Fill q and its SGE slot from a receive request (key checked now). */
-void rq_wqe_fill(struct tcp_ctx *ctx, struct rq_wqe *q, struct rcc_sge *sge,
-		 const struct rcc_recv_wr *wr);
-int tcp_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
-int tcp_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
+void rcci_rq_wqe_fill(struct tcp_ctx *ctx, struct rq_wqe *q, struct rcc_sge *sge,
+		      const struct rcc_recv_wr *wr);
+int rcci_tcp_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
+int rcci_tcp_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
 
 /* tx.c: building frames and writing them to the stream; caller holds tx_lock */
-void tx_flush(struct tcp_ep *ep, bool ack_now);
+void rcci_tx_flush(struct tcp_ep *ep, bool ack_now);
 /* Copy what a half-sent frame still needs from application memory into the
  * endpoint's own buffer (tx_lock held). 0 or -ENOMEM. */
-int tx_own_partial(struct tcp_ep *ep);
-int tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job);
+int rcci_tx_own_partial(struct tcp_ep *ep);
+int rcci_tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job);
 
 /* sq.c: the send queue's bookkeeping; caller holds tx_lock. Complete what is
  * done from the head, in order (a failed request at the head fails the
- * endpoint: tx_lock is dropped around ep_fail); go back to msn after an RNR
+ * endpoint: tx_lock is dropped around rcci_ep_fail); go back to msn after an RNR
  * NAK (or fail it when its retries are spent). */
-void sq_advance(struct tcp_ep *ep);
-void sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code);
+void rcci_sq_advance(struct tcp_ep *ep);
+void rcci_sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code);
 
 /* The send WQE at index idx, and its scatter list. */
 static inline struct sq_wqe *sq_at(struct tcp_ep *ep, uint32_t idx)
@@ -484,62 +485,63 @@ static inline const struct rcc_sge *sq_sges(struct tcp_ep *ep, uint32_t idx)
 /* rx.c: the receive stream's framing; caller holds rx_lock. Returns bytes
  * consumed (>= 0) or a negative errno that ends the connection (-ECONNRESET
  * for an orderly/unclean EOF). */
-long rx_process(struct tcp_ep *ep, size_t budget);
+long rcci_rx_process(struct tcp_ep *ep, size_t budget);
 /* Bytes [off, off+len) of a local scatter list: copy src there, or (src NULL)
  * read them from the stream. Every element touched must still be registered
  * with local write access: -EFAULT otherwise. */
-long rx_sge_io(struct tcp_ep *ep, const struct rcc_sge *sg, int nsge, uint32_t off, uint32_t len,
-	       const uint8_t *src);
+long rcci_rx_sge_io(struct tcp_ep *ep, const struct rcc_sge *sg, int nsge, uint32_t off,
+		    uint32_t len, const uint8_t *src);
 
 /* responder.c: the peer's requests, called by rx.c at a request frame's
  * beginning (0, or -EPROTO: the stream is broken) and end; rx_lock held. */
-int responder_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h);
-void responder_frame_end(struct tcp_ep *ep, const struct wire_hdr *h);
+int rcci_responder_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h);
+void rcci_responder_frame_end(struct tcp_ep *ep, const struct wire_hdr *h);
 
 /* requester.c: what the peer says about our requests; rx_lock held. The
  * cumulative ack of every frame (0 or -EPROTO), then the beginning and end of
  * a response or NAK frame (as the responder's). */
-int requester_ack_moved(struct tcp_ep *ep, uint32_t ack);
+int rcci_requester_ack_moved(struct tcp_ep *ep, uint32_t ack);
 static inline int requester_take_ack(struct tcp_ep *ep, uint32_t ack)
 {
 	/* peer_ack has no writer but this path, which holds rx_lock: comparing
 	 * needs no other lock, and most frames repeat the last ack (no call). */
 	if (ack == ep->peer_ack)
 		return 0;
-	return requester_ack_moved(ep, ack);
+	return rcci_requester_ack_moved(ep, ack);
 }
-int requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h);
-void requester_frame_end(struct tcp_ep *ep, const struct wire_hdr *h);
+int rcci_requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h);
+void rcci_requester_frame_end(struct tcp_ep *ep, const struct wire_hdr *h);
 
 /* shm_stream.c: the stream of an endpoint on shared memory, used by rx.c
  * and tx.c in place of recvmsg()/sendmsg() (same results). */
-long shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n);
-ssize_t shm_stream_send(struct tcp_ep *ep, const struct iovec *iov, int n);
+long rcci_shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n);
+ssize_t rcci_shm_stream_send(struct tcp_ep *ep, const struct iovec *iov, int n);
 /* Input waits, or a blocked transmit has room again: worth a pass. */
-bool shm_stream_ready(struct tcp_ep *ep);
+bool rcci_shm_stream_ready(struct tcp_ep *ep);
 /* Announce that nobody will look without a doorbell; true: look now instead.
  * Any thread (the progress thread, or one about to sleep on a CQ). */
-bool shm_stream_arm(struct tcp_ep *ep);
+bool rcci_shm_stream_arm(struct tcp_ep *ep);
 
 /* conn.c */
-int tcp_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen, int backlog);
-void tcp_listener_close(struct rcc_listener *lst);
-int tcp_listener_fd(const struct rcc_listener *lst);
-int tcp_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
-int tcp_accept(struct rcc_conn_req *req, struct rcc_ep *ep);
-int tcp_reject(struct rcc_conn_req *req, const void *pdata, size_t len);
-int tcp_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen, int timeout_ms);
+int rcci_tcp_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,
+		    int backlog);
+void rcci_tcp_listener_close(struct rcc_listener *lst);
+int rcci_tcp_listener_fd(const struct rcc_listener *lst);
+int rcci_tcp_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req *req);
+int rcci_tcp_accept(struct rcc_conn_req *req, struct rcc_ep *ep);
+int rcci_tcp_reject(struct rcc_conn_req *req, const void *pdata, size_t len);
+int rcci_tcp_connect(struct rcc_ep *ep, const struct sockaddr *sa, socklen_t salen, int timeout_ms);
 
 /* progress.c */
-int progress_start(struct tcp_ctx *ctx);
-void progress_stop(struct tcp_ctx *ctx);
-int progress_add(struct tcp_ctx *ctx, struct tcp_ep *ep);
+int rcci_progress_start(struct tcp_ctx *ctx);
+void rcci_progress_stop(struct tcp_ctx *ctx);
+int rcci_progress_add(struct tcp_ctx *ctx, struct tcp_ep *ep);
 /* Ask the progress thread for a pass over ep (e.g. to complete a failed post). */
-void progress_kick(struct tcp_ep *ep);
+void rcci_progress_kick(struct tcp_ep *ep);
 /* Unlink ep and wait until the progress thread can no longer touch it. */
-void progress_remove(struct tcp_ctx *ctx, struct tcp_ep *ep);
-void progress_wake(struct tcp_ctx *ctx);
-void progress_timer(struct tcp_ep *ep, bool on);
+void rcci_progress_remove(struct tcp_ctx *ctx, struct tcp_ep *ep);
+void rcci_progress_wake(struct tcp_ctx *ctx);
+void rcci_progress_timer(struct tcp_ep *ep, bool on);
 
 /* The smallest power of two >= v and >= floor (a power of two): ring sizes,
  * so that an index wraps with a mask. v is at most 2^31 (depths are bounded). */

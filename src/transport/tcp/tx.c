@@ -44,7 +44,7 @@ struct tx_batch {
 	uint32_t ack;
 };
 
-int tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job)
+int rcci_tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job)
 {
 	if (ep->resp_tail - ep->resp_head > ep->resp_mask)
 		return -ENOBUFS;
@@ -91,8 +91,8 @@ static bool slice_live(struct tcp_ctx *ctx, const struct rcc_sge *sg, int nsge, 
 	int n = sge_slice(sg, nsge, off, len, v, keys, TCP_MAX_SGE);
 
 	for (int i = 0; i < n; i++)
-		if (!mr_covers_locked(ctx, keys[i], (uint64_t)(uintptr_t)v[i].iov_base,
-				      v[i].iov_len, 0))
+		if (!rcci_mr_covers_locked(ctx, keys[i], (uint64_t)(uintptr_t)v[i].iov_base,
+					   v[i].iov_len, 0))
 			return false;
 	return n >= 0;
 }
@@ -114,7 +114,7 @@ static void put_hdr(struct tx_batch *b, struct tx_item *it, struct wire_hdr *h,
 	uint8_t *p = b->hdr[b->nitems];
 
 	h->ack = b->ack;
-	wire_hdr_encode(h, p);
+	rcci_wire_hdr_encode(h, p);
 	if (extra_len)
 		memcpy(p + WIRE_HDR_LEN, extra, extra_len);
 	b->iov[b->niov].iov_base = p;
@@ -156,8 +156,8 @@ static void build_responses(struct tcp_ep *ep, struct tx_batch *b)
 				  (off + chunk == j->len ? WIRE_F_LAST : 0);
 			/* The region may have been deregistered since the request was checked;
 			 * then the response ends early with an error (idempotent if rebuilt). */
-			if (chunk && !mr_covers_locked(ep->ctx, j->rkey, j->raddr + off, chunk,
-						       RCC_ACCESS_REMOTE_READ)) {
+			if (chunk && !rcci_mr_covers_locked(ep->ctx, j->rkey, j->raddr + off, chunk,
+							    RCC_ACCESS_REMOTE_READ)) {
 				j->status = WIRE_NAK_REM_ACCESS;
 				j->len = off;
 			}
@@ -323,7 +323,7 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 				w->total - off < WIRE_FRAME_MAX ? w->total - off :
 								  WIRE_FRAME_MAX)) {
 			/* deregistered since it was posted: a local protection
-			 * error, in order, as at post time (sq_advance) */
+			 * error, in order, as at post time (rcci_sq_advance) */
 			w->state = WQE_FAILED;
 			w->status = RCC_WC_LOC_PROT_ERR;
 			break;
@@ -401,7 +401,7 @@ static bool part_owned(const struct tcp_ep *ep, const void *p)
 	       (ep->bounce && b >= ep->bounce && b < ep->bounce + WIRE_FRAME_MAX);
 }
 
-int tx_own_partial(struct tcp_ep *ep)
+int rcci_tx_own_partial(struct tcp_ep *ep)
 {
 	size_t off = 0;
 
@@ -447,7 +447,7 @@ static int save_partial(struct tcp_ep *ep, struct tx_batch *b, const struct tx_i
 	}
 	ep->part_n = n;
 	ep->part_i = 0;
-	return tx_own_partial(ep);
+	return rcci_tx_own_partial(ep);
 }
 
 static ssize_t send_iov(struct tcp_ep *ep, struct iovec *iov, int n)
@@ -456,7 +456,7 @@ static ssize_t send_iov(struct tcp_ep *ep, struct iovec *iov, int n)
 	ssize_t r;
 
 	if (ep->base.on_shm)
-		return shm_stream_send(ep, iov, n);
+		return rcci_shm_stream_send(ep, iov, n);
 	do
 		r = sendmsg(ep->fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
 	while (r < 0 && errno == EINTR);
@@ -489,7 +489,7 @@ static bool send_partial(struct tcp_ep *ep)
 	return true;
 }
 
-void tx_flush(struct tcp_ep *ep, bool ack_now)
+void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 {
 	struct tx_batch b;
 	bool blocked = false;
@@ -499,7 +499,7 @@ void tx_flush(struct tcp_ep *ep, bool ack_now)
 		return;
 	atomic_store_explicit(&ep->tx_deferred, false, memory_order_relaxed);
 	if (ep->part_n && !send_partial(ep)) {
-		ep_set_want_out(ep, !ep->tx_err);
+		rcci_ep_set_want_out(ep, !ep->tx_err);
 		return;
 	}
 	bool serving = atomic_load(&ep->base.state) == RCC_EP_CONNECTED;
@@ -561,5 +561,5 @@ void tx_flush(struct tcp_ep *ep, bool ack_now)
 		shutdown(ep->fd, SHUT_WR);
 		ep->shut_wr = true;
 	}
-	ep_set_want_out(ep, blocked && !ep->tx_err);
+	rcci_ep_set_want_out(ep, blocked && !ep->tx_err);
 }

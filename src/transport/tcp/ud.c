@@ -104,7 +104,7 @@ static bool from_sockaddr(const struct sockaddr_storage *ss, uint8_t ip[16], uin
 	return false;
 }
 
-void tcp_ud_addr(const struct rcc_ep *base, struct rcci_ud_addr *out)
+void rcci_tcp_ud_addr(const struct rcc_ep *base, struct rcci_ud_addr *out)
 {
 	const struct tcp_ud *ud = tep((struct rcc_ep *)base)->ud;
 
@@ -116,7 +116,7 @@ void tcp_ud_addr(const struct rcc_ep *base, struct rcci_ud_addr *out)
 	out->port = ud->port;
 }
 
-int tcp_ah_create(struct rcc_ah *base, const struct rcci_ud_addr *a)
+int rcci_tcp_ah_create(struct rcc_ah *base, const struct rcci_ud_addr *a)
 {
 	struct tcp_ah *ah = (struct tcp_ah *)base;
 
@@ -134,7 +134,7 @@ int tcp_ah_create(struct rcc_ah *base, const struct rcci_ud_addr *a)
 	return 0;
 }
 
-void tcp_ah_destroy(struct rcc_ah *ah) { (void)ah; }
+void rcci_tcp_ah_destroy(struct rcc_ah *ah) { (void)ah; }
 
 /* ------------------------------------------------------------- lifecycle */
 
@@ -188,7 +188,7 @@ static void free_queues(struct tcp_ep *ep)
 	ep->ud = NULL;
 }
 
-int tcp_ud_create(struct rcc_ep *base)
+int rcci_tcp_ud_create(struct rcc_ep *base)
 {
 	struct tcp_ep *ep = tep(base);
 	const struct rcc_ep_attr *a = &base->attr;
@@ -208,7 +208,7 @@ int tcp_ud_create(struct rcc_ep *base)
 		return -ENOMEM;
 	}
 	ep->rq_mask = rq_cap - 1;
-	ep->ud->id = 2 + keys_random() % UD_ID_SPAN;
+	ep->ud->id = 2 + rcci_keys_random() % UD_ID_SPAN;
 	atomic_init(&ep->ud->dropped, 0);
 	rc = open_socket(ep->ud);
 	if (rc < 0) {
@@ -229,22 +229,22 @@ int tcp_ud_create(struct rcc_ep *base)
 	atomic_init(&ep->sq_free, 0);
 	atomic_init(&ep->rq_free, 0);
 	atomic_init(&ep->thread_timer, false);
-	rc = cq_attach(tcq(base->send_cq), ep);
+	rc = rcci_cq_attach(tcq(base->send_cq), ep);
 	if (rc)
 		goto err_locks;
-	rc = cq_attach(tcq(base->recv_cq), ep);
+	rc = rcci_cq_attach(tcq(base->recv_cq), ep);
 	if (rc)
 		goto err_send_cq;
-	rc = progress_add(ep->ctx, ep);
+	rc = rcci_progress_add(ep->ctx, ep);
 	if (rc)
 		goto err_recv_cq;
 	log_debug("tcp: datagram endpoint 0x%x on UDP port %u", ep->ud->id, ep->ud->port);
 	return 0;
 
 err_recv_cq:
-	cq_detach(tcq(base->recv_cq), ep);
+	rcci_cq_detach(tcq(base->recv_cq), ep);
 err_send_cq:
-	cq_detach(tcq(base->send_cq), ep);
+	rcci_cq_detach(tcq(base->send_cq), ep);
 err_locks:
 	pthread_mutex_destroy(&ep->ev_lock);
 	pthread_mutex_destroy(&ep->rq_lock);
@@ -259,7 +259,7 @@ err_locks:
 static void ud_link_down(struct tcp_ep *ep)
 {
 	if (atomic_exchange(&ep->link, LINK_DOWN) != LINK_DOWN)
-		ep_update_events(ep);
+		rcci_ep_update_events(ep);
 }
 
 /* Complete every posted receive: the oldest with status (unless success),
@@ -273,7 +273,7 @@ static void flush_receives(struct tcp_ep *ep, enum rcc_wc_status status)
 		wc.wr_id = ep->rq[ep->rq_head & ep->rq_mask].wr_id;
 		wc.status = status != RCC_WC_SUCCESS ? status : RCC_WC_WR_FLUSH_ERR;
 		status = RCC_WC_SUCCESS;
-		cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, ep->rq_head + 1);
+		rcci_cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, ep->rq_head + 1);
 	}
 	pthread_mutex_unlock(&ep->rq_lock);
 }
@@ -308,7 +308,7 @@ static void ud_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status 
 	}
 }
 
-int tcp_ud_disconnect(struct rcc_ep *base)
+int rcci_tcp_ud_disconnect(struct rcc_ep *base)
 {
 	struct tcp_ep *ep = tep(base);
 
@@ -316,12 +316,12 @@ int tcp_ud_disconnect(struct rcc_ep *base)
 	ud_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, "local disconnect");
 	pthread_mutex_unlock(&ep->rx_lock);
 	/* flush completions an overrun CQ had no room for are lost (as verbs) */
-	return cq_overran(ep) ? -EIO : 0;
+	return rcci_cq_overran(ep) ? -EIO : 0;
 }
 
 /* A connected endpoint's destruction fits: CQs and progress let go, the
  * socket closed (its shutdown means nothing to UDP), the queues freed. */
-void tcp_ud_destroy(struct rcc_ep *base)
+void rcci_tcp_ud_destroy(struct rcc_ep *base)
 {
 	struct tcp_ep *ep = tep(base);
 	struct tcp_ud *ud = ep->ud;
@@ -330,7 +330,7 @@ void tcp_ud_destroy(struct rcc_ep *base)
 	if (dropped)
 		log_debug("tcp: datagram endpoint 0x%x dropped %llu datagrams on arrival", ud->id,
 			  dropped);
-	tcp_ep_destroy(base);
+	rcci_tcp_ep_destroy(base);
 	free(ud);
 }
 
@@ -368,7 +368,7 @@ static enum rcc_wc_status send_one(struct tcp_ep *ep, const struct rcc_send_wr *
 		log_debug("tcp: datagram to an IPv6 address from an IPv4-only endpoint: lost");
 		return RCC_WC_SUCCESS;
 	}
-	ud_hdr_encode(&h, hdr);
+	rcci_ud_hdr_encode(&h, hdr);
 	iov[0] = (struct iovec){ hdr, UD_HDR_LEN };
 	/* Inline data is the caller's to guarantee for the call; anything else
 	 * must stay registered while the kernel copies it (dereg waits). */
@@ -378,7 +378,7 @@ static enum rcc_wc_status send_one(struct tcp_ep *ep, const struct rcc_send_wr *
 		const struct rcc_sge *sg = &wr->sg_list[i];
 		if (!sg->length)
 			continue;
-		if (locked && !mr_covers_locked(ep->ctx, sg->lkey, sg->addr, sg->length, 0)) {
+		if (locked && !rcci_mr_covers_locked(ep->ctx, sg->lkey, sg->addr, sg->length, 0)) {
 			st = RCC_WC_LOC_PROT_ERR;
 			goto out;
 		}
@@ -398,7 +398,7 @@ out:
 	return st;
 }
 
-int tcp_ud_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
+int rcci_tcp_ud_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
 {
 	struct tcp_ep *ep = tep(base);
 	struct tcp_ud *ud = tud(ep);
@@ -419,7 +419,7 @@ int tcp_ud_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, i
 			rc = -ENOMEM;
 			break;
 		}
-		uint32_t total = sge_sum(wr[i].sg_list, wr[i].num_sge);
+		uint32_t total = rcci_sge_sum(wr[i].sg_list, wr[i].num_sge);
 		/* After a failure the rest of the list is flushed, as a device
 		 * flushes what follows the request that moved the QP to error. */
 		wc.status = failed ? RCC_WC_WR_FLUSH_ERR : send_one(ep, &wr[i], total);
@@ -433,7 +433,7 @@ int tcp_ud_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, i
 		    base->attr.sig_all) {
 			wc.wr_id = wr[i].wr_id;
 			wc.byte_len = total;
-			cq_push(tcq(base->send_cq), &wc, FREES_SQ, idx + 1);
+			rcci_cq_push(tcq(base->send_cq), &wc, FREES_SQ, idx + 1);
 		}
 	}
 out:
@@ -442,7 +442,7 @@ out:
 		*posted = i;
 	/* the receives are flushed by the progress thread, which owns that side */
 	if (failed)
-		progress_kick(ep);
+		rcci_progress_kick(ep);
 	return rc;
 }
 
@@ -494,8 +494,9 @@ static int srq_datagram_waiting(struct tcp_ep *ep)
 	while (got < 0 && errno == EINTR);
 	if (got < 0)
 		return -1;
-	return !ud_hdr_decode(hdr, (size_t)got, RCC_UD_TCP_MAX_MSG, &h) && h.dst_id == ep->ud->id &&
-	       h.qkey == ep->base.attr.qkey && source_of(ep, &from, h.src_id, &src);
+	return !rcci_ud_hdr_decode(hdr, (size_t)got, RCC_UD_TCP_MAX_MSG, &h) &&
+	       h.dst_id == ep->ud->id && h.qkey == ep->base.attr.qkey &&
+	       source_of(ep, &from, h.src_id, &src);
 }
 
 /*
@@ -533,7 +534,7 @@ static int receive_one(struct tcp_ep *ep)
 		if (w > 0) {
 			pthread_mutex_lock(&ep->rq_lock);
 			if (ep->rq_head == ep->rq_tail)
-				srq_take(ep);
+				rcci_srq_take(ep);
 			pthread_mutex_unlock(&ep->rq_lock);
 		}
 	}
@@ -554,8 +555,8 @@ static int receive_one(struct tcp_ep *ep)
 	for (int i = 0; usable && i < q.num_sge; i++) {
 		if (!sg[i].length)
 			continue;
-		if (!mr_covers_locked(ep->ctx, sg[i].lkey, sg[i].addr, sg[i].length,
-				      RCC_ACCESS_LOCAL_WRITE)) {
+		if (!rcci_mr_covers_locked(ep->ctx, sg[i].lkey, sg[i].addr, sg[i].length,
+					   RCC_ACCESS_LOCAL_WRITE)) {
 			usable = false;
 			q.status = RCC_WC_LOC_PROT_ERR;
 			break;
@@ -576,7 +577,7 @@ static int receive_one(struct tcp_ep *ep)
 	}
 
 	struct ud_hdr h;
-	if (ud_hdr_decode(hdr, (size_t)got, RCC_UD_TCP_MAX_MSG, &h)) {
+	if (rcci_ud_hdr_decode(hdr, (size_t)got, RCC_UD_TCP_MAX_MSG, &h)) {
 		drop(ep, "malformed");
 		return 1;
 	}
@@ -617,11 +618,11 @@ static int receive_one(struct tcp_ep *ep)
 	pthread_mutex_lock(&ep->rq_lock);
 	uint32_t next = ++ep->rq_head;
 	pthread_mutex_unlock(&ep->rq_lock);
-	cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, next);
+	rcci_cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, next);
 	return 1;
 }
 
-void ud_progress(struct tcp_ep *ep, bool by_user)
+void rcci_ud_progress(struct tcp_ep *ep, bool by_user)
 {
 	if (atomic_load_explicit(&ep->link, memory_order_acquire) == LINK_DOWN)
 		return;
@@ -635,7 +636,7 @@ void ud_progress(struct tcp_ep *ep, bool by_user)
 	if (atomic_load(&ep->link) == LINK_DOWN)
 		goto out;
 	/* a CQ of ours lost a completion: fail as a device fails the QPs on it */
-	if (cq_overran(ep))
+	if (rcci_cq_overran(ep))
 		ud_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, "its CQ overran");
 	/* a send failed at post time: the receives are ours to flush */
 	if (atomic_load(&ep->base.state) != RCC_EP_CONNECTED) {

@@ -7,7 +7,7 @@
  * (bound to every address of the host, IPv6 and IPv4 when the host has
  * IPv6), the receive queue, slot counters, locks and progress fields are
  * the connected endpoints' own, so the CQ's polling and the progress thread
- * serve it unchanged (ep_progress hands the pass to ud_progress). A send is
+ * serve it unchanged (rcci_ep_progress hands the pass to rcci_ud_progress). A send is
  * one sendmsg() at post time (the datagram is then the kernel's, so it
  * completes at once); a receive is one recvmsg() straight into the oldest
  * posted receive, by whichever thread passes first.
@@ -38,12 +38,12 @@ struct tcp_ah {
 	uint32_t qkey; /* the destination's Q_Key */
 };
 
-int tcp_ud_create(struct rcc_ep *ep);
-void tcp_ud_addr(const struct rcc_ep *ep, struct rcci_ud_addr *out);
-int tcp_ud_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
-int tcp_ud_disconnect(struct rcc_ep *ep);
-void tcp_ud_destroy(struct rcc_ep *ep);
-int tcp_ah_create(struct rcc_ah *ah, const struct rcci_ud_addr *a);
-void tcp_ah_destroy(struct rcc_ah *ah);
+int rcci_tcp_ud_create(struct rcc_ep *ep);
+void rcci_tcp_ud_addr(const struct rcc_ep *ep, struct rcci_ud_addr *out);
+int rcci_tcp_ud_post_send(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, int *posted);
+int rcci_tcp_ud_disconnect(struct rcc_ep *ep);
+void rcci_tcp_ud_destroy(struct rcc_ep *ep);
+int rcci_tcp_ah_create(struct rcc_ah *ah, const struct rcci_ud_addr *a);
+void rcci_tcp_ah_destroy(struct rcc_ah *ah);
 
 #endif

@@ -8,7 +8,7 @@
 
 #define UD_MAGIC "RCud"
 
-void ud_hdr_encode(const struct ud_hdr *h, uint8_t out[UD_HDR_LEN])
+void rcci_ud_hdr_encode(const struct ud_hdr *h, uint8_t out[UD_HDR_LEN])
 {
 	memcpy(out, UD_MAGIC, 4);
 	out[4] = UD_WIRE_VERSION;
@@ -22,7 +22,7 @@ void ud_hdr_encode(const struct ud_hdr *h, uint8_t out[UD_HDR_LEN])
 	rcc_put_le32(out + 24, h->len);
 }
 
-int ud_hdr_decode(const uint8_t *in, size_t got, uint32_t max, struct ud_hdr *h)
+int rcci_ud_hdr_decode(const uint8_t *in, size_t got, uint32_t max, struct ud_hdr *h)
 {
 	struct ud_hdr d;
 

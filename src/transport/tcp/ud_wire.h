@@ -10,7 +10,7 @@
  *  20 u32 imm (SEND_IMM; 0 otherwise)  24 u32 payload length
  *
  * A receiver drops, without a word to anyone, a datagram whose header is
- * malformed (ud_hdr_decode), whose length field disagrees with what arrived,
+ * malformed (rcci_ud_hdr_decode), whose length field disagrees with what arrived,
  * or whose destination id or Q_Key is not its own -- as a device drops a
  * datagram with the wrong destination QP or Q_Key.
  */
@@ -40,10 +40,10 @@ struct ud_hdr {
 	uint32_t len;
 };
 
-void ud_hdr_encode(const struct ud_hdr *h, uint8_t out[UD_HDR_LEN]);
+void rcci_ud_hdr_encode(const struct ud_hdr *h, uint8_t out[UD_HDR_LEN]);
 /* The header of a datagram of got bytes (the header included) whose payload
  * may be at most max bytes: 0 and *h when it is well-formed and its length
  * field is exactly what arrived, else -EPROTO. Takes any bytes. */
-int ud_hdr_decode(const uint8_t *in, size_t got, uint32_t max, struct ud_hdr *h);
+int rcci_ud_hdr_decode(const uint8_t *in, size_t got, uint32_t max, struct ud_hdr *h);
 
 #endif

@@ -7,7 +7,7 @@
 #include "rcc/util.h"
 #include "rcc/rcc.h"
 
-void wire_hdr_encode(const struct wire_hdr *h, uint8_t out[WIRE_HDR_LEN])
+void rcci_wire_hdr_encode(const struct wire_hdr *h, uint8_t out[WIRE_HDR_LEN])
 {
 	out[0] = h->type;
 	out[1] = h->flags;
@@ -83,7 +83,7 @@ static int check_hdr(const struct wire_hdr *h)
 	}
 }
 
-int wire_hdr_decode(const uint8_t in[WIRE_HDR_LEN], struct wire_hdr *h)
+int rcci_wire_hdr_decode(const uint8_t in[WIRE_HDR_LEN], struct wire_hdr *h)
 {
 	struct wire_hdr t;
 
@@ -103,7 +103,7 @@ int wire_hdr_decode(const uint8_t in[WIRE_HDR_LEN], struct wire_hdr *h)
 	return 0;
 }
 
-void wire_hs_encode(const struct wire_hs *h, uint8_t out[WIRE_HS_HDR_LEN])
+void rcci_wire_hs_encode(const struct wire_hs *h, uint8_t out[WIRE_HS_HDR_LEN])
 {
 	memcpy(out, WIRE_MAGIC, 4);
 	rcc_put_le16(out + 4, h->version);
@@ -113,7 +113,7 @@ void wire_hs_encode(const struct wire_hs *h, uint8_t out[WIRE_HS_HDR_LEN])
 	rcc_put_le32(out + 12, h->max_rd_atomic);
 }
 
-int wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h)
+int rcci_wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h)
 {
 	struct wire_hs t;
 
@@ -150,45 +150,45 @@ int wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h)
 	return 0;
 }
 
-size_t wire_hs_ext_len(const struct wire_hs *h)
+size_t rcci_wire_hs_ext_len(const struct wire_hs *h)
 {
 	if (!(h->flags & WIRE_HS_F_SHM))
 		return 0;
 	return h->kind == WIRE_HS_HELLO ? WIRE_SHM_HELLO_LEN : WIRE_SHM_ACCEPT_LEN;
 }
 
-void wire_shm_id_encode(const struct wire_shm_id *id, uint8_t out[WIRE_SHM_HELLO_LEN])
+void rcci_wire_shm_id_encode(const struct wire_shm_id *id, uint8_t out[WIRE_SHM_HELLO_LEN])
 {
 	memcpy(out, id->boot_id, 16);
 	rcc_put_le64(out + 16, id->netns_dev);
 	rcc_put_le64(out + 24, id->netns_ino);
 }
 
-void wire_shm_id_decode(const uint8_t in[WIRE_SHM_HELLO_LEN], struct wire_shm_id *id)
+void rcci_wire_shm_id_decode(const uint8_t in[WIRE_SHM_HELLO_LEN], struct wire_shm_id *id)
 {
 	memcpy(id->boot_id, in, 16);
 	id->netns_dev = rcc_get_le64(in + 16);
 	id->netns_ino = rcc_get_le64(in + 24);
 }
 
-void wire_shm_accept_encode(const struct wire_shm_accept *a, uint8_t out[WIRE_SHM_ACCEPT_LEN])
+void rcci_wire_shm_accept_encode(const struct wire_shm_accept *a, uint8_t out[WIRE_SHM_ACCEPT_LEN])
 {
 	uint8_t *p = out + WIRE_SHM_HELLO_LEN;
 
-	wire_shm_id_encode(&a->id, out);
+	rcci_wire_shm_id_encode(&a->id, out);
 	memcpy(p, a->name, WIRE_SHM_NAME_LEN);
 	memcpy(p + WIRE_SHM_NAME_LEN, a->token, WIRE_SHM_TOKEN_LEN);
 	rcc_put_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN, a->cap);
 	rcc_put_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN + 4, 0);
 }
 
-int wire_shm_accept_decode(const uint8_t in[WIRE_SHM_ACCEPT_LEN], struct wire_shm_accept *a)
+int rcci_wire_shm_accept_decode(const uint8_t in[WIRE_SHM_ACCEPT_LEN], struct wire_shm_accept *a)
 {
 	const uint8_t *p = in + WIRE_SHM_HELLO_LEN;
 
 	if (rcc_get_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN + 4) != 0)
 		return -EPROTO;
-	wire_shm_id_decode(in, &a->id);
+	rcci_wire_shm_id_decode(in, &a->id);
 	memcpy(a->name, p, WIRE_SHM_NAME_LEN);
 	memcpy(a->token, p + WIRE_SHM_NAME_LEN, WIRE_SHM_TOKEN_LEN);
 	a->cap = rcc_get_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN);

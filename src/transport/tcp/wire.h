@@ -115,20 +115,20 @@ struct wire_hdr {
 	uint32_t total;
 };
 
-void wire_hdr_encode(const struct wire_hdr *h, uint8_t out[WIRE_HDR_LEN]);
+void rcci_wire_hdr_encode(const struct wire_hdr *h, uint8_t out[WIRE_HDR_LEN]);
 /* Decode and validate a frame header: 0 or -EPROTO. */
-int wire_hdr_decode(const uint8_t in[WIRE_HDR_LEN], struct wire_hdr *h);
+int rcci_wire_hdr_decode(const uint8_t in[WIRE_HDR_LEN], struct wire_hdr *h);
 
-void wire_hs_encode(const struct wire_hs *h, uint8_t out[WIRE_HS_HDR_LEN]);
+void rcci_wire_hs_encode(const struct wire_hs *h, uint8_t out[WIRE_HS_HDR_LEN]);
 /* Decode and validate a handshake header: 0 or -EPROTO. */
-int wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h);
+int rcci_wire_hs_decode(const uint8_t in[WIRE_HS_HDR_LEN], struct wire_hs *h);
 /* Length of the shared-memory extension a handshake of this header carries. */
-size_t wire_hs_ext_len(const struct wire_hs *h);
+size_t rcci_wire_hs_ext_len(const struct wire_hs *h);
 
-void wire_shm_id_encode(const struct wire_shm_id *id, uint8_t out[WIRE_SHM_HELLO_LEN]);
-void wire_shm_id_decode(const uint8_t in[WIRE_SHM_HELLO_LEN], struct wire_shm_id *id);
-void wire_shm_accept_encode(const struct wire_shm_accept *a, uint8_t out[WIRE_SHM_ACCEPT_LEN]);
+void rcci_wire_shm_id_encode(const struct wire_shm_id *id, uint8_t out[WIRE_SHM_HELLO_LEN]);
+void rcci_wire_shm_id_decode(const uint8_t in[WIRE_SHM_HELLO_LEN], struct wire_shm_id *id);
+void rcci_wire_shm_accept_encode(const struct wire_shm_accept *a, uint8_t out[WIRE_SHM_ACCEPT_LEN]);
 /* 0 or -EPROTO (reserved bytes set). The capacity is checked by the user. */
-int wire_shm_accept_decode(const uint8_t in[WIRE_SHM_ACCEPT_LEN], struct wire_shm_accept *a);
+int rcci_wire_shm_accept_decode(const uint8_t in[WIRE_SHM_ACCEPT_LEN], struct wire_shm_accept *a);
 
 #endif
