@@ -3,8 +3,9 @@
 # check.sh BUILD_DIR: `cmake --install` of a built tree into a scratch prefix
 # holds what the packages promise (headers, both libraries, rcc.pc, the CMake
 # package, the man pages, the tools), the shared library exports the API and
-# nothing else, and programs build against it both documented ways and run
-# (consumer.sh). The install step of scripts/test.sh.
+# nothing else, the static library's globals all carry rcc_ or rcci_, and
+# programs build against it both documented ways and run (consumer.sh). The
+# install step of scripts/test.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -39,6 +40,11 @@ done
 # the shared library exports the API and nothing else
 extra=$(nm -D --defined-only "$prefix/$libdir/librcc.so" | awk '$2 == "T" && $3 !~ /^rcc_/ { print $3 }')
 [ -z "$extra" ] || { echo "FAIL: librcc.so exports non-API symbols: $extra"; fail=1; }
+# the static library defines nothing outside the two prefixes (rcc_ the API,
+# rcci_ the library's own): a program linked with librcc.a must be free to
+# have its own ep_fail() or tx_flush()
+extra=$(nm -g --defined-only "$prefix/$libdir/librcc.a" | awk 'NF == 3 && $2 ~ /[BCDRTV]/ && $3 !~ /^rcci?_/ { print $3 }' | sort -u)
+[ -z "$extra" ] || { echo "FAIL: librcc.a defines globals without the rcc_/rcci_ prefix:" $extra; fail=1; }
 
 # rcc(3) names every exported function, so it cannot fall behind the library
 for f in $(nm -D --defined-only "$prefix/$libdir/librcc.so" | awk '$2 == "T" { print $3 }'); do
