@@ -111,7 +111,8 @@ struct rcc_bootstrap;
 int rcc_bootstrap_open(const struct rcc_bootstrap_attr *attr, struct rcc_bootstrap **bs, char *err,
 		       size_t errlen);
 
-/* This process's rank (0..size-1) and the job's size. Never block. */
+/* rcc_bootstrap_rank(): this process's rank (0..size-1); rcc_bootstrap_size():
+ * the job's size. -EINVAL for a NULL bs. Never block; thread-safe. */
 int rcc_bootstrap_rank(const struct rcc_bootstrap *bs);
 int rcc_bootstrap_size(const struct rcc_bootstrap *bs);
 /* "pmix", "env" or "static"; a static string. */

@@ -221,10 +221,12 @@ int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access, 
 int rcc_mr_dereg(struct rcc_mr *mr);
 
 /*
- * What a region was registered with: its start, length, local key (for
- * struct rcc_sge), remote key (for a peer's WRITE/READ/atomics), access bits,
- * and the three a peer needs in one struct. Never fail, never block; valid
- * until rcc_mr_dereg(mr).
+ * What a region was registered with: rcc_mr_addr() its start,
+ * rcc_mr_length() its length, rcc_mr_lkey() its local key (for struct
+ * rcc_sge), rcc_mr_rkey() its remote key (for a peer's WRITE/READ/atomics),
+ * rcc_mr_access() its access bits, and rcc_mr_remote() the three a peer
+ * needs in one struct. Never fail, never block, thread-safe; valid until
+ * rcc_mr_dereg(mr).
  */
 void *rcc_mr_addr(const struct rcc_mr *mr);
 size_t rcc_mr_length(const struct rcc_mr *mr);
@@ -587,6 +589,8 @@ int rcc_listen(struct rcc_ctx *ctx, const char *addr, int backlog, struct rcc_li
 /* Close the listener and every half-open connection it holds (requests
  * already returned by rcc_get_request() stay valid). 0 or -EINVAL. */
 int rcc_listener_close(struct rcc_listener *lst);
+/* The port the listener is bound to (the one the system chose for port 0),
+ * or -EINVAL for a NULL lst. Never blocks; thread-safe. */
 int rcc_listener_port(const struct rcc_listener *lst);
 /*
  * A descriptor to poll (POLLIN / EPOLLIN) in the caller's own loop: readable
@@ -610,10 +614,12 @@ int rcc_listener_fd(const struct rcc_listener *lst);
  */
 int rcc_get_request(struct rcc_listener *lst, int timeout_ms, struct rcc_conn_req **req);
 
-/* What the client sent with its connect (at most RCC_CONNECT_PRIVATE_DATA_MAX
- * bytes, *len set; NULL when none) and its address "ip:port". Both belong to
- * the request: valid until it is accepted or rejected. Never block. The
- * bytes are the peer's: check them before trusting them. */
+/* rcc_conn_req_private_data(): what the client sent with its connect (at
+ * most RCC_CONNECT_PRIVATE_DATA_MAX bytes, *len set; NULL when none);
+ * rcc_conn_req_peer(): its address "ip:port". Both belong to the request:
+ * valid until it is accepted or rejected. Never block. The bytes are the
+ * peer's: check them before trusting them (and escape them before printing:
+ * rcc_text_escape()). */
 const void *rcc_conn_req_private_data(const struct rcc_conn_req *req, size_t *len);
 const char *rcc_conn_req_peer(const struct rcc_conn_req *req);
 /* The context of the listener the request came to (for accepting elsewhere). */
@@ -734,9 +740,10 @@ const char *rcc_ep_path(const struct rcc_ep *ep);
 /* Text for a state, e.g. "connected". Never NULL; static storage. */
 const char *rcc_ep_state_str(enum rcc_ep_state s);
 
-/* A pointer of the application's, kept with the endpoint (NULL at first) and
- * never touched by rcc: find your connection object from wc->ep. Safe from
- * any thread (the store is released, the load acquired). */
+/* rcc_ep_context() returns, and rcc_ep_set_context() sets, a pointer of the
+ * application's kept with the endpoint (NULL at first) and never touched by
+ * rcc: find your connection object from wc->ep. Safe from any thread (the
+ * store is released, the load acquired); valid until rcc_ep_close(). */
 void *rcc_ep_context(const struct rcc_ep *ep);
 void rcc_ep_set_context(struct rcc_ep *ep, void *context);
 
@@ -804,6 +811,10 @@ const void *rcc_ep_private_data(const struct rcc_ep *ep, size_t *len);
 uint32_t rcc_ep_max_inline(const struct rcc_ep *ep);
 /* The peer's address as "ip:port" ("" for an RCC_QP_UD endpoint: it has none). */
 const char *rcc_ep_peer(const struct rcc_ep *ep);
+/* The CQs the endpoint was created with (rcc_ep_send_cq(), rcc_ep_recv_cq():
+ * the same CQ when one serves both) and its context (rcc_ep_ctx()); NULL for
+ * a NULL ep. The application's own objects, not counted again: they stay
+ * open at least as long as the endpoint. Never block; thread-safe. */
 struct rcc_cq *rcc_ep_send_cq(const struct rcc_ep *ep);
 struct rcc_cq *rcc_ep_recv_cq(const struct rcc_ep *ep);
 struct rcc_ctx *rcc_ep_ctx(const struct rcc_ep *ep);
@@ -944,7 +955,16 @@ int rcc_post_send_list(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, i
  * rcc_last_error() says to post to the SRQ (rcc_srq_post_recv()). */
 int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted);
 
-/* Single-request helpers; flags are enum rcc_send_flags. */
+/*
+ * Single-request helpers: rcc_post_recv() is rcc_post_recv_list() with one
+ * request; rcc_post_send(), rcc_post_send_imm(), rcc_post_write(),
+ * rcc_post_write_imm(), rcc_post_read(), rcc_post_cas() and rcc_post_fadd()
+ * are rcc_post_send_list() with one request of that opcode. flags are enum
+ * rcc_send_flags; result (CAS, FADD) is 8 bytes that receive the old value.
+ * Same returns, rules, thread-safety and lifetimes as the list calls (the
+ * memory named by sge/result must stay registered until the completion);
+ * never block.
+ */
 int rcc_post_recv(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t wr_id);
 int rcc_post_send(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t wr_id,
 		  unsigned flags);
@@ -1180,6 +1200,7 @@ int rcc_ah_destroy(struct rcc_ah *ah);
  * rcc_send_flags. Returns 0; -EINVAL when ep is not a UD endpoint or ah is
  * NULL or of another context; -EMSGSIZE beyond rcc_ud_max_msg(ep); -ENOMEM
  * when the send queue is full; -ENOTCONN out of service. Never blocks.
+ * rcc_post_send_to_imm() is the same with a SEND_IMM carrying imm.
  */
 int rcc_post_send_to(struct rcc_ep *ep, struct rcc_ah *ah, const struct rcc_sge *sge, int num_sge,
 		     uint64_t wr_id, unsigned flags);

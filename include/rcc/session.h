@@ -145,6 +145,10 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		     struct rcc_server **srv);
 /* The bound port (useful with port 0). */
 int rcc_server_port(const struct rcc_server *srv);
+/* Copy the server's counters into *stats: connections accepted, turned
+ * away or failed before they were served (rejected), and served now
+ * (active). Nothing for a NULL argument. Never blocks; thread-safe, each
+ * counter read atomically (the three together are not one snapshot). */
 void rcc_server_stats(const struct rcc_server *srv, struct rcc_server_stats *stats);
 /* From on_request only: private data (<= RCC_ACCEPT_PRIVATE_DATA_MAX) for
  * this client's accept, instead of the template's. -EINVAL elsewhere. */
@@ -190,8 +194,9 @@ struct rcc_client_attr {
 int rcc_client_connect(struct rcc_ctx *ctx, const char *addr, const struct rcc_client_attr *attr,
 		       struct rcc_client **cli);
 
-/* The client's endpoint and CQ; owned by the client, valid until
- * rcc_client_close(). Never NULL for an open client. */
+/* rcc_client_ep(), rcc_client_cq(): the client's endpoint and CQ; owned by
+ * the client, valid until rcc_client_close(). Never NULL for an open client
+ * (NULL for a NULL cli). Never block; thread-safe. */
 struct rcc_ep *rcc_client_ep(const struct rcc_client *cli);
 struct rcc_cq *rcc_client_cq(const struct rcc_client *cli);
 /* Close the endpoint, then the CQ if the client made it, then free. */
@@ -201,6 +206,10 @@ int rcc_client_close(struct rcc_client *cli);
 /* Registered buffer pool                                                    */
 /* ------------------------------------------------------------------------ */
 
+/* A pool of equal pieces of one registered region, for receive and send
+ * buffers. Every call below is thread-safe (taking and giving back pieces
+ * is serialised by the pool), except rcc_pool_destroy(): call it once no
+ * other thread uses the pool. */
 struct rcc_pool;
 
 /* count pieces of piece_size bytes in one registered, page-aligned region.
@@ -213,11 +222,19 @@ int rcc_pool_destroy(struct rcc_pool *pool);
 int rcc_pool_get(struct rcc_pool *pool, void **piece);
 /* Give a piece back; -EINVAL if it is not a piece of this pool or is already free. */
 int rcc_pool_put(struct rcc_pool *pool, void *piece);
+/* rcc_pool_mr(): the pool's registered region (owned by the pool, valid
+ * until rcc_pool_destroy(); its rkey is what a peer needs); rcc_pool_piece_size()
+ * and rcc_pool_count(): what it was created with; rcc_pool_available(): pieces
+ * not taken now (a moment's figure when other threads take and give back).
+ * 0 or NULL for a NULL pool. Never block. */
 struct rcc_mr *rcc_pool_mr(const struct rcc_pool *pool);
 size_t rcc_pool_piece_size(const struct rcc_pool *pool);
 uint32_t rcc_pool_count(const struct rcc_pool *pool);
 uint32_t rcc_pool_available(const struct rcc_pool *pool);
-/* Index of a piece (0..count-1) or -EINVAL; and the piece at an index. */
+/* rcc_pool_index(): the index of a piece (0..count-1), or -EINVAL for
+ * anything that is not the start of one of the pool's pieces;
+ * rcc_pool_piece_at(): the piece at an index (NULL past the end), taken or
+ * not. Never block. */
 int rcc_pool_index(const struct rcc_pool *pool, const void *piece);
 void *rcc_pool_piece_at(const struct rcc_pool *pool, uint32_t index);
 /* An SGE for len bytes at the start of piece. */
