@@ -4,8 +4,10 @@
 
 A declaration is documented when a comment ends directly above it, or
 directly above the run of declarations it belongs to (consecutive lines, no
-blank line between: a group of getters may share one comment). Prints every
-undocumented function as FILE:LINE: NAME and exits 1 if there is any.
+blank line between: a group of getters may share one comment) and that
+comment names it: a declaration must never borrow the comment of an
+unrelated neighbour. Prints every undocumented function as FILE:LINE: NAME
+and exits 1 if there is any.
 Usage: check-header-docs.py [HEADER...]  (default: include/rcc/*.h)
 """
 import glob
@@ -54,17 +56,20 @@ def check(path):
     missing = []
     prev = None  # (last_line, kind) of the previous statement
     documented_run = False
+    comment = ''  # the text of the comment that heads the current run
     for first, last, text in statements(lines):
         adjacent = prev is not None and prev[0] == first - 1
         if text == 'comment':
             prev, documented_run = (last, 'comment'), False
+            comment = '\n'.join(lines[first:last + 1])
             continue
         m = DECL.match(text.strip())
         is_func = m is not None and 'typedef' not in text.split('(')[0]
         if is_func:
             if adjacent and prev[1] == 'comment':
                 documented_run = True
-            elif adjacent and prev[1] == 'func' and documented_run:
+            elif (adjacent and prev[1] == 'func' and documented_run and
+                  re.search(r'\b' + m.group(1) + r'\b', comment)):
                 pass
             else:
                 documented_run = False

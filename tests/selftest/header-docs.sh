@@ -36,11 +36,20 @@ out=$(python3 "$check" "$tmp/bad.h" 2>&1) && bad "checker passed a header with a
 grep -q 'rcc_forgotten' <<<"$out" || bad "checker did not name rcc_forgotten: $out"
 grep -q 'rcc_fine' <<<"$out" && bad "checker named the documented rcc_fine: $out"
 cat >"$tmp/good.h" <<'H'
-/* A group shares one comment. */
+/* A group shares one comment: rcc_a() and rcc_b(). */
 int rcc_a(void);
 int rcc_b(void);
 H
 python3 "$check" "$tmp/good.h" >/dev/null || bad "checker refused a documented group"
+# a declaration right under another's comment, which does not name it
+cat >"$tmp/borrowed.h" <<'H'
+/* Close the thing. */
+int rcc_thing_close(void);
+int rcc_thing_port(void);
+H
+out=$(python3 "$check" "$tmp/borrowed.h" 2>&1) && bad "checker let rcc_thing_port borrow a neighbour's comment"
+grep -q 'rcc_thing_port' <<<"$out" || bad "checker did not name rcc_thing_port: $out"
+grep -q 'rcc_thing_close' <<<"$out" && bad "checker named the documented rcc_thing_close: $out"
 
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "header docs: every exported function declared and documented; checker verified"
