@@ -740,6 +740,25 @@ const char *rcc_ep_path(const struct rcc_ep *ep);
 /* Text for a state, e.g. "connected". Never NULL; static storage. */
 const char *rcc_ep_state_str(enum rcc_ep_state s);
 
+/*
+ * Why ep left service: a sentence in static storage (e.g. "the peer closed
+ * the connection", "nothing heard from the peer within the peer timeout",
+ * "local disconnect"), and in *status (when status is not NULL) one of
+ *   0             the application disconnected or closed it;
+ *   -ECONNRESET   the peer disconnected, or its connection or process ended;
+ *   -ETIMEDOUT    nothing heard from the peer within peer_timeout_ms (or the
+ *                 transport's retries ran out);
+ *   -EPROTO       the peer broke the protocol (tcp: a malformed frame);
+ *   -EIO          a request failed (its completion says how) or a CQ overran;
+ *   -ENODEV       the device went away;
+ * or another negative errno the transport met. NULL, *status untouched,
+ * while ep has not left service (or is NULL). The same status is the
+ * RCC_EVENT_DISCONNECTED / RCC_EVENT_ERROR event's. The first reason stays,
+ * except that an endpoint that fails after it was disconnected says why it
+ * failed. Never blocks; thread-safe.
+ */
+const char *rcc_ep_reason(const struct rcc_ep *ep, int *status);
+
 /* rcc_ep_context() returns, and rcc_ep_set_context() sets, a pointer of the
  * application's kept with the endpoint (NULL at first) and never touched by
  * rcc: find your connection object from wc->ep. Safe from any thread (the
@@ -785,7 +804,8 @@ struct rcc_event {
 	enum rcc_event_type type;
 	struct rcc_ep *ep;   /* still open: yours to close */
 	void *context;       /* rcc_ep_context(ep) when the event was taken */
-	int status;          /* RCC_EVENT_CONNECT_FAILED: what rcc_connect() would return */
+	int status;          /* RCC_EVENT_CONNECT_FAILED: what rcc_connect() would return;
+			      * _DISCONNECTED, _ERROR: why (rcc_ep_reason()) */
 	struct rcc_srq *srq; /* RCC_EVENT_SRQ_LIMIT: the SRQ (still yours); else NULL */
 };
 

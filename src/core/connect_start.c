@@ -51,6 +51,7 @@ static void *connect_main(void *arg)
 		log_debug("%s %s failed: %s", accepting ? "accept from" : "connect to", ep->peer,
 			  rcc_strerror(rc));
 		c->status = rc;
+		rcci_ep_left(ep, rc, "the connection could not be set up", false);
 		atomic_store_explicit(&ep->state, RCC_EP_DISCONNECTED, memory_order_release);
 	} else {
 		rcci_connect_done(ep);

@@ -102,6 +102,31 @@ static void forget(struct rcci_event_queue *q, struct rcci_event_node *n)
 
 void rcci_ep_state_changed(struct rcc_ep *ep) { enqueue(&ep->ctx->events, &ep->event); }
 
+void rcci_ep_left(struct rcc_ep *ep, int status, const char *why, bool replace)
+{
+	struct rcci_event_queue *q = &ep->ctx->events;
+
+	pthread_mutex_lock(&q->lock);
+	if (replace || !ep->left_why) {
+		ep->left_status = status;
+		ep->left_why = why;
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+const char *rcc_ep_reason(const struct rcc_ep *ep, int *status)
+{
+	if (!ep)
+		return NULL;
+	struct rcci_event_queue *q = &ep->ctx->events;
+	pthread_mutex_lock(&q->lock);
+	const char *why = ep->left_why;
+	if (why && status)
+		*status = ep->left_status;
+	pthread_mutex_unlock(&q->lock);
+	return why;
+}
+
 void rcci_srq_limit_reached(struct rcc_srq *srq) { enqueue(&srq->ctx->events, &srq->event); }
 
 void rcci_events_forget(struct rcc_ep *ep) { forget(&ep->ctx->events, &ep->event); }
@@ -156,11 +181,15 @@ static int take_locked(struct rcci_event_queue *q, struct rcc_event *ev)
 	struct rcc_ep *ep = (struct rcc_ep *)(void *)((char *)n - offsetof(struct rcc_ep, event));
 	enum rcc_ep_state st = rcc_ep_state(ep);
 	int status = rcci_connect_status(ep);
+	enum rcc_event_type type = st == RCC_EP_CONNECTED ? RCC_EVENT_ESTABLISHED :
+				   status                 ? RCC_EVENT_CONNECT_FAILED :
+				   st == RCC_EP_ERROR     ? RCC_EVENT_ERROR :
+							    RCC_EVENT_DISCONNECTED;
+	/* out of service: why, as the transport said (q->lock guards it) */
+	if (type == RCC_EVENT_ERROR || type == RCC_EVENT_DISCONNECTED)
+		status = ep->left_why ? ep->left_status : (type == RCC_EVENT_ERROR ? -EIO : 0);
 	*ev = (struct rcc_event){
-		.type = st == RCC_EP_CONNECTED ? RCC_EVENT_ESTABLISHED :
-			status                 ? RCC_EVENT_CONNECT_FAILED :
-			st == RCC_EP_ERROR     ? RCC_EVENT_ERROR :
-						 RCC_EVENT_DISCONNECTED,
+		.type = type,
 		.ep = ep,
 		.context = rcc_ep_context(ep),
 		.status = status,

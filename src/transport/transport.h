@@ -99,6 +99,10 @@ struct rcc_ep {
 	atomic_bool connecting;
 	/* RCC_QP_UD: the largest datagram (rcc_ud_max_msg), set by ud_create. */
 	uint32_t ud_max_msg;
+	/* Why it left service (rcc_ep_reason): set by rcci_ep_left() under
+	 * ctx->events.lock, the text in static storage; NULL while it has not. */
+	int left_status;
+	const char *left_why;
 };
 
 /* A shared receive queue (rcc_srq_create); the transport's struct starts with it. */
@@ -121,6 +125,18 @@ void rcci_srq_limit_reached(struct rcc_srq *srq);
  * event when the application asked for them. Any thread, any lock held
  * except ctx->events.lock. */
 void rcci_ep_state_changed(struct rcc_ep *ep);
+
+/*
+ * A transport calls this just before it moves ep out of RCC_EP_CONNECTED
+ * (or from disconnected to error): why it leaves, for rcc_ep_reason() and
+ * the connection event. status: 0 the application's own disconnect,
+ * -ECONNRESET the peer disconnected or its connection ended, -ETIMEDOUT
+ * nothing heard from the peer in time, -EPROTO the peer broke the protocol,
+ * -EIO a request failed or a CQ overran, -ENODEV the device went away. why
+ * is a static string. The first reason stays unless replace (an error seen
+ * after a disconnect). Any thread, any lock held except ctx->events.lock.
+ */
+void rcci_ep_left(struct rcc_ep *ep, int status, const char *why, bool replace);
 
 /*
  * A datagram address, decoded. core/ud_addr.c turns it into the public

@@ -70,6 +70,9 @@ static void disconnect_is_an_event(void)
 	CHECK_EQ(rcc_ctx_get_event(p.ctx, &ev[0], 0), -ETIMEDOUT);
 	rcc_ep_set_context(p.a, &tag_a);
 	rcc_ep_set_context(p.b, &tag_b);
+	int st = 12345;
+	CHECK(rcc_ep_reason(p.a, &st) == NULL); /* still in service */
+	CHECK_EQ(st, 12345);
 
 	CHECK_OK(rcc_ep_disconnect(p.b));
 	CHECK(readable(fd, TEST_TIMEOUT_MS));
@@ -80,6 +83,14 @@ static void disconnect_is_an_event(void)
 	CHECK_EQ(ea->type, RCC_EVENT_DISCONNECTED);
 	CHECK_EQ(eb->type, RCC_EVENT_DISCONNECTED);
 	CHECK(ea->context == &tag_a && eb->context == &tag_b);
+	/* why: b's own disconnect, a's peer left */
+	CHECK_EQ(eb->status, 0);
+	CHECK_EQ(ea->status, -ECONNRESET);
+	const char *why = rcc_ep_reason(p.b, &st);
+	CHECK_MSG(why && st == 0, "b: %s (%d)", why ? why : "no reason", st);
+	why = rcc_ep_reason(p.a, &st);
+	CHECK_MSG(why && st == -ECONNRESET, "a: %s (%d)", why ? why : "no reason", st);
+	CHECK(rcc_ep_reason(p.a, NULL) == why);
 	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_DISCONNECTED);
 	/* nothing more, and the descriptor says so */
 	CHECK_EQ(rcc_ctx_get_event(p.ctx, &ev[0], 0), -ETIMEDOUT);
@@ -107,6 +118,10 @@ static void failed_request_is_an_error_event(void)
 	const struct rcc_event *ea = event_for(ev, 2, p.a, &na), *eb = event_for(ev, 2, p.b, &nb);
 	CHECK(ea && eb && na == 1 && nb == 1);
 	CHECK_EQ(ea->type, RCC_EVENT_ERROR);
+	CHECK_EQ(ea->status, -EIO); /* a request failed: its completion says how */
+	int st = 0;
+	CHECK(rcc_ep_reason(p.a, &st) != NULL && st == -EIO);
+	CHECK(eb->status < 0); /* b left because a did, whichever way b heard it */
 	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_ERROR);
 	CHECK(rcc_ep_state(p.b) != RCC_EP_CONNECTED);
 	tbuf_free(&l);

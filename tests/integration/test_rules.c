@@ -620,6 +620,10 @@ static void frozen_peer_parent(pid_t pid, int port_fd, bool *reaped)
 	CHECK_EQ(wc.wr_id, 7);
 	CHECK_WC(wc, RCC_WC_WR_FLUSH_ERR);
 	CHECK_EQ(rcc_ep_state(ep), RCC_EP_DISCONNECTED);
+	int why_st = 0;
+	const char *why = rcc_ep_reason(ep, &why_st);
+	CHECK_MSG(why && why_st == -ETIMEDOUT, "left because: %s (%d)", why ? why : "no reason",
+		  why_st);
 	CHECK_EQ(rcc_post_recv(ep, &rs, 1, 8), -ENOTCONN);
 
 	/* the frozen side, resumed, notices as well (its exit status says so) */

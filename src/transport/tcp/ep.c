@@ -187,8 +187,8 @@ static void link_down(struct tcp_ep *ep)
 	rcci_cq_unwatch(ep);
 }
 
-void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_status,
-		  enum rcc_wc_status recv_status, const char *why)
+void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
+		  enum rcc_wc_status send_status, enum rcc_wc_status recv_status, const char *why)
 {
 	struct rcc_wc wc = { .ep = &ep->base };
 
@@ -201,6 +201,7 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status se
 		log_info("%s: endpoint failed: %s", ep->base.peer, why);
 	else
 		log_debug("%s: disconnected: %s", ep->base.peer, why);
+	rcci_ep_left(&ep->base, status, why, false);
 	atomic_store_explicit(&ep->base.state, st, memory_order_release);
 	rcci_ep_state_changed(&ep->base);
 
@@ -274,7 +275,8 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 	/* A CQ of ours lost a completion: fail as a device fails the QPs of an
 	 * overrun CQ (the state says so; what is outstanding is flushed). */
 	if (rcci_cq_overran(ep) && atomic_load(&ep->base.state) == RCC_EP_CONNECTED)
-		rcci_ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, RCC_WC_SUCCESS, "its CQ overran");
+		rcci_ep_fail(ep, RCC_EP_ERROR, -EIO, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+			     "its CQ overran");
 
 	if (!ep->rx_eof) {
 		/* On shared memory a busy poller never makes a system call: the
@@ -287,18 +289,22 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 		if (got < 0) {
 			if (got == -ECONNRESET || got == -EPIPE) {
 				ep->rx_eof = true;
-				rcci_ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS,
+				rcci_ep_fail(ep, RCC_EP_DISCONNECTED, -ECONNRESET, RCC_WC_SUCCESS,
 					     RCC_WC_SUCCESS, "the peer closed the connection");
 			} else if (got == -EPROTO) {
-				rcci_ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+				rcci_ep_fail(ep, RCC_EP_ERROR, -EPROTO, RCC_WC_SUCCESS,
+					     RCC_WC_SUCCESS,
 					     "malformed or out-of-order frame from the peer");
 				link_down(ep);
 			} else {
 				ep->rx_eof = true;
-				rcci_ep_fail(ep, RCC_EP_DISCONNECTED,
+				/* rcc_strerror's text is the thread's: log it here, keep
+				 * a static one */
+				log_debug("%s: %s", ep->base.peer, rcc_strerror((int)got));
+				rcci_ep_fail(ep, RCC_EP_DISCONNECTED, (int)got,
 					     got == -ETIMEDOUT ? RCC_WC_RETRY_EXC_ERR :
 								 RCC_WC_SUCCESS,
-					     RCC_WC_SUCCESS, rcc_strerror((int)got));
+					     RCC_WC_SUCCESS, "the connection to the peer failed");
 			}
 			got = 0;
 			/* The socket's end stays readable: a sleeper must not see it. */
@@ -318,7 +324,8 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 		uint64_t heard = atomic_load_explicit(&ep->last_rx_ns, memory_order_relaxed);
 		if (now - heard > ep->peer_timeout_ns) {
 			ep->rx_eof = true;
-			rcci_ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_RETRY_EXC_ERR, RCC_WC_SUCCESS,
+			rcci_ep_fail(ep, RCC_EP_DISCONNECTED, -ETIMEDOUT, RCC_WC_RETRY_EXC_ERR,
+				     RCC_WC_SUCCESS,
 				     "nothing heard from the peer within the peer timeout");
 			link_down(ep);
 			goto out;
@@ -355,7 +362,7 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 
 	if (tx_err) {
 		ep->rx_eof = true;
-		rcci_ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+		rcci_ep_fail(ep, RCC_EP_DISCONNECTED, -ECONNRESET, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
 			     "the connection broke");
 		link_down(ep);
 	} else if (atomic_load(&ep->link) == LINK_DRAINING && ep->close_sent && ep->rx_eof) {
@@ -420,7 +427,8 @@ int rcci_tcp_ep_disconnect(struct rcc_ep *base)
 		rcci_tx_flush(ep, false);
 		pthread_mutex_unlock(&ep->tx_lock);
 	}
-	rcci_ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS, "local disconnect");
+	rcci_ep_fail(ep, RCC_EP_DISCONNECTED, 0, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+		     "local disconnect");
 	pthread_mutex_lock(&ep->tx_lock);
 	rcci_tx_flush(ep, false); /* say goodbye now if the socket has room */
 	pthread_mutex_unlock(&ep->tx_lock);

@@ -72,7 +72,7 @@ static void responder_error(struct tcp_ep *ep, uint16_t nak, enum rcc_wc_status 
 	ep->rx_in_msg = false;
 	ep->rx_dest = DEST_DISCARD;
 	/* the receive being filled is the oldest: rcci_ep_fail completes it with recv_status */
-	rcci_ep_fail(ep, RCC_EP_ERROR, RCC_WC_SUCCESS, recv_status, why);
+	rcci_ep_fail(ep, RCC_EP_ERROR, -EIO, RCC_WC_SUCCESS, recv_status, why);
 }
 
 /* No receive posted: refuse with an RNR NAK and drop requests until the

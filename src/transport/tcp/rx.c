@@ -225,7 +225,7 @@ static int frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 	case WIRE_NAK:
 		return rcci_requester_frame_begin(ep, h);
 	case WIRE_CLOSE:
-		rcci_ep_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+		rcci_ep_fail(ep, RCC_EP_DISCONNECTED, -ECONNRESET, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
 			     "the peer disconnected");
 		return 0;
 	default: /* WIRE_ACK */

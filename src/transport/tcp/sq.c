@@ -5,6 +5,8 @@
  * an RNR-refused request to send it again after the peer's RNR timer.
  * Callers hold tx_lock.
  */
+#include <errno.h>
+
 #include "base/log.h"
 #include "tcp.h"
 
@@ -63,7 +65,7 @@ void rcci_sq_advance(struct tcp_ep *ep)
 	if (st != RCC_WC_SUCCESS) {
 		/* rcci_ep_fail takes tx_lock itself; the caller holds rx_lock. */
 		pthread_mutex_unlock(&ep->tx_lock);
-		rcci_ep_fail(ep, RCC_EP_ERROR, st, RCC_WC_SUCCESS, rcc_wc_status_str(st));
+		rcci_ep_fail(ep, RCC_EP_ERROR, -EIO, st, RCC_WC_SUCCESS, rcc_wc_status_str(st));
 		pthread_mutex_lock(&ep->tx_lock);
 	}
 }

@@ -435,8 +435,8 @@ int rcci_tcp_ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct sh
  * starts. Setting the state before any completion is visible means an
  * application that sees the error also sees the endpoint out of service.
  * Caller holds rx_lock. */
-void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status send_status,
-		  enum rcc_wc_status recv_status, const char *why);
+void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
+		  enum rcc_wc_status send_status, enum rcc_wc_status recv_status, const char *why);
 int rcci_tcp_ep_disconnect(struct rcc_ep *ep);
 void rcci_tcp_ep_destroy(struct rcc_ep *ep);
 /* Move bytes: read and execute what arrived, then transmit.

@@ -284,6 +284,10 @@ static bool leave_locked(struct tcp_ep *ep, enum rcc_ep_state st, const char *wh
 {
 	int cur = RCC_EP_CONNECTED;
 
+	if (atomic_load(&ep->base.state) != RCC_EP_CONNECTED)
+		return false;
+	/* a datagram endpoint leaves by its own disconnect or by a failure */
+	rcci_ep_left(&ep->base, st == RCC_EP_ERROR ? -EIO : 0, why, false);
 	if (!atomic_compare_exchange_strong(&ep->base.state, &cur, (int)st))
 		return false;
 	if (st == RCC_EP_ERROR)

@@ -72,10 +72,13 @@ void rcci_ep_detach(struct verbs_ep *ep)
 
 int rcci_ep_start(struct verbs_ep *ep) { return rcci_events_add(ep->ctx, ep); }
 
-void rcci_ep_leave_locked(struct verbs_ep *ep, enum rcc_ep_state st, const char *why)
+void rcci_ep_leave_locked(struct verbs_ep *ep, enum rcc_ep_state st, int status, const char *why)
 {
 	int cur = RCC_EP_CONNECTED;
 
+	/* the first reason stays: a later leave of a gone endpoint changes nothing */
+	if (atomic_load(&ep->base.state) == RCC_EP_CONNECTED)
+		rcci_ep_left(&ep->base, status, why, false);
 	if (atomic_compare_exchange_strong(&ep->base.state, &cur, (int)st)) {
 		if (st == RCC_EP_ERROR)
 			log_info("verbs: %s: endpoint failed: %s", ep->base.peer, why);
@@ -99,17 +102,20 @@ void rcci_ep_leave_locked(struct verbs_ep *ep, enum rcc_ep_state st, const char 
 		shutdown(ep->sock, SHUT_RDWR); /* the peer reads EOF */
 }
 
-void rcci_ep_leave(struct verbs_ep *ep, enum rcc_ep_state st, const char *why)
+void rcci_ep_leave(struct verbs_ep *ep, enum rcc_ep_state st, int status, const char *why)
 {
 	pthread_mutex_lock(&ep->lock);
-	rcci_ep_leave_locked(ep, st, why);
+	rcci_ep_leave_locked(ep, st, status, why);
 	pthread_mutex_unlock(&ep->lock);
 }
 
 void rcci_ep_error_seen(struct verbs_ep *ep, bool flush)
 {
 	int cur = RCC_EP_CONNECTED;
+	static const char why[] = "a work request completed in error";
 
+	if (atomic_load(&ep->base.state) == RCC_EP_CONNECTED)
+		rcci_ep_left(&ep->base, -EIO, why, false);
 	if (atomic_compare_exchange_strong(&ep->base.state, &cur, RCC_EP_ERROR)) {
 		rcci_ep_state_changed(&ep->base);
 		atomic_store(&ep->fail_pending, true);
@@ -122,8 +128,10 @@ void rcci_ep_error_seen(struct verbs_ep *ep, bool flush)
 	 * failed still makes this endpoint failed, whatever arrived first. */
 	cur = RCC_EP_DISCONNECTED;
 	if (!flush && !atomic_load(&ep->draining) &&
-	    atomic_compare_exchange_strong(&ep->base.state, &cur, RCC_EP_ERROR))
+	    atomic_compare_exchange_strong(&ep->base.state, &cur, RCC_EP_ERROR)) {
+		rcci_ep_left(&ep->base, -EIO, why, true);
 		rcci_ep_state_changed(&ep->base);
+	}
 }
 
 static void post_markers(struct verbs_ep *ep)
@@ -208,7 +216,7 @@ int rcci_verbs_ep_disconnect(struct rcc_ep *base)
 		pthread_mutex_unlock(&ep->lock);
 		return 0;
 	}
-	rcci_ep_leave_locked(ep, RCC_EP_DISCONNECTED, "local disconnect");
+	rcci_ep_leave_locked(ep, RCC_EP_DISCONNECTED, 0, "local disconnect");
 	if (!atomic_load(&ep->draining))
 		post_markers(ep);
 	pthread_mutex_unlock(&ep->lock);

@@ -53,10 +53,11 @@ static void cm_events(struct verbs_ep *ep)
 		rdma_ack_cm_event(ev);
 		switch (type) {
 		case RDMA_CM_EVENT_DISCONNECTED:
-			rcci_ep_leave_locked(ep, RCC_EP_DISCONNECTED, "the peer disconnected");
+			rcci_ep_leave_locked(ep, RCC_EP_DISCONNECTED, -ECONNRESET,
+					     "the peer disconnected");
 			break;
 		case RDMA_CM_EVENT_DEVICE_REMOVAL:
-			rcci_ep_leave_locked(ep, RCC_EP_ERROR, "the device was removed");
+			rcci_ep_leave_locked(ep, RCC_EP_ERROR, -ENODEV, "the device was removed");
 			break;
 		case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		case RDMA_CM_EVENT_ESTABLISHED:
@@ -84,7 +85,7 @@ static void sock_events(struct verbs_ctx *ctx, struct verbs_ep *ep)
 		/* EOF or a broken connection: the peer is gone. Stop watching a
 		 * socket that stays readable forever now. */
 		epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, ep->sock, NULL);
-		rcci_ep_leave_locked(ep, RCC_EP_DISCONNECTED,
+		rcci_ep_leave_locked(ep, RCC_EP_DISCONNECTED, -ECONNRESET,
 				     r == 0 ? "the peer closed the connection" :
 					      "the bring-up connection broke");
 		return;
@@ -112,7 +113,7 @@ static void failures(struct verbs_ctx *ctx)
 	for (struct verbs_ep *ep = ctx->eps; ep; ep = ep->next) {
 		if (!atomic_exchange(&ep->fail_pending, false))
 			continue;
-		rcci_ep_leave(ep, RCC_EP_ERROR, "a work request completed in error");
+		rcci_ep_leave(ep, RCC_EP_ERROR, -EIO, "a work request completed in error");
 	}
 	pthread_mutex_unlock(&ctx->eps_lock);
 }
@@ -134,7 +135,7 @@ static void async_events(struct verbs_ctx *ctx)
 			log_debug("verbs: async %s on QP %u", ibv_event_type_str(t),
 				  ev.element.qp->qp_num);
 			if (ep) {
-				rcci_ep_leave(ep, RCC_EP_ERROR, ibv_event_type_str(t));
+				rcci_ep_leave(ep, RCC_EP_ERROR, -EIO, ibv_event_type_str(t));
 			} else {
 				log_debug("verbs: async %s for a QP of another context",
 					  ibv_event_type_str(t));
@@ -156,7 +157,7 @@ static void async_events(struct verbs_ctx *ctx)
 				if (vcq(ep->base.send_cq)->cq != ev.element.cq &&
 				    vcq(ep->base.recv_cq)->cq != ev.element.cq)
 					continue;
-				rcci_ep_leave(ep, RCC_EP_ERROR, "CQ overrun");
+				rcci_ep_leave(ep, RCC_EP_ERROR, -EIO, "CQ overrun");
 			}
 			pthread_mutex_unlock(&ctx->eps_lock);
 			break;
@@ -165,7 +166,7 @@ static void async_events(struct verbs_ctx *ctx)
 			log_error("verbs: device fatal error: every endpoint fails");
 			pthread_mutex_lock(&ctx->eps_lock);
 			for (struct verbs_ep *ep = ctx->eps; ep; ep = ep->next)
-				rcci_ep_leave(ep, RCC_EP_ERROR, "device fatal error");
+				rcci_ep_leave(ep, RCC_EP_ERROR, -EIO, "device fatal error");
 			pthread_mutex_unlock(&ctx->eps_lock);
 			break;
 		case IBV_EVENT_SRQ_LIMIT_REACHED:

@@ -228,8 +228,8 @@ void rcci_ep_detach(struct verbs_ep *ep);
 int rcci_ep_start(struct verbs_ep *ep);
 /* Leave service: state (if still connected), QP -> ERR, tell the peer.
  * The _locked form expects ep->lock held. */
-void rcci_ep_leave(struct verbs_ep *ep, enum rcc_ep_state st, const char *why);
-void rcci_ep_leave_locked(struct verbs_ep *ep, enum rcc_ep_state st, const char *why);
+void rcci_ep_leave(struct verbs_ep *ep, enum rcc_ep_state st, int status, const char *why);
+void rcci_ep_leave_locked(struct verbs_ep *ep, enum rcc_ep_state st, int status, const char *why);
 /* Release QP, CQ attachment and bring-up resources (an endpoint that never
  * started, or the last step of destroy). */
 void rcci_ep_release(struct verbs_ep *ep);
