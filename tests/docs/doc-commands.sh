@@ -152,6 +152,18 @@ as_words() {
 	done
 	return 0
 }
+# port_of FILE: the port a server started in the background reports, waiting
+# up to 10 s for it: a tool's "listening on HOST:PORT" or "on port PORT"
+# line, or a ready file holding the number alone; nothing if none came
+port_of() {
+	local i p
+	for i in $(seq 100); do
+		p=$(sed -nE 's/.*(listening on [^ ]*:| on port )([0-9]+).*/\2/p; s/^([0-9]+)$/\1/p' "$1" 2>/dev/null |
+			head -n1)
+		[ -n "$p" ] && { echo "$p"; return; }
+		sleep 0.1
+	done
+}
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])'; }
 # run_failed REL:NO WHAT LOG...: report a line that failed, with its logs
 run_failed() {
@@ -178,8 +190,7 @@ run_server_client() {
 	as_words "${s#*$'\t'}"
 	timeout 60 "${W[@]}" -p 0 >"$run/server.log" 2>&1 &
 	pid=$!
-	for i in $(seq 100); do grep -q 'listening on' "$run/server.log" && break; sleep 0.1; done
-	port=$(sed -n 's/.*listening on [^ ]*:\([0-9]*\) .*/\1/p' "$run/server.log")
+	port=$(port_of "$run/server.log")
 	if [ -z "$port" ]; then
 		kill "$pid" 2>/dev/null || true
 		run_failed "$rel:${s%%$'\t'*}" "the server did not start within 10 s" "$run/server.log"
@@ -212,8 +223,7 @@ run_client() {
 	as_words "$3"
 	timeout 120 "${W[@]}" -p 0 >"$run/server.log" 2>&1 &
 	pid=$!
-	for i in $(seq 100); do grep -qE 'listening on|on port' "$run/server.log" && break; sleep 0.1; done
-	port=$(sed -nE 's/.*(listening on [^ ]*:| on port )([0-9]+).*/\2/p' "$run/server.log" | head -n1)
+	port=$(port_of "$run/server.log")
 	if [ -z "$port" ]; then
 		kill "$pid" 2>/dev/null || true
 		run_failed "$rel:${l%%$'\t'*}" "its server ($3) did not start within 10 s" "$run/server.log"
@@ -272,8 +282,7 @@ run_xfer_pair() {
 	for i in "${!W[@]}"; do [ "${W[i]}" = --dir ] && W[i + 1]=$run/in; done
 	timeout 60 "${W[@]}" --listen '[::1]:0' --ready-file "$run/xfer.port" --once >"$run/recv.log" 2>&1 &
 	pid=$!
-	for i in $(seq 100); do [ -s "$run/xfer.port" ] && break; sleep 0.1; done
-	port=$(cat "$run/xfer.port" 2>/dev/null)
+	port=$(port_of "$run/xfer.port")
 	if [ -z "$port" ]; then
 		kill "$pid" 2>/dev/null || true
 		run_failed "docs/rcc-xfer.md:${r%%$'\t'*}" "the receiver did not start within 10 s" "$run/recv.log"
