@@ -51,14 +51,17 @@ static int raw_connect(int port)
 	return fd;
 }
 
-/* n raw connections; the first `partial` send half a hello header and stop. */
 /* n raw connections: the first partial send part of a hello and stop (half
  * of them inside the header, half after the whole header and half of its 8
- * bytes of private data), the rest say nothing. */
+ * bytes of private data), the rest say nothing. The header is one a
+ * listener accepts (a max_rd_atomic of 0 is refused at once), so those
+ * peers are held until their deadline like a slow client's. */
 static int open_raw(int port, int *fds, int n, int partial)
 {
 	uint8_t h[WIRE_HS_HDR_LEN + 4] = { 0 };
-	struct wire_hs hs = { .version = WIRE_VERSION, .kind = WIRE_HS_HELLO, .pdata_len = 8 };
+	struct wire_hs hs = {
+		.version = WIRE_VERSION, .kind = WIRE_HS_HELLO, .pdata_len = 8, .max_rd_atomic = 1
+	};
 
 	rcci_wire_hs_encode(&hs, h);
 	for (int i = 0; i < n; i++) {
