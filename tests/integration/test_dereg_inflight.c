@@ -332,8 +332,10 @@ static void one_round(enum where w, enum after how, int round, struct round_resu
 		}
 	}
 	if (tv) {
-		uint64_t word;
-		memcpy(&word, tv + ATOM_OFF, 8);
+		/* atomic: with only the local regions gone, a FETCH_ADD flushed at
+		 * our side may still be executing at the target (the peer's thread) */
+		uint64_t word = __atomic_load_n((const uint64_t *)(const void *)(tv + ATOM_OFF),
+						__ATOMIC_ACQUIRE);
 		/* every FETCH_ADD that succeeded was executed, once; one that was
 		 * flushed (or whose result could not be delivered) may have been
 		 * executed too, as on a device; never more than were posted */
