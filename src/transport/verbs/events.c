@@ -173,7 +173,11 @@ static void async_events(struct verbs_ctx *ctx)
 			/* srq_context is the rcc SRQ; ibv_destroy_srq() waits for this
 			 * event's ack, so it is still alive here */
 			log_debug("verbs: SRQ limit reached");
+			/* eps_lock pairs with rcci_vsrq_arm()'s (the core's events lock
+			 * is a leaf: taking it under this one is allowed) */
+			pthread_mutex_lock(&ctx->eps_lock);
 			rcci_srq_limit_reached(ev.element.srq->srq_context);
+			pthread_mutex_unlock(&ctx->eps_lock);
 			break;
 		case IBV_EVENT_SRQ_ERR:
 			log_error("verbs: an SRQ failed (%s)", ibv_event_type_str(t));

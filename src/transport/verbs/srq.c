@@ -71,8 +71,16 @@ int rcci_vsrq_arm(struct rcc_srq *base, uint32_t limit)
 {
 	struct ibv_srq_attr a = { .srq_limit = limit };
 
+	struct verbs_ctx *ctx = vctx(base->ctx);
+
+	/* Under eps_lock, which the event thread holds while it reads the SRQ
+	 * for the limit event: the kernel orders this arming before that event,
+	 * but a thread checker cannot see through the kernel, and this makes
+	 * the SRQ's creation and arming visibly come first. */
+	pthread_mutex_lock(&ctx->eps_lock);
 	errno = 0;
 	int rc = ibv_modify_srq(vsrq(base)->srq, &a, IBV_SRQ_LIMIT);
+	pthread_mutex_unlock(&ctx->eps_lock);
 	if (rc) {
 		rc = verbs_err(rc);
 		log_info("verbs: arming the SRQ limit at %u: %s", limit, rcc_strerror(rc));
