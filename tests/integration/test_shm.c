@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +318,13 @@ static void pair2_close(struct pair2 *p)
 		CHECK_OK(rcc_ctx_close(p->ctx_b));
 }
 
+/* Milliseconds left until the monotonic time end (now_ms()); 0 once past. */
+static int ms_until(uint64_t end)
+{
+	uint64_t now = now_ms();
+	return now < end ? (int)(end - now) : 0;
+}
+
 /*
  * Sleeping sides are woken by the doorbell, not by a timer: with heartbeats
  * an hour apart and progress threads that sleep at once after a pass, WAIT-
@@ -343,17 +351,21 @@ static void wakeups_without_heartbeats(void)
 	CHECK_OK(rc);
 	CHECK_OK(tbuf_alloc(&pa, p.ctx_a, 128, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&pb, p.ctx_b, 128, RCC_ACCESS_LOCAL_WRITE));
-	for (int i = 0; i < 100; i++) {
+	/* One bound for the whole case (it takes about a second): a timer may
+	 * rescue a lost wake-up now and then, and waits that each had a full
+	 * bound stretched such a failure over minutes. */
+	uint64_t end = now_ms() + 3 * TEST_TIMEOUT_MS;
+	for (int i = 0; i < 100 && !test_failed; i++) {
 		bool ab = i % 2 == 0;
 		struct tbuf *fb = ab ? &pa : &pb, *tb = ab ? &pb : &pa;
 		struct rcc_sge rs = tbuf_sge(tb, 64, 64), ss = tbuf_sge(fb, 0, 64);
 		fb->p[0] = (uint8_t)i;
 		CHECK_OK(rcc_post_recv(ab ? p.b : p.a, &rs, 1, 100 + (uint64_t)i));
 		CHECK_OK(rcc_post_send(ab ? p.a : p.b, &ss, 1, (uint64_t)i, RCC_SEND_SIGNALED));
-		CHECK_OK(wait_one(ab ? p.cq_b : p.cq_a, &wc, TEST_TIMEOUT_MS));
+		CHECK_OK(wait_one(ab ? p.cq_b : p.cq_a, &wc, ms_until(end)));
 		CHECK_WC(wc, RCC_WC_SUCCESS);
 		CHECK_EQ(tb->p[64], (uint8_t)i);
-		CHECK_OK(wait_one(ab ? p.cq_a : p.cq_b, &wc, TEST_TIMEOUT_MS));
+		CHECK_OK(wait_one(ab ? p.cq_a : p.cq_b, &wc, ms_until(end)));
 		CHECK_WC(wc, RCC_WC_SUCCESS);
 	}
 	CHECK_OK(tbuf_alloc(&src, p.ctx_a, n, RCC_ACCESS_LOCAL_WRITE));
@@ -363,12 +375,12 @@ static void wakeups_without_heartbeats(void)
 	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
 	struct rcc_sge ws = tbuf_sge(&src, 0, (uint32_t)n);
 	CHECK_OK(rcc_post_write(p.a, &ws, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED));
-	CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+	CHECK_OK(wait_one(p.cq_a, &wc, ms_until(end)));
 	CHECK_WC(wc, RCC_WC_SUCCESS);
 	CHECK_EQ(check_pattern(dst.p, n, 11), -1);
 	struct rcc_sge bs = tbuf_sge(&back, 0, (uint32_t)n);
 	CHECK_OK(rcc_post_read(p.a, &bs, 1, rm.addr, rm.rkey, 2, RCC_SEND_SIGNALED));
-	CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+	CHECK_OK(wait_one(p.cq_a, &wc, ms_until(end)));
 	CHECK_WC(wc, RCC_WC_SUCCESS);
 	CHECK_EQ(check_pattern(back.p, n, 11), -1);
 	tbuf_free(&pa);
@@ -488,6 +500,79 @@ static void waiter_reads_the_ring(void)
 		}
 		pair2_close(&p);
 	}
+}
+
+/* rcc_cq_wait() in a thread of its own. */
+struct sleeper {
+	struct rcc_cq *cq;
+	struct rcc_wc wc;
+	int rc;
+};
+
+static void *sleeper_main(void *arg)
+{
+	struct sleeper *s = arg;
+	s->rc = rcc_cq_wait(s->cq, &s->wc, 1, TEST_TIMEOUT_MS);
+	return NULL;
+}
+
+/*
+ * A waiter woken by its doorbell takes that doorbell along with the message
+ * it rang for. With b's progress thread held, a thread asleep in
+ * rcc_cq_wait() on b is woken by a's SEND and returns its completion, and
+ * b's socket then holds no doorbell byte. A byte left there wakes the next
+ * sleep for nothing, and when every wake-up finds its message already in
+ * the ring the bytes pile up (valgrind's one-thread-at-a-time schedule left
+ * 8 in waiter_reads_the_ring so).
+ */
+static void woken_waiter_takes_its_bell(void)
+{
+	struct rcc_cq_attr ca = { .mode = RCC_CQ_WAIT };
+	struct rcc_ep_attr ea = { .peer_timeout_ms = 3600000 };
+	struct tbuf ba = { 0 }, bb = { 0 };
+	struct pair2 p;
+
+	CHECK_OK(pair2_open(&p, &ca, &ea));
+	CHECK_OK(tbuf_alloc(&ba, p.ctx_a, 128, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&bb, p.ctx_b, 128, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge sa = tbuf_sge(&ba, 0, 64), rb = tbuf_sge(&bb, 64, 64);
+	_Atomic uint32_t *b_sleeps = &tep(p.b)->shm.rx->sleeping;
+	pthread_mutex_t *stuck = &tctx(p.ctx_b)->eps_lock;
+	for (int i = 0; i < 5 && !test_failed; i++) {
+		struct sleeper s = { .cq = p.cq_b };
+		struct rcc_wc wc;
+		pthread_t th;
+		int queued = -1;
+
+		ba.p[0] = (uint8_t)(i + 1);
+		CHECK_OK(rcc_post_recv(p.b, &rb, 1, 1));
+		pthread_mutex_lock(stuck);
+		/* A flag left set by an earlier look at the ring would ring a
+		 * bell before the thread sleeps: clear it, then wait for the
+		 * thread to set it as it goes to sleep. */
+		atomic_store(b_sleeps, 0);
+		CHECK_OK(-pthread_create(&th, NULL, sleeper_main, &s));
+		uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+		while (!atomic_load(b_sleeps) && now_ms() < end)
+			sched_yield();
+		CHECK_MSG(atomic_load(b_sleeps), "round %d: the waiter never went to sleep", i);
+		CHECK_OK(rcc_post_send(p.a, &sa, 1, 2, RCC_SEND_SIGNALED));
+		pthread_join(th, NULL);
+		CHECK(ioctl(tep(p.b)->fd, FIONREAD, &queued) == 0);
+		pthread_mutex_unlock(stuck);
+		CHECK_EQ(s.rc, 1);
+		CHECK_EQ(s.wc.wr_id, 1);
+		CHECK_WC(s.wc, RCC_WC_SUCCESS);
+		CHECK_EQ(bb.p[64], (uint8_t)(i + 1));
+		CHECK_MSG(queued == 0, "round %d: %d doorbell bytes left after the wake-up", i,
+			  queued);
+		CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+		CHECK_EQ(wc.wr_id, 2);
+		CHECK_WC(wc, RCC_WC_SUCCESS);
+	}
+	tbuf_free(&ba);
+	tbuf_free(&bb);
+	pair2_close(&p);
 }
 
 /*
@@ -1089,6 +1174,7 @@ static const struct test_case cases[] = {
 	{ "peer_killed_while_polled", peer_killed_while_polled },
 	{ "wakeups_without_heartbeats", wakeups_without_heartbeats },
 	{ "waiter_reads_the_ring", waiter_reads_the_ring },
+	{ "woken_waiter_takes_its_bell", woken_waiter_takes_its_bell },
 	{ "waited_endpoint_parked", waited_endpoint_parked },
 	{ "fd_sleeper_served", fd_sleeper_served },
 	{ "posted_before_disconnect_sent", posted_before_disconnect_sent },

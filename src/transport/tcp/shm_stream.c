@@ -59,16 +59,22 @@ static long ring_read(struct tcp_ep *ep, const struct iovec *iov, int n)
 
 long rcci_shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n)
 {
-	long r = ring_read(ep, iov, n);
+	long s = 0;
 
-	if (r != 0 || !ep->shm_sock)
-		return r;
-	/* The ring is empty and this pass may look at the socket (the progress
-	 * thread's, or a waiter's that armed the ring): doorbells, or the
-	 * peer's end. */
-	long s = drain_doorbell(ep);
-	/* What the peer wrote before ringing or closing is in the ring now. */
-	r = ring_read(ep, iov, n);
+	/* A pass that may look at the socket (the progress thread's, or a
+	 * waiter's that armed the ring) reads the doorbells first, once: what
+	 * the peer wrote before ringing is in the ring for the read below. Not
+	 * after an empty read only: rx.c stops at a short read without asking
+	 * again, so a woken waiter that found its message would leave the bell
+	 * behind, and bells would pile up while every wake-up finds data. */
+	if (ep->shm_sock) {
+		s = drain_doorbell(ep);
+		if (s == 0)
+			ep->shm_sock = false; /* the rest of this pass: the ring only */
+	}
+	/* At the peer's end (s < 0) the ring is still read to its end first,
+	 * and the socket stays this pass's to report that end. */
+	long r = ring_read(ep, iov, n);
 	return r != 0 ? r : s;
 }
 
