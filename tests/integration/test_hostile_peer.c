@@ -153,16 +153,27 @@ static bool nak_arrives(int fd, uint16_t status, uint32_t msn)
 	return false;
 }
 
-/* The endpoint leaves service with want and its receive is flushed. */
-static int expect_out_of_service(struct env *e, struct rcc_ep *ep, enum rcc_ep_state want)
+/* The endpoint leaves service with want, its receive is flushed, and
+ * rcc_ep_reason() gives want_status (rcc.h: -EPROTO for a broken protocol,
+ * -EIO for a request that failed, -ECONNRESET for the peer's end). */
+static int expect_out_of_service(struct env *e, struct rcc_ep *ep, enum rcc_ep_state want,
+				 int want_status)
 {
 	struct rcc_wc wc;
+	int st = 1;
 	int rc = wait_one(e->cq, &wc, TEST_TIMEOUT_MS);
 	if (rc)
 		return rc;
 	if (wc.wr_id != 7 || wc.status != RCC_WC_WR_FLUSH_ERR)
 		return -EIO;
-	return rcc_ep_state(ep) == want ? 0 : -EIO;
+	if (rcc_ep_state(ep) != want)
+		return -EIO;
+	const char *why = rcc_ep_reason(ep, &st);
+	if (!why || st != want_status) {
+		printf("reason: %s, status %d (want %d)\n", why ? why : "(none)", st, want_status);
+		return -EIO;
+	}
+	return 0;
 }
 
 /* Garbage instead of a hello is dropped; the next real client gets in. */
@@ -200,7 +211,7 @@ static void frame_garbage(void)
 	fill_pattern(junk, sizeof(junk), 99);
 	junk[0] = 0xee; /* no such frame type */
 	CHECK(send_all(r.fd, junk, sizeof(junk)));
-	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR, -EPROTO));
 	close(r.fd);
 	rcc_ep_close(ep);
 	env_close(&e);
@@ -224,7 +235,7 @@ static void frame_out_of_order(void)
 	rcci_wire_hdr_encode(&h, f);
 	memcpy(f + WIRE_HDR_LEN, "abcd", 4);
 	CHECK(send_all(r.fd, f, sizeof(f)));
-	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR, -EPROTO));
 	close(r.fd);
 	rcc_ep_close(ep);
 	env_close(&e);
@@ -247,7 +258,7 @@ static void unsolicited_response_and_ack(void)
 		}
 		rcci_wire_hdr_encode(&h, f);
 		CHECK(send_all(r.fd, f, WIRE_HDR_LEN + h.len));
-		CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+		CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR, -EPROTO));
 		close(r.fd);
 		rcc_ep_close(ep);
 		env_close(&e);
@@ -272,7 +283,7 @@ static void frame_cut_short(void)
 	CHECK(send_all(r.fd, f, sizeof(f)));
 	close(r.fd);
 	/* the half-filled receive is flushed with the rest */
-	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_DISCONNECTED));
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_DISCONNECTED, -ECONNRESET));
 	rcc_ep_close(ep);
 	env_close(&e);
 }
@@ -297,7 +308,7 @@ static void write_to_unregistered_memory(void)
 	rcci_wire_hdr_encode(&h, f);
 	memset(f + WIRE_HDR_LEN, 0, 8);
 	CHECK(send_all(r.fd, f, sizeof(f)));
-	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR, -EIO));
 	CHECK_EQ(secret, 0x1122334455667788ull);
 	/* the peer was told why: a NAK for request 0 */
 	CHECK(nak_arrives(r.fd, WIRE_NAK_REM_ACCESS, 0));
@@ -378,7 +389,7 @@ static void atomic_unaligned(void)
 	rcci_wire_hdr_encode(&h, f);
 	f[WIRE_HDR_LEN] = 1; /* add 1 (little-endian operand) */
 	CHECK(send_all(r.fd, f, sizeof(f)));
-	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR, -EIO));
 	CHECK_EQ(check_pattern(t.p, 64, 17), -1);
 	CHECK(nak_arrives(r.fd, WIRE_NAK_REM_INV_REQ, 0));
 	close(r.fd);
@@ -423,7 +434,7 @@ static void reads_beyond_max_rd_atomic(void)
 		nak = got.type == WIRE_NAK && got.status == WIRE_NAK_REM_INV_REQ && got.msn == 1;
 	}
 	CHECK(nak);
-	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR));
+	CHECK_OK(expect_out_of_service(&e, ep, RCC_EP_ERROR, -EIO));
 	close(r.fd);
 	rcc_ep_close(ep);
 	tbuf_free(&t);
