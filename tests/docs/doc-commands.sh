@@ -182,20 +182,30 @@ run_ok() { # REL:NO... : lines that ran as the docs say
 	done
 }
 
+# start_bg AT WHAT LOG PORTFILE SECONDS COMMAND...: COMMAND in the background,
+# bounded by SECONDS, its output in LOG; sets the caller's pid, and its port to
+# the one reported in PORTFILE (the log itself, or a ready file). When none
+# comes within 10 s: stops it, reports AT ("WHAT did not start"), returns 1.
+start_bg() {
+	local at=$1 what=$2 log=$3 portfile=$4 secs=$5
+	shift 5
+	timeout "$secs" "$@" >"$log" 2>&1 &
+	pid=$!
+	port=$(port_of "$portfile")
+	[ -n "$port" ] && return 0
+	kill "$pid" 2>/dev/null || true
+	run_failed "$at" "$what did not start within 10 s" "$log"
+	return 1
+}
+
 # README.md, Tools: a server in the background, a client, `kill %1`
 run_server_client() {
 	local rel=README.md s c k pid port rc=0 i
 	s=$(doc_line $rel '(^|/)rcc-pingpong .*&') && c=$(doc_line $rel '(^|/)rcc-pingpong .* 127\.0\.0\.1') &&
 		k=$(doc_line $rel '^kill %1') || { bad=$((bad + 1)); return; }
 	as_words "${s#*$'\t'}"
-	timeout 60 "${W[@]}" -p 0 >"$run/server.log" 2>&1 &
-	pid=$!
-	port=$(port_of "$run/server.log")
-	if [ -z "$port" ]; then
-		kill "$pid" 2>/dev/null || true
-		run_failed "$rel:${s%%$'\t'*}" "the server did not start within 10 s" "$run/server.log"
+	start_bg "$rel:${s%%$'\t'*}" "the server" "$run/server.log" "$run/server.log" 60 "${W[@]}" -p 0 ||
 		return
-	fi
 	as_words "${c#*$'\t'}"
 	W=("${W[@]/#127.0.0.1/127.0.0.1:$port}")
 	timeout 60 "${W[@]}" >"$run/client.log" 2>&1 || rc=$?
@@ -221,14 +231,8 @@ run_client() {
 	local rel=$1 l pid port rc=0 i out pipe=
 	l=$(doc_line "$rel" "$2") || { bad=$((bad + 1)); return; }
 	as_words "$3"
-	timeout 120 "${W[@]}" -p 0 >"$run/server.log" 2>&1 &
-	pid=$!
-	port=$(port_of "$run/server.log")
-	if [ -z "$port" ]; then
-		kill "$pid" 2>/dev/null || true
-		run_failed "$rel:${l%%$'\t'*}" "its server ($3) did not start within 10 s" "$run/server.log"
-		return
-	fi
+	start_bg "$rel:${l%%$'\t'*}" "its server ($3)" "$run/server.log" "$run/server.log" 120 \
+		"${W[@]}" -p 0 || return
 	[[ ${l#*$'\t'} == *'|'* ]] && pipe=${l#*|}
 	as_words "${l#*$'\t'}"
 	W=("${W[@]/#127.0.0.1/127.0.0.1:$port}")
@@ -280,14 +284,8 @@ run_xfer_pair() {
 	head -c 300000 /dev/urandom >"$run/out/file.bin"
 	as_words "${r#*$'\t'}"
 	for i in "${!W[@]}"; do [ "${W[i]}" = --dir ] && W[i + 1]=$run/in; done
-	timeout 60 "${W[@]}" --listen '[::1]:0' --ready-file "$run/xfer.port" --once >"$run/recv.log" 2>&1 &
-	pid=$!
-	port=$(port_of "$run/xfer.port")
-	if [ -z "$port" ]; then
-		kill "$pid" 2>/dev/null || true
-		run_failed "docs/rcc-xfer.md:${r%%$'\t'*}" "the receiver did not start within 10 s" "$run/recv.log"
-		return
-	fi
+	start_bg "docs/rcc-xfer.md:${r%%$'\t'*}" "the receiver" "$run/recv.log" "$run/xfer.port" 60 \
+		"${W[@]}" --listen '[::1]:0' --ready-file "$run/xfer.port" --once || return
 	as_words "${s#*$'\t'}"
 	W=("${W[@]/%\]:7472/]:$port}")
 	# the line names no key file: the key comes from RCC_XFER_KEY, as --help says
