@@ -75,7 +75,9 @@ step "format check (.clang-format)" ./scripts/check-format.sh
 step "README commands in either order" ./scripts/check-setup-order.sh
 step "gcc build (build/)" eval 'configure build "${TEST_CONFIG[@]}" && build build'
 step "tests: unit, integration, tools (tcp)" ctest_in build
-step "mutation run (scripts/mutate.sh)" ./scripts/mutate.sh
+# its baseline: the tests the step above just passed on this same tree count
+step "mutation run (scripts/mutate.sh)" env RCC_MUTATE_PASSED_JUNIT="$REPO/build/ctest-junit.xml" \
+	./scripts/mutate.sh
 
 # --- clang: the code must build warning-free with it too; and without PMIx, which
 # is optional (the bootstrap's tests check what is left: docs/launch.md) ----------

@@ -9,7 +9,17 @@ FAILS=0
 
 say() { printf '%s\n' "$*"; }
 pass() { PASSES=$((PASSES + 1)); say "  ok    $*"; }
-fail() { FAILS=$((FAILS + 1)); say "  FAIL  $*"; }
+# With RCC_TEST_FAIL_FAST set (the mutation run), the first failure ends the
+# script (its EXIT trap still cleans up): the verdict is already known, and
+# the cases after it would each wait out their own bound.
+fail() {
+	FAILS=$((FAILS + 1))
+	say "  FAIL  $*"
+	if [ "${RCC_TEST_FAIL_FAST:-0}" != 0 ]; then
+		say "$PASSES passed, $FAILS failed (stopped at the first failure: RCC_TEST_FAIL_FAST)"
+		exit 1
+	fi
+}
 # check DESCRIPTION COMMAND...: run the command, pass or fail.
 check() {
 	local what=$1

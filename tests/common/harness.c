@@ -84,9 +84,14 @@ static bool selected(int argc, char **argv, const char *name)
 int test_main(int argc, char **argv, const struct test_case *cases, size_t n)
 {
 	int failures = 0, ran = 0, skipped = 0;
+	/* The mutation run only asks "does it fail": the first failed case
+	 * answers that, and the cases after it would each wait out their own
+	 * bound against the same fault. */
+	const char *ff = getenv("RCC_TEST_FAIL_FAST");
+	bool fail_fast = ff && *ff && strcmp(ff, "0") != 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !(fail_fast && failures); i++) {
 		if (!selected(argc, argv, cases[i].name))
 			continue;
 		current = cases[i].name;

@@ -6,7 +6,8 @@
  *
  * Integration tests read the transport from RCC_TEST_TRANSPORT (tcp by
  * default, verbs inside the Soft-RoCE VM) and the address to use from
- * RCC_TEST_ADDR (127.0.0.1 by default).
+ * RCC_TEST_ADDR (127.0.0.1 by default). RCC_TEST_FAIL_FAST=1 (the mutation
+ * run sets it) stops a binary at its first failed case.
  */
 #ifndef RCC_TEST_HARNESS_H
 #define RCC_TEST_HARNESS_H
