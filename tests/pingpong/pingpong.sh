@@ -167,22 +167,24 @@ if start_server garbage; then
 	check "after garbage peers: server still running" alive "$SRV_PID"
 fi
 
-# 250 connections that never say hello, held open: a new client is still
-# served (the listener progresses handshakes together; it used to read them
-# one at a time, each until its deadline). The server's handshake deadline is
-# 120 s here, and the client must be served within 60 s: a listener that
-# waited on a silent peer would miss that for certain, and the margin over
-# the ~10 ms it takes needs no quiet machine.
+# 200 connections that never say hello and 50 that send the first 4 bytes of
+# one (the magic) and stall, all held open: a new client is still served, in
+# under 5 s -- issue 11 asks for 1 s, and 5x is the margin for a loaded
+# 2-core machine; it takes ~10 ms. The server's handshake deadline is 120 s,
+# so a listener that waited on a silent peer would miss that for certain.
 if RCC_HANDSHAKE_TIMEOUT_MS=120000 start_server flood; then
 	idle=()
-	for _ in $(seq 250); do
-		exec {fd}<>"/dev/tcp/127.0.0.1/$SRV_PORT" && idle+=("$fd")
+	for i in $(seq 250); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$SRV_PORT" || continue
+		idle+=("$fd")
+		((i <= 200)) || printf 'RCCt' >&"$fd"
 	done
-	check "flood: 250 idle connections opened" test "${#idle[@]}" -eq 250
+	check "flood: 200 idle and 50 half-open connections opened" test "${#idle[@]}" -eq 250
 	t0=$(now_ms)
 	check "flood: a new client is served" clients flood 1 -n 100
 	took=$(($(now_ms) - t0))
-	check "flood: ... before any silent peer's deadline (took $took ms)" test "$took" -lt 60000
+	check "flood: ... in under 5 s (took $took ms)" test "$took" -lt 5000
+	check "flood: server still running" alive "$SRV_PID"
 	for fd in "${idle[@]}"; do exec {fd}>&-; done
 fi
 
