@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Connection management: private data, reject, refusal, timeouts, addresses. */
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -433,6 +435,50 @@ static void initial_receives(void)
 }
 
 /* get_request with a zero timeout answers at once when nobody is there. */
+/*
+ * No route to the peer: -ENETUNREACH (or -EHOSTUNREACH) at once, not after
+ * the timeout, and words that say so, distinct from "nothing listening" and
+ * "no answer". This thread moves to a network namespace of its own, where
+ * nothing is routable (even loopback is down), and back; the context and its
+ * threads are made and closed in there (tcp and shm; rdma_cm needs a device
+ * in the namespace).
+ */
+static void connect_unreachable(void)
+{
+	struct env e = { 0 };
+	struct rcc_ep *ep = NULL;
+
+	if (test_transport() != RCC_TRANSPORT_TCP)
+		SKIP_CASE("tcp", "a namespace without routes needs no device of its own only on tcp");
+	int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	CHECK(home >= 0);
+	if (home < 0)
+		return;
+	if (unshare(CLONE_NEWNET)) {
+		close(home);
+		SKIP_CASE("root", "a network namespace of its own needs CAP_SYS_ADMIN (%s)",
+			  strerror(errno));
+	}
+	int rc = test_ctx_open(&e.ctx);
+	if (!rc)
+		rc = rcc_cq_create(e.ctx, NULL, &e.cq);
+	struct rcc_ep_attr a = { .send_cq = e.cq };
+	uint64_t t0 = now_ms();
+	if (!rc)
+		rc = rcc_connect(e.ctx, "10.255.0.1:7471", &a, TEST_TIMEOUT_MS, &ep);
+	uint64_t took = now_ms() - t0;
+	char why[256];
+	snprintf(why, sizeof(why), "%s", rcc_last_error());
+	env_close(&e);
+	CHECK_OK(setns(home, CLONE_NEWNET));
+	close(home);
+	CHECK_MSG(rc == -ENETUNREACH || rc == -EHOSTUNREACH, "connect: %s (%d)", rcc_strerror(rc),
+		  rc);
+	CHECK(ep == NULL);
+	CHECK_MSG(took < TEST_TIMEOUT_MS / 2, "took %llu ms", (unsigned long long)took);
+	CHECK_MSG(strstr(why, "10.255.0.1:7471 cannot be reached from here"), "last error: %s", why);
+}
+
 static void get_request_timeout(void)
 {
 	struct env e = { 0 };
@@ -449,5 +495,5 @@ static void get_request_timeout(void)
 
 TEST_MAIN(TEST(private_data_both_ways), TEST(private_data_none_and_short),
 	  TEST(reject_with_private_data), TEST(connect_refused), TEST(connect_timeout),
-	  TEST(bad_addresses), TEST(closed_before_answer), TEST(last_error_names_the_argument),
+	  TEST(bad_addresses), TEST(connect_unreachable), TEST(closed_before_answer), TEST(last_error_names_the_argument),
 	  TEST(initial_receives), TEST(get_request_timeout))
