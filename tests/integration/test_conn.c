@@ -449,7 +449,8 @@ static void connect_unreachable(void)
 	struct rcc_ep *ep = NULL;
 
 	if (test_transport() != RCC_TRANSPORT_TCP)
-		SKIP_CASE("tcp", "a namespace without routes needs no device of its own only on tcp");
+		SKIP_CASE("tcp",
+			  "a namespace without routes needs no device of its own only on tcp");
 	int home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	CHECK(home >= 0);
 	if (home < 0)
@@ -476,7 +477,8 @@ static void connect_unreachable(void)
 		  rc);
 	CHECK(ep == NULL);
 	CHECK_MSG(took < TEST_TIMEOUT_MS / 2, "took %llu ms", (unsigned long long)took);
-	CHECK_MSG(strstr(why, "10.255.0.1:7471 cannot be reached from here"), "last error: %s", why);
+	CHECK_MSG(strstr(why, "10.255.0.1:7471 cannot be reached from here"), "last error: %s",
+		  why);
 }
 
 static void get_request_timeout(void)
@@ -495,5 +497,5 @@ static void get_request_timeout(void)
 
 TEST_MAIN(TEST(private_data_both_ways), TEST(private_data_none_and_short),
 	  TEST(reject_with_private_data), TEST(connect_refused), TEST(connect_timeout),
-	  TEST(bad_addresses), TEST(connect_unreachable), TEST(closed_before_answer), TEST(last_error_names_the_argument),
-	  TEST(initial_receives), TEST(get_request_timeout))
+	  TEST(bad_addresses), TEST(connect_unreachable), TEST(closed_before_answer),
+	  TEST(last_error_names_the_argument), TEST(initial_receives), TEST(get_request_timeout))
