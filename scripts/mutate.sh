@@ -266,7 +266,10 @@ for m in "${LIST[@]}"; do
 	elif is_vm && ! run_vm_tests "$(regex)" "$log"; then
 		verdict=killed
 		killed=$((killed + 1))
-	elif ! is_vm && ! run_tests "$m_tests" "$log" --stop-on-failure; then
+	# one test at a time, in the order they are defined (unit and integration
+	# binaries before the tool scripts): the first that fails ends the run,
+	# where two at once kept a slow script going after a quick binary failed
+	elif ! is_vm && ! run_tests "$m_tests" "$log" --stop-on-failure -j1; then
 		verdict=killed
 		killed=$((killed + 1))
 	elif [ "$targets" != all ] && ! build_for all "$log"; then

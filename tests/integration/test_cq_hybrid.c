@@ -36,13 +36,17 @@ static void hybrid_attr(void)
 	CHECK_OK(rcc_cq_create(ctx, &a, &cq));
 	CHECK_EQ(rcc_cq_get_mode(cq), RCC_CQ_HYBRID);
 	CHECK_EQ(rcc_cq_fd(cq), -EINVAL); /* FD mode only */
-	/* timeout 0: one look, at once, even with a long spin budget */
+	CHECK_OK(rcc_cq_destroy(cq));
+	/* timeout 0: one look, at once, even with a long spin budget (3 s: a
+	 * wait that spun it fails in that time, not in the 10 s of the largest) */
+	a.spin_us = 3000000;
+	CHECK_OK(rcc_cq_create(ctx, &a, &cq));
 	struct rcc_wc wc;
 	uint64_t t0 = now_ms();
 	CHECK_EQ(rcc_cq_wait(cq, &wc, 1, 0), -ETIMEDOUT);
-	/* One look takes microseconds; spinning the budget would take
-	 * RCC_CQ_SPIN_US_MAX (10x this bound). 1 s leaves a margin of far more
-	 * than 5x for a descheduled thread on a loaded host. */
+	/* One look takes microseconds; spinning the budget would take 3x this
+	 * bound. 1 s leaves a margin of far more than 5x for a descheduled
+	 * thread on a loaded host. */
 	CHECK(now_ms() - t0 < 1000);
 	CHECK_OK(rcc_cq_destroy(cq));
 
