@@ -125,144 +125,184 @@ static void report(const struct pp_opts *o, struct samples *s, double secs, cons
 	printf("  rate: %.0f round trips/s, %.0f messages/s\n", rt_per_s, 2 * rt_per_s);
 }
 
-int pp_client(const struct pp_opts *o)
-{
+/* One client run: the connection, its buffers and the samples. */
+struct pp_run {
 	struct rcc_ctx *ctx;
-	struct rcc_client *cli = NULL;
-	struct pp_ud_client ud = { 0 };
+	struct rcc_client *cli;
+	struct pp_ud_client ud;
 	struct rcc_ep *ep;
-	struct rcc_mr *smr = NULL, *rmr = NULL;
-	uint8_t *sbuf = NULL, *rbuf = NULL;
-	struct waiter w = { .mode = o->cq_mode, .epfd = -1 };
-	struct samples s = { 0 };
-	uint8_t hello[PP_HELLO_LEN];
+	struct waiter w;
+	struct rcc_mr *smr, *rmr;
+	uint8_t *sbuf, *rbuf;
+	struct samples s;
 	char addr[300];
-	int rc, status = 1;
+};
 
-	rc = rcc_ctx_open(&o->ctx, &ctx);
-	if (rc) {
-		fprintf(stderr, "rcc-pingpong: cannot open the %s transport: %s\n",
-			rcc_transport_name(o->ctx.transport), explain_status(rc));
-		return 1;
-	}
-	join_host_port(addr, sizeof(addr), o->host, o->port);
+/* Connect (an RC/UC client of the session layer, or a datagram endpoint),
+ * and in FD mode the epoll set the waits sleep in. 0, or 1 after saying why. */
+static int run_connect(const struct pp_opts *o, struct pp_run *r)
+{
+	uint8_t hello[PP_HELLO_LEN];
+	int rc;
+
+	join_host_port(r->addr, sizeof(r->addr), o->host, o->port);
 	if (o->qp_type == RCC_QP_UD) {
-		if (pp_ud_client_open(o, ctx, addr, &ud))
-			goto out_ctx;
-		w.cq = ud.cq;
-		ep = ud.ep;
-		goto ready;
+		if (pp_ud_client_open(o, r->ctx, r->addr, &r->ud))
+			return 1;
+		r->w.cq = r->ud.cq;
+		r->ep = r->ud.ep;
+	} else {
+		pp_hello_encode(o->size, o->qp_type, hello);
+		struct rcc_client_attr ca = {
+			.cq_mode = o->cq_mode,
+			.ep_attr = { .sq_depth = 4,
+				     .rq_depth = 4,
+				     .private_data = hello,
+				     .private_data_len = sizeof(hello),
+				     .qp_type = o->qp_type },
+			.connect_timeout_ms = o->timeout_ms,
+		};
+		rc = rcc_client_connect(r->ctx, r->addr, &ca, &r->cli);
+		if (rc) {
+			fprintf(stderr, "rcc-pingpong: cannot connect to %s: %s\n", r->addr,
+				explain_status(rc));
+			return 1;
+		}
+		r->w.cq = rcc_client_cq(r->cli);
+		r->ep = rcc_client_ep(r->cli);
 	}
-	pp_hello_encode(o->size, o->qp_type, hello);
-	struct rcc_client_attr ca = {
-		.cq_mode = o->cq_mode,
-		.ep_attr = { .sq_depth = 4,
-			     .rq_depth = 4,
-			     .private_data = hello,
-			     .private_data_len = sizeof(hello),
-			     .qp_type = o->qp_type },
-		.connect_timeout_ms = o->timeout_ms,
-	};
-	rc = rcc_client_connect(ctx, addr, &ca, &cli);
-	if (rc) {
-		fprintf(stderr, "rcc-pingpong: cannot connect to %s: %s\n", addr,
-			explain_status(rc));
-		goto out_ctx;
-	}
-	w.cq = rcc_client_cq(cli);
-	ep = rcc_client_ep(cli);
-ready:
 	if (o->cq_mode == RCC_CQ_FD) {
 		struct epoll_event ev = { .events = EPOLLIN };
-		w.epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (w.epfd < 0 || epoll_ctl(w.epfd, EPOLL_CTL_ADD, rcc_cq_fd(w.cq), &ev)) {
+		r->w.epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (r->w.epfd < 0 || epoll_ctl(r->w.epfd, EPOLL_CTL_ADD, rcc_cq_fd(r->w.cq), &ev)) {
 			perror("rcc-pingpong: epoll");
-			goto out_cli;
+			return 1;
 		}
 	}
+	return 0;
+}
 
+/* The ping and pong buffers, registered, and room for the samples. */
+static int run_buffers(const struct pp_opts *o, struct pp_run *r)
+{
 	size_t slot = o->size ? o->size : 1;
-	sbuf = aligned_alloc(64, (slot + 63) & ~(size_t)63);
-	rbuf = aligned_alloc(64, (slot + 63) & ~(size_t)63);
-	if (!sbuf || !rbuf || samples_init(&s, (size_t)o->iters)) {
+	int rc;
+
+	r->sbuf = aligned_alloc(64, (slot + 63) & ~(size_t)63);
+	r->rbuf = aligned_alloc(64, (slot + 63) & ~(size_t)63);
+	if (!r->sbuf || !r->rbuf || samples_init(&r->s, (size_t)o->iters)) {
 		fprintf(stderr, "rcc-pingpong: out of memory\n");
-		goto out_buf;
+		return 1;
 	}
 	for (uint32_t i = 0; i < o->size; i++)
-		sbuf[i] = (uint8_t)(i * 7 + 1);
-	if ((rc = rcc_mr_reg(ctx, sbuf, slot, RCC_ACCESS_LOCAL_WRITE, &smr)) ||
-	    (rc = rcc_mr_reg(ctx, rbuf, slot, RCC_ACCESS_LOCAL_WRITE, &rmr))) {
+		r->sbuf[i] = (uint8_t)(i * 7 + 1);
+	if ((rc = rcc_mr_reg(r->ctx, r->sbuf, slot, RCC_ACCESS_LOCAL_WRITE, &r->smr)) ||
+	    (rc = rcc_mr_reg(r->ctx, r->rbuf, slot, RCC_ACCESS_LOCAL_WRITE, &r->rmr))) {
 		fprintf(stderr, "rcc-pingpong: memory registration failed: %s\n", rcc_strerror(rc));
-		goto out_buf;
+		return 1;
 	}
-	struct rcc_sge ssge = rcc_mr_sge(smr, sbuf, o->size);
-	struct rcc_sge rsge = rcc_mr_sge(rmr, rbuf, o->size);
+	return 0;
+}
+
+/* The pong of iteration it must be its ping, byte for byte: 0, or 3 after
+ * saying where they differ. */
+static int check_pong(const struct pp_opts *o, const struct pp_run *r, long it, uint32_t len)
+{
+	if (len == o->size && !memcmp(r->rbuf, r->sbuf, o->size))
+		return 0;
+	uint32_t at = 0;
+	while (at < o->size && at < len && r->rbuf[at] == r->sbuf[at])
+		at++;
+	fprintf(stderr,
+		"rcc-pingpong: pong %ld differs from its ping (%u of %u bytes, first difference at "
+		"byte %u)\n",
+		it, len, o->size, at);
+	return 3;
+}
+
+/* Warm-up and timed iterations, then the report: 0, 1 (a failure, said) or
+ * 3 (a pong that differs from its ping). */
+static int run_pings(const struct pp_opts *o, struct pp_run *r)
+{
+	struct rcc_sge ssge = rcc_mr_sge(r->smr, r->sbuf, o->size);
+	struct rcc_sge rsge = rcc_mr_sge(r->rmr, r->rbuf, o->size);
 	unsigned sflags = RCC_SEND_SIGNALED |
-			  (o->size <= rcc_ep_max_inline(ep) ? RCC_SEND_INLINE : 0);
+			  (o->size <= rcc_ep_max_inline(r->ep) ? RCC_SEND_INLINE : 0);
 	uint64_t t_start = 0;
+	int rc;
 
 	for (long it = 0; it < o->warmup + o->iters; it++) {
 		bool got_send = false, got_recv = false;
 		uint32_t len = 0;
 
-		stamp(sbuf, o->size, (uint64_t)it);
+		stamp(r->sbuf, o->size, (uint64_t)it);
 		if (it == o->warmup)
 			t_start = mono_ns();
 		uint64_t t0 = mono_ns();
-		if ((rc = rcc_post_recv(ep, &rsge, 1, 1)) ||
-		    (rc = ud.ah ? rcc_post_send_to(ep, ud.ah, &ssge, 1, 0, sflags) :
-				  rcc_post_send(ep, &ssge, 1, 0, sflags))) {
+		if ((rc = rcc_post_recv(r->ep, &rsge, 1, 1)) ||
+		    (rc = r->ud.ah ? rcc_post_send_to(r->ep, r->ud.ah, &ssge, 1, 0, sflags) :
+				     rcc_post_send(r->ep, &ssge, 1, 0, sflags))) {
 			fprintf(stderr, "rcc-pingpong: post failed at iteration %ld: %s\n", it,
 				rcc_strerror(rc));
-			goto out_buf;
+			return 1;
 		}
-		rc = wait_pair(&w, o->timeout_ms, &got_send, &got_recv, &len);
+		rc = wait_pair(&r->w, o->timeout_ms, &got_send, &got_recv, &len);
 		uint64_t t1 = mono_ns();
 		if (rc) {
 			fprintf(stderr, "rcc-pingpong: iteration %ld: %s\n", it,
 				rc == -ETIMEDOUT ? "no pong in time (peer gone?)" :
 						   rcc_strerror(rc));
-			goto out_buf;
+			return 1;
 		}
 		if (o->verify) {
-			if (len != o->size || memcmp(rbuf, sbuf, o->size)) {
-				uint32_t at = 0;
-				while (at < o->size && at < len && rbuf[at] == sbuf[at])
-					at++;
-				fprintf(stderr,
-					"rcc-pingpong: pong %ld differs from its ping (%u of %u bytes, "
-					"first difference at byte %u)\n",
-					it, len, o->size, at);
-				status = 3;
-				goto out_buf;
-			}
-			memset(rbuf, 0, o->size);
+			if ((rc = check_pong(o, r, it, len)))
+				return rc;
+			memset(r->rbuf, 0, o->size);
 		}
-		if (it >= o->warmup && samples_add(&s, (double)(t1 - t0) / 2000.0)) {
+		if (it >= o->warmup && samples_add(&r->s, (double)(t1 - t0) / 2000.0)) {
 			fprintf(stderr, "rcc-pingpong: out of memory\n");
-			goto out_buf;
+			return 1;
 		}
 	}
-	report(o, &s, (double)(mono_ns() - t_start) / 1e9, addr, rcc_ctx_transport(ctx),
-	       rcc_ep_path(ep));
-	status = 0;
+	report(o, &r->s, (double)(mono_ns() - t_start) / 1e9, r->addr, rcc_ctx_transport(r->ctx),
+	       rcc_ep_path(r->ep));
+	return 0;
+}
 
-out_buf:
-	if (rmr)
-		rcc_mr_dereg(rmr);
-	if (smr)
-		rcc_mr_dereg(smr);
-	free(rbuf);
-	free(sbuf);
-	samples_free(&s);
-	if (w.epfd >= 0)
-		close(w.epfd);
-out_cli:
-	if (cli)
-		rcc_client_close(cli);
+/* What run_connect and run_buffers set up, in reverse order. */
+static void run_close(struct pp_run *r)
+{
+	if (r->rmr)
+		rcc_mr_dereg(r->rmr);
+	if (r->smr)
+		rcc_mr_dereg(r->smr);
+	free(r->rbuf);
+	free(r->sbuf);
+	samples_free(&r->s);
+	if (r->w.epfd >= 0)
+		close(r->w.epfd);
+	if (r->cli)
+		rcc_client_close(r->cli);
 	else
-		pp_ud_client_close(&ud);
-out_ctx:
-	rcc_ctx_close(ctx);
+		pp_ud_client_close(&r->ud);
+	rcc_ctx_close(r->ctx);
+}
+
+int pp_client(const struct pp_opts *o)
+{
+	struct pp_run r = { .w = { .mode = o->cq_mode, .epfd = -1 } };
+	int rc = rcc_ctx_open(&o->ctx, &r.ctx);
+
+	if (rc) {
+		fprintf(stderr, "rcc-pingpong: cannot open the %s transport: %s\n",
+			rcc_transport_name(o->ctx.transport), explain_status(rc));
+		return 1;
+	}
+	int status = run_connect(o, &r);
+	if (!status)
+		status = run_buffers(o, &r);
+	if (!status)
+		status = run_pings(o, &r);
+	run_close(&r);
 	return status;
 }
