@@ -154,21 +154,17 @@ enum rcc_transport rcc_ctx_transport(const struct rcc_ctx *ctx)
 
 int rcc_device_list(struct rcc_device_info **devices, int *count)
 {
+	const struct rcc_transport_ops *ops = ops_for(RCC_TRANSPORT_VERBS);
+
 	if (!devices || !count)
 		return -EINVAL;
-#ifdef RCC_HAVE_VERBS
-	return rcci_verbs_device_list(devices, count);
-#else
-	return -ENOSYS;
-#endif
+	return ops && ops->device_list ? ops->device_list(devices, count) : -ENOSYS;
 }
 
 void rcc_device_list_free(struct rcc_device_info *devices, int count)
 {
-#ifdef RCC_HAVE_VERBS
-	rcci_verbs_device_list_free(devices, count);
-#else
-	(void)devices;
-	(void)count;
-#endif
+	const struct rcc_transport_ops *ops = ops_for(RCC_TRANSPORT_VERBS);
+
+	if (ops && ops->device_list_free)
+		ops->device_list_free(devices, count);
 }

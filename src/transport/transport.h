@@ -217,6 +217,10 @@ struct rcc_transport_ops {
 	/* -ENODEV: no usable device (AUTO then falls back to tcp). */
 	int (*ctx_open)(struct rcc_ctx *ctx);
 	void (*ctx_close)(struct rcc_ctx *ctx);
+	/* rcc_device_list(): the devices this transport opens, and their release.
+	 * NULL: it opens none (tcp). */
+	int (*device_list)(struct rcc_device_info **devices, int *count);
+	void (*device_list_free)(struct rcc_device_info *devices, int count);
 
 	int (*mr_reg)(struct rcc_mr *mr);
 	int (*mr_dereg)(struct rcc_mr *mr);
@@ -282,9 +286,6 @@ struct rcc_transport_ops {
 extern const struct rcc_transport_ops rcci_tcp_ops;
 #ifdef RCC_HAVE_VERBS
 extern const struct rcc_transport_ops rcci_verbs_ops;
-/* rcc_device_list() for the verbs transport. */
-int rcci_verbs_device_list(struct rcc_device_info **devices, int *count);
-void rcci_verbs_device_list_free(struct rcc_device_info *devices, int count);
 #endif
 
 #endif /* RCC_TRANSPORT_H */

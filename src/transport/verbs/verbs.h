@@ -85,6 +85,9 @@ static inline struct verbs_ctx *vctx(struct rcc_ctx *c) { return (struct verbs_c
 int rcci_verbs_select(struct verbs_ctx *ctx);
 /* 256..4096 for IBV_MTU_*, 0 otherwise. */
 int rcci_verbs_mtu_bytes(enum ibv_mtu mtu);
+/* The ops table's device_list and device_list_free (rcc_device_list()). */
+int rcci_verbs_device_list(struct rcc_device_info **devices, int *count);
+void rcci_verbs_device_list_free(struct rcc_device_info *devices, int count);
 
 /* ---------------------------------------------------------------------- MR */
 
