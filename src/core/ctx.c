@@ -36,15 +36,9 @@ static int open_with(const struct rcc_transport_ops *ops, enum rcc_transport t,
 	ctx->ops = ops;
 	ctx->conn = &ops->conn;
 	ctx->transport = t;
-	ctx->bringup = attr->bringup;
-	if (attr->device)
-		strncpy(ctx->device, attr->device, sizeof(ctx->device) - 1);
-	ctx->port = attr->port;
-	ctx->gid_index = attr->gid_index;
-	ctx->shm = attr->shm;
 	atomic_init(&ctx->children, 0);
 	rcci_events_init(&ctx->events);
-	rc = ops->ctx_open(ctx);
+	rc = ops->ctx_open(ctx, attr);
 	if (rc) {
 		rcci_events_fini(&ctx->events);
 		free(ctx);
@@ -99,7 +93,7 @@ int rcc_ctx_open(const struct rcc_ctx_attr *in, struct rcc_ctx **ctx)
 	if (attr->port < 0 || attr->gid_index < RCC_GID_INDEX_ZERO)
 		return rcci_fail(-EINVAL, "device port %d or GID index %d out of range", attr->port,
 				 attr->gid_index);
-	if (attr->device && strlen(attr->device) >= sizeof(((struct rcc_ctx *)0)->device))
+	if (attr->device && strlen(attr->device) >= RCCI_DEVICE_NAME_MAX)
 		return rcci_fail(-EINVAL, "device name of %zu bytes is too long",
 				 strlen(attr->device));
 

@@ -20,6 +20,9 @@
 
 struct rcc_transport_ops;
 
+/* The longest device name rcc_ctx_attr.device may give, plus one. */
+#define RCCI_DEVICE_NAME_MAX 64
+
 /* Limits of every work queue (endpoints' and SRQs'), whatever the device. */
 #define RCCI_MAX_QUEUE_DEPTH 16384u
 #define RCCI_MAX_SGE 16u
@@ -43,15 +46,13 @@ struct rcci_event_queue {
 	int fd; /* eventfd; -1 while off */
 };
 
+/* What every transport's context starts with; the attributes only one
+ * transport uses (verbs: device, port, GID, bring-up; tcp: shared memory)
+ * are its own, taken from the rcc_ctx_attr its ctx_open is given. */
 struct rcc_ctx {
 	const struct rcc_transport_ops *ops;
 	const struct rcc_conn_ops *conn; /* ops->conn unless ctx_open chose another */
 	enum rcc_transport transport;
-	enum rcc_bringup bringup;
-	char device[64];     /* "" when not given */
-	int port;            /* 0: automatic */
-	int gid_index;       /* as in rcc_ctx_attr */
-	enum rcc_shm shm;    /* resolved: never RCC_SHM_AUTO's "ask RCC_SHM" */
 	atomic_int children; /* open MRs, CQs, endpoints, listeners, SRQs, AHs */
 	struct rcci_event_queue events;
 };
@@ -214,8 +215,10 @@ struct rcc_transport_ops {
 	const char *name;
 	size_t ctx_size, mr_size, cq_size, ep_size, listener_size, req_size, srq_size, ah_size;
 
-	/* -ENODEV: no usable device (AUTO then falls back to tcp). */
-	int (*ctx_open)(struct rcc_ctx *ctx);
+	/* attr is checked (ranges, the device name's length) and its shm mode
+	 * resolved (never RCC_SHM_AUTO's "ask RCC_SHM"); read during the call
+	 * only. -ENODEV: no usable device (AUTO then falls back to tcp). */
+	int (*ctx_open)(struct rcc_ctx *ctx, const struct rcc_ctx_attr *attr);
 	void (*ctx_close)(struct rcc_ctx *ctx);
 	/* rcc_device_list(): the devices this transport opens, and their release.
 	 * NULL: it opens none (tcp). */

@@ -149,15 +149,15 @@ static void env_var(void)
 	CHECK(strstr(rcc_last_error(), "RCC_SHM") != NULL);
 	/* the attribute wins over the environment */
 	CHECK_OK(ctx_with(RCC_SHM_OFF, &ctx));
-	CHECK_EQ(ctx->shm, RCC_SHM_OFF);
+	CHECK_EQ(tctx(ctx)->shm, RCC_SHM_OFF);
 	rcc_ctx_close(ctx);
 	setenv("RCC_SHM", "0", 1);
 	CHECK_OK(ctx_with(RCC_SHM_AUTO, &ctx));
-	CHECK_EQ(ctx->shm, RCC_SHM_OFF);
+	CHECK_EQ(tctx(ctx)->shm, RCC_SHM_OFF);
 	rcc_ctx_close(ctx);
 	setenv("RCC_SHM", "1", 1);
 	CHECK_OK(ctx_with(RCC_SHM_AUTO, &ctx));
-	CHECK_EQ(ctx->shm, RCC_SHM_REQUIRE);
+	CHECK_EQ(tctx(ctx)->shm, RCC_SHM_REQUIRE);
 	rcc_ctx_close(ctx);
 	if (old)
 		setenv("RCC_SHM", keep, 1);

@@ -227,7 +227,7 @@ int rcci_tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 {
 	struct tcp_req *req = (struct tcp_req *)rbase;
 	struct tcp_ep *ep = tep(base);
-	enum rcc_shm mode = base->ctx->shm;
+	enum rcc_shm mode = tctx(base->ctx)->shm;
 	const char *why = shm_refusal(req, mode);
 	struct wire_shm_accept a = { .cap = SHM_RING_DEFAULT };
 	struct shm_offer offer = { .lfd = -1 };
@@ -366,7 +366,7 @@ int rcci_tcp_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t s
 		     int timeout_ms)
 {
 	struct tcp_ep *ep = tep(base);
-	enum rcc_shm mode = base->ctx->shm;
+	enum rcc_shm mode = tctx(base->ctx)->shm;
 	uint64_t deadline = rcci_deadline(timeout_ms);
 	uint8_t pdata[RCC_ACCEPT_PRIVATE_DATA_MAX];
 	uint8_t ext[WIRE_SHM_ACCEPT_LEN];

@@ -8,7 +8,7 @@
 #include "tcp.h"
 #include "ud.h"
 
-static int tcp_ctx_open(struct rcc_ctx *base)
+static int tcp_ctx_open(struct rcc_ctx *base, const struct rcc_ctx_attr *attr)
 {
 	struct tcp_ctx *ctx = tctx(base);
 	pthread_rwlockattr_t ra;
@@ -27,6 +27,7 @@ static int tcp_ctx_open(struct rcc_ctx *base)
 	rc = rcci_progress_start(ctx);
 	if (rc)
 		goto err_keys;
+	ctx->shm = attr->shm;
 	log_debug("tcp: context open");
 	return 0;
 

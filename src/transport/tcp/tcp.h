@@ -73,6 +73,7 @@ struct tcp_ud;
 
 struct tcp_ctx {
 	struct rcc_ctx base;
+	enum rcc_shm shm; /* resolved: RCC_SHM_AUTO here means "when possible" */
 	/* Registered memory: writers (reg/dereg) exclude every access to it. */
 	pthread_rwlock_t mr_lock;
 	struct key_table keys;

@@ -133,8 +133,9 @@ static int pick_port(struct ibv_context *vc, int want, uint8_t *port, struct ibv
 	return -ENODEV;
 }
 
-int rcci_verbs_select(struct verbs_ctx *ctx)
+int rcci_verbs_select(struct verbs_ctx *ctx, const struct rcc_ctx_attr *attr)
 {
+	const char *want = attr->device && attr->device[0] ? attr->device : NULL;
 	struct ibv_port_attr pa;
 	int n = 0, rc = -ENODEV;
 
@@ -155,20 +156,20 @@ int rcci_verbs_select(struct verbs_ctx *ctx)
 	for (int i = 0; i < n; i++) {
 		struct ibv_context *vc = ctx->devs[i];
 		const char *name = ibv_get_device_name(vc->device);
-		if (ctx->base.device[0] && strcmp(name, ctx->base.device))
+		if (want && strcmp(name, want))
 			continue;
-		rc = pick_port(vc, ctx->base.port, &ctx->port, &pa);
+		rc = pick_port(vc, attr->port, &ctx->port, &pa);
 		if (rc == 0) {
 			ctx->verbs = vc;
 			break;
 		}
-		if (ctx->base.device[0])
+		if (want)
 			log_warn("verbs: device %s has no ACTIVE port%s", name,
-				 ctx->base.port ? " with that number" : "");
+				 attr->port ? " with that number" : "");
 	}
 	if (!ctx->verbs) {
-		if (ctx->base.device[0])
-			log_info("verbs: no usable device named %s", ctx->base.device);
+		if (want)
+			log_info("verbs: no usable device named %s", want);
 		else
 			log_info("verbs: no device with an ACTIVE port");
 		rc = -ENODEV;
@@ -181,10 +182,10 @@ int rcci_verbs_select(struct verbs_ctx *ctx)
 	ctx->eth = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
 	ctx->lid = pa.lid;
 	ctx->mtu = pa.active_mtu;
-	if (ctx->base.gid_index == RCC_GID_INDEX_ZERO)
+	if (attr->gid_index == RCC_GID_INDEX_ZERO)
 		ctx->gid_index = 0;
-	else if (ctx->base.gid_index > 0)
-		ctx->gid_index = ctx->base.gid_index;
+	else if (attr->gid_index > 0)
+		ctx->gid_index = attr->gid_index;
 	else
 		ctx->gid_index = auto_gid_index(ctx->verbs, ctx->port, &pa);
 	if (ctx->gid_index >= pa.gid_tbl_len ||

@@ -18,15 +18,15 @@ int rcci_verbs_set_nonblock(int fd)
 	return 0;
 }
 
-static int verbs_ctx_open(struct rcc_ctx *base)
+static int verbs_ctx_open(struct rcc_ctx *base, const struct rcc_ctx_attr *attr)
 {
 	struct verbs_ctx *ctx = vctx(base);
 	int rc;
 
-	rc = rcci_verbs_select(ctx);
+	rc = rcci_verbs_select(ctx, attr);
 	if (rc)
 		return rc;
-	base->conn = base->bringup == RCC_BRINGUP_MANUAL ? &rcci_man_conn_ops : &rcci_cm_conn_ops;
+	base->conn = attr->bringup == RCC_BRINGUP_MANUAL ? &rcci_man_conn_ops : &rcci_cm_conn_ops;
 	ctx->pd = ibv_alloc_pd(ctx->verbs);
 	if (!ctx->pd) {
 		rc = -errno ? -errno : -ENOMEM;

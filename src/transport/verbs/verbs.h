@@ -81,8 +81,8 @@ struct verbs_ctx {
 static inline struct verbs_ctx *vctx(struct rcc_ctx *c) { return (struct verbs_ctx *)c; }
 
 /* device.c */
-/* Pick device, port and GID for ctx (the rcc_ctx_attr choices are in base). */
-int rcci_verbs_select(struct verbs_ctx *ctx);
+/* Pick device, port and GID for ctx as attr asks (device, port, gid_index). */
+int rcci_verbs_select(struct verbs_ctx *ctx, const struct rcc_ctx_attr *attr);
 /* 256..4096 for IBV_MTU_*, 0 otherwise. */
 int rcci_verbs_mtu_bytes(enum ibv_mtu mtu);
 /* The ops table's device_list and device_list_free (rcc_device_list()). */
