@@ -183,6 +183,17 @@ struct rcc_sge tbuf_sge(const struct tbuf *b, size_t off, uint32_t len)
 
 int peer_spawn(struct peer_proc *pp, const char *self)
 {
+	return peer_spawn_as(pp, self, "--peer-child");
+}
+
+int peer_port(struct peer_proc *pp)
+{
+	int port;
+	return read(pp->from_child, &port, sizeof(port)) == sizeof(port) && port > 0 ? port : 0;
+}
+
+int peer_spawn_as(struct peer_proc *pp, const char *self, const char *role)
+{
 	int to_child[2], to_parent[2];
 
 	if (pipe(to_child))
@@ -210,7 +221,7 @@ int peer_spawn(struct peer_proc *pp, const char *self)
 			_exit(1);
 		snprintf(ports, sizeof(ports), "%d", port);
 		snprintf(fds, sizeof(fds), "%d", to_parent[1]);
-		execlp(self, self, "--peer-child", ports, fds, (char *)NULL);
+		execlp(self, self, role, ports, fds, (char *)NULL);
 		_exit(127);
 	}
 	close(to_child[0]);

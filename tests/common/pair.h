@@ -76,7 +76,8 @@ struct rcc_sge tbuf_sge(const struct tbuf *b, size_t off, uint32_t len);
  * that waits for a port, then starts self again by exec as
  * "self --peer-child PORT FD" (rdma-core state must not cross a fork; by
  * name, not /proc/self/exe: under valgrind that is valgrind). The child
- * writes one byte to FD once connected. 0 or -errno.
+ * writes one byte to FD once connected. 0 or -errno. peer_spawn_as() runs
+ * "self ROLE PORT FD" instead, for a test's other kinds of peer.
  */
 struct peer_proc {
 	pid_t pid;
@@ -84,6 +85,9 @@ struct peer_proc {
 	int from_child; /* one byte: connected */
 };
 int peer_spawn(struct peer_proc *pp, const char *self);
+int peer_spawn_as(struct peer_proc *pp, const char *self, const char *role);
+/* A child that listens writes its port (an int) to FD first: read it (0: none). */
+int peer_port(struct peer_proc *pp);
 /* Give the child the port (0: it gives up); then whether it said it connected. */
 void peer_go(struct peer_proc *pp, int port);
 bool peer_connected(struct peer_proc *pp);

@@ -566,6 +566,108 @@ static void peer_killed_mid_stream(void)
 	CHECK_OK(rcc_ctx_close(ctx));
 }
 
+/* The peers of idle_peer_killed, in a process of their own: a client that
+ * connects to PORT, says so, and idles; or (--server-child, PORT unused) a
+ * server that says its port, accepts one client, says so, and idles. Both
+ * wait to be killed. */
+static int idle_child(bool server, int port, int notify_fd)
+{
+	struct rcc_ctx *c;
+	struct rcc_cq *ccq;
+	struct rcc_listener *l;
+	struct rcc_ep *cep;
+	char addr[128];
+
+	if (test_ctx_open(&c) || rcc_cq_create(c, NULL, &ccq))
+		return 2;
+	struct rcc_ep_attr a = { .send_cq = ccq };
+	if (server) {
+		snprintf(addr, sizeof(addr), "%s:0", test_addr());
+		if (rcc_listen(c, addr, 0, &l))
+			return 3;
+		port = rcc_listener_port(l);
+		if (write(notify_fd, &port, sizeof(port)) != sizeof(port) ||
+		    rcc_accept(l, &a, TEST_TIMEOUT_MS, &cep))
+			return 4;
+	} else {
+		snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
+		if (rcc_connect(c, addr, &a, TEST_TIMEOUT_MS, &cep))
+			return 3;
+	}
+	if (write(notify_fd, "x", 1) != 1)
+		return 5;
+	for (;;)
+		pause();
+}
+
+/*
+ * An idle peer's process is killed -- the client, then the server -- while
+ * the survivor is idle too: it polls nothing and waits only for connection
+ * events. The end of the peer's process ends the connection (tcp and shm:
+ * its socket closes; rdma_cm: the kernel disconnects its cm_id), so the
+ * survivor's DISCONNECTED event comes within the bound, saying -ECONNRESET,
+ * long before any peer timeout.
+ */
+static void idle_peer_killed(void)
+{
+	for (int server_dies = 0; server_dies < 2 && !test_failed; server_dies++) {
+		struct rcc_ctx *ctx = NULL;
+		struct rcc_cq *cq = NULL;
+		struct rcc_listener *lst = NULL;
+		struct rcc_ep *ep = NULL;
+		struct rcc_event ev = { 0 };
+		struct peer_proc child;
+		char addr[128];
+		int st = 1;
+
+		CHECK_OK(peer_spawn_as(&child, self_path,
+				       server_dies ? "--server-child" : "--idle-child"));
+		int rc = test_ctx_open(&ctx);
+		if (!rc)
+			rc = rcc_cq_create(ctx, NULL, &cq);
+		struct rcc_ep_attr a = { .send_cq = cq, .peer_timeout_ms = 3600000 };
+		if (server_dies) {
+			peer_go(&child, 1);
+			int port = peer_port(&child);
+			snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
+			if (!rc)
+				rc = port ? rcc_connect(ctx, addr, &a, TEST_TIMEOUT_MS, &ep) : -EIO;
+		} else {
+			snprintf(addr, sizeof(addr), "%s:0", test_addr());
+			if (!rc)
+				rc = rcc_listen(ctx, addr, 0, &lst);
+			peer_go(&child, rc ? 0 : rcc_listener_port(lst));
+			if (!rc)
+				rc = rcc_accept(lst, &a, TEST_TIMEOUT_MS, &ep);
+		}
+		bool child_ready = peer_connected(&child);
+		if (!rc)
+			rc = rcc_ctx_event_fd(ctx) < 0 ? -EIO : 0; /* events on, before the end */
+		peer_kill(&child);
+		CHECK_OK(rc);
+		CHECK(child_ready);
+		if (!rc && child_ready) {
+			uint64_t t0 = now_ms();
+			CHECK_OK(rcc_ctx_get_event(ctx, &ev, TEST_TIMEOUT_MS));
+			CHECK_MSG(ev.ep == ep && ev.type == RCC_EVENT_DISCONNECTED,
+				  "%s died: event %d for %s", server_dies ? "server" : "client",
+				  (int)ev.type, ev.ep == ep ? "our endpoint" : "another");
+			CHECK_EQ(ev.status, -ECONNRESET);
+			CHECK(rcc_ep_reason(ep, &st) != NULL && st == -ECONNRESET);
+			CHECK_MSG(now_ms() - t0 < TEST_TIMEOUT_MS / 2, "noticed after %llu ms",
+				  (unsigned long long)(now_ms() - t0));
+		}
+		if (ep)
+			rcc_ep_close(ep);
+		if (lst)
+			rcc_listener_close(lst);
+		if (cq)
+			rcc_cq_destroy(cq);
+		if (ctx)
+			CHECK_OK(rcc_ctx_close(ctx));
+	}
+}
+
 /* Malformed requests are refused at post time with -EINVAL, nothing queued. */
 static void malformed_posts(void)
 {
@@ -684,11 +786,14 @@ int main(int argc, char **argv)
 						  TEST(disconnect_flushes_both_sides),
 						  TEST(close_forgets_completions),
 						  TEST(peer_killed_mid_stream),
+						  TEST(idle_peer_killed),
 						  TEST(malformed_posts),
 						  TEST(bad_arguments) };
 
 	self_path = argv[0];
 	if (argc == 4 && !strcmp(argv[1], "--peer-child"))
 		return peer_child(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 4 && (!strcmp(argv[1], "--idle-child") || !strcmp(argv[1], "--server-child")))
+		return idle_child(argv[1][2] == 's', atoi(argv[2]), atoi(argv[3]));
 	return test_main(argc, argv, cases, sizeof(cases) / sizeof(cases[0]));
 }
