@@ -192,7 +192,7 @@ run_vm_tests() { # REGEX LOG: 0 when every matching binary passed in the VM
 	((${#bins[@]})) || { echo "no test binary for '$1'" >"$2"; return 1; }
 	RCC_RXE_TIMEOUT=${RCC_RXE_TIMEOUT:-600} tests/rxe/vm/run-in-vm "$WORK" \
 		"for b in cm manual; do for t in ${bins[*]}; do RCC_TEST_TRANSPORT=verbs \
-		RCC_TEST_ADDR=\$RXE_IP RCC_TEST_BRINGUP=\$b RCC_TEST_REQUIRE=verbs \
+		RCC_TEST_ADDR=\$RXE_IP RCC_TEST_BRINGUP=\$b RCC_TEST_REQUIRE=verbs RCC_TEST_FAIL_FAST=1 \
 		timeout 300 \$t || exit 1; done; done" >"$2" 2>&1
 }
 
