@@ -152,11 +152,15 @@ static int serve_one(struct server *s, struct rcc_cq *cq, struct tbuf *b)
 		rc = -EIO;
 		goto out;
 	}
-	/* the echo goes back; the client checks every byte */
+	/* The echo goes back; the client checks every byte. The client closes
+	 * as soon as it has the echo, and on verbs its leaving (the manual
+	 * bring-up's socket closing, rdma_cm's disconnect) may reach us before
+	 * the acknowledgement of our send does: that send is then flushed,
+	 * though its bytes arrived (ASan in the VM did that to the 8th client). */
 	if ((rc = rcc_post_send(ep, &sge, 1, 2, RCC_SEND_SIGNALED)) ||
 	    (rc = wait_one(cq, &wc, TEST_TIMEOUT_MS)))
 		goto out;
-	rc = wc.status == RCC_WC_SUCCESS ? 0 : -EIO;
+	rc = wc.status == RCC_WC_SUCCESS || wc.status == RCC_WC_WR_FLUSH_ERR ? 0 : -EIO;
 out:
 	rcc_ep_close(ep);
 	return rc;
