@@ -16,7 +16,7 @@ for k in $(seq 0 $((n - 1))); do
 		-t "$mode" -D $dur -s 1K -q 8 --timeout 3000
 done
 for k in $(seq 0 $((n - 1))); do
-	wait_line "$MESH_TMP/rank.$k.log" "traffic started" 30 || { show_logs; fail "rank $k never started"; }
+	wait_line "$MESH_TMP/rank.$k.log" "traffic started" 30 "${MESH_PIDS[$k]}" || { show_logs; fail "rank $k never started"; }
 done
 # some traffic first: wait until the victim's peers have heard from it
 wait_line "$MESH_TMP/rank.0.log" "traffic started" 1

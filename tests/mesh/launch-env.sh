@@ -37,7 +37,7 @@ rank0() {
 	shift
 	start_rank 0 "$MESH_TMP/rank.0.log" env RCC_RANK=0 RCC_WORLD_SIZE="$n" \
 		RCC_MASTER_ADDR=127.0.0.1 RCC_MASTER_PORT=0 "${envs[@]}" "$MESH_BIN" "${ARGS[@]}" "$@"
-	wait_line "$MESH_TMP/rank.0.log" "rendezvous listening on 127.0.0.1:[0-9]+$" 20 ||
+	wait_line "$MESH_TMP/rank.0.log" "rendezvous listening on 127.0.0.1:[0-9]+$" 20 "${MESH_PIDS[0]}" ||
 		{ show_logs; fail "rank 0 did not open its rendezvous"; }
 	PORT=$(sed -n 's/.*rendezvous listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$MESH_TMP/rank.0.log")
 }

@@ -69,11 +69,18 @@ start_rank() {
 	MESH_PIDS[$k]=$!
 }
 
-# wait_line FILE REGEX SECONDS: until FILE has a matching line, or fail.
+# wait_line FILE REGEX SECONDS [PID]: until FILE has a matching line, or fail;
+# with PID, fail as soon as that process (the one writing FILE) has ended
+# without writing it: a rank that died never prints it, and waiting out the
+# bound for it only made every failure slow.
 wait_line() {
-	local file=$1 re=$2 secs=$3
+	local file=$1 re=$2 secs=$3 pid=${4:-}
 	local end=$((SECONDS + secs))
 	until grep -qE "$re" "$file" 2>/dev/null; do
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			grep -qE "$re" "$file" 2>/dev/null # its last words, written before it ended
+			return
+		fi
 		[ $SECONDS -lt $end ] || return 1
 		sleep 0.05 # polling interval, not a synchronisation
 	done
