@@ -21,7 +21,8 @@
 # Environment:
 #   RCC_MUTATE_DIR   scratch directory (default build-mutate/ in the repository;
 #                    wiped and refilled from the working tree on every run)
-#   RCC_TEST_JOBS    ctest parallelism (default 2)
+#   RCC_TEST_JOBS    ctest and ninja parallelism (default 2)
+#   RCC_MUTATE_WORKERS  mutants run side by side, each in its own copy (default 2)
 #   RCC_MUTATE_PASSED_JUNIT  a ctest JUnit file of the same working tree, written
 #                    just before (scripts/test.sh's own run of every test): the
 #                    baseline's host tests that passed there are not run again
@@ -175,7 +176,7 @@ build_for() { # TARGETS LOG: rebuild what the mutant's tests run ("all": everyth
 	local t=$1
 	[ "$t" = all ] && t=
 	# shellcheck disable=SC2086
-	nice ninja -C "$BUILD" -j"$JOBS" $t >"$2" 2>&1
+	nice -n 19 ninja -C "$BUILD" -j"$JOBS" $t >"$2" 2>&1
 }
 
 # The VM's side: every test binary REGEX names runs on verbs (both bring-ups),
@@ -238,61 +239,131 @@ if [ -n "$regex_vm" ] && ((VM_OK)); then
 fi
 
 # --- the mutants -----------------------------------------------------------------------
-killed=0 survived=0 broken=0 skipped=0
-SURVIVORS=()
-say "mutants (${#LIST[@]})"
-for m in "${LIST[@]}"; do
+# Two workers by default, each with its own copy and build folder (w1: the one
+# built above; w2..: configured now, built lazily, only what their first
+# mutants' tests run). Most of a slow mutant's time is a test waiting out a
+# bound for a completion the fault withholds: the CPU is idle then, and the
+# other worker uses it. Builds run at the lowest priority, tests above them.
+# A worker takes the next mutant off one queue (a counter under flock); one VM
+# at a time (flock), as two would share the machine's one spare core.
+WORKERS=${RCC_MUTATE_WORKERS:-2}
+[[ $WORKERS =~ ^[1-9][0-9]*$ ]] || fail "RCC_MUTATE_WORKERS must be a positive number"
+((WORKERS <= ${#LIST[@]})) || WORKERS=${#LIST[@]}
+mkdir -p "$WORK/results"
+echo 0 >"$WORK/queue"
+for ((w = 2; w <= WORKERS; w++)); do
+	mkdir -p "$WORK/w$w/src"
+	tar -C "$WORK/src" -cf - . | tar -xf - -C "$WORK/w$w/src"
+done
+
+next_mutant() { # the queue's next index (past the end: none left)
+	local i
+	{
+		flock 9
+		i=$(<"$WORK/queue")
+		echo $((i + 1)) >"$WORK/queue"
+	} 9>"$WORK/queue.lock"
+	echo "$i"
+}
+
+# run_mutant M: apply, build, test and restore one mutant in this worker's
+# ROOT (src/, build/); its verdict goes to results/NAME and to stdout.
+run_mutant() {
+	local m=$1 name t0 src log targets verdict
 	name=$(basename "$m" .mutant)
 	read_mutant "$m"
 	t0=$SECONDS
 	if is_vm && ! ((VM_OK)); then
-		skipped=$((skipped + 1))
-		printf '  %-32s %-12s %4ss  %s\n' "$name" "skipped" 0 "$m_describe (RCC_SKIP_RXE=1)"
-		continue
-	fi
-	src=$WORK/src/$m_file
-	cp -p "$src" "$WORK/original"
-	apply_mutant "$WORK/src" "$name"
-	log=$WORK/$name.log
-	if is_vm; then
-		# the VM runs the binaries the regex names, whatever their commands say
-		targets=all
+		verdict=skipped
 	else
-		targets=$(targets_for "$m_tests")
+		src=$ROOT/src/$m_file
+		cp -p "$src" "$ROOT/original"
+		apply_mutant "$ROOT/src" "$name"
+		log=$WORK/$name.log
+		if is_vm; then
+			# the VM runs the binaries the regex names, whatever their commands say
+			targets=all
+		else
+			targets=$(targets_for "$m_tests")
+		fi
+		if ! build_for "$targets" "$log"; then
+			verdict="BUILD FAILED"
+		elif is_vm && ! run_vm_tests_locked "$(regex)" "$log"; then
+			verdict=killed
+		# one test at a time, in the order they are defined (unit and integration
+		# binaries before the tool scripts): the first that fails ends the run,
+		# where two at once kept a slow script going after a quick binary failed
+		elif ! is_vm && ! run_tests "$m_tests" "$log" --stop-on-failure -j1; then
+			verdict=killed
+		elif [ "$targets" != all ] && ! build_for all "$log"; then
+			verdict="BUILD FAILED"
+		elif [ "$targets" != all ] && ! run_tests "$m_tests" "$log"; then
+			# caught only once everything was rebuilt: a test runs a program its
+			# command does not name (worth naming it, for speed)
+			verdict="killed (all)"
+		else
+			verdict=SURVIVED
+		fi
+		# back to the original; a fresh mtime so the next build recompiles it
+		cp "$ROOT/original" "$src"
+		touch "$src"
 	fi
-	if ! build_for "$targets" "$log"; then
-		verdict="BUILD FAILED"
-		broken=$((broken + 1))
-	elif is_vm && ! run_vm_tests "$(regex)" "$log"; then
-		verdict=killed
-		killed=$((killed + 1))
-	# one test at a time, in the order they are defined (unit and integration
-	# binaries before the tool scripts): the first that fails ends the run,
-	# where two at once kept a slow script going after a quick binary failed
-	elif ! is_vm && ! run_tests "$m_tests" "$log" --stop-on-failure -j1; then
-		verdict=killed
-		killed=$((killed + 1))
-	elif [ "$targets" != all ] && ! build_for all "$log"; then
-		verdict="BUILD FAILED"
-		broken=$((broken + 1))
-	elif [ "$targets" != all ] && ! run_tests "$m_tests" "$log"; then
-		# caught only once everything was rebuilt: a test runs a program its
-		# command does not name (worth naming it, for speed)
-		verdict="killed (all)"
-		killed=$((killed + 1))
+	echo "$verdict" >"$WORK/results/$name"
+	if [ "$verdict" = skipped ]; then
+		printf '  %-32s %-12s %4ss  %s\n' "$name" "$verdict" 0 "$m_describe (RCC_SKIP_RXE=1)"
 	else
-		verdict=SURVIVED
-		survived=$((survived + 1))
-		SURVIVORS+=("$name: $m_describe ($m_file; tests: $m_tests)")
+		printf '  %-32s %-12s %4ss  %s\n' "$name" "$verdict" $((SECONDS - t0)) "$m_describe"
 	fi
-	# back to the original; a fresh mtime so the next build recompiles it
-	cp "$WORK/original" "$src"
-	touch "$src"
-	printf '  %-32s %-12s %4ss  %s\n' "$name" "$verdict" $((SECONDS - t0)) "$m_describe"
+}
+
+run_vm_tests_locked() { # REGEX LOG: run_vm_tests, one VM at a time
+	{
+		flock 8
+		run_vm_tests "$@"
+	} 8>"$WORK/vm.lock"
+}
+
+worker() { # K: mutants off the queue until none is left
+	local k=$1 i
+	ROOT=$WORK
+	if ((k > 1)); then
+		ROOT=$WORK/w$k
+		BUILD=$ROOT/build
+		cmake -S "$ROOT/src" -B "$BUILD" -G Ninja "${RCC_OPTION_DEFAULTS[@]}" "${TEST_CONFIG[@]}" \
+			>"$ROOT/configure.log" 2>&1 || { echo "  (worker $k: configure failed; the others go on)"; return 0; }
+	fi
+	while i=$(next_mutant) && ((i < ${#LIST[@]})); do
+		run_mutant "${LIST[$i]}"
+	done
+}
+
+say "mutants (${#LIST[@]}, $WORKERS workers)"
+WORKER_PIDS=()
+for ((w = 1; w <= WORKERS; w++)); do
+	worker "$w" &
+	WORKER_PIDS+=($!)
 done
-# leave the build matching the unmutated tree
+for p in "${WORKER_PIDS[@]}"; do wait "$p" || fail "a mutation worker failed"; done
+# leave w1's build matching the unmutated tree
 nice ninja -C "$BUILD" -j"$JOBS" >/dev/null
 
+killed=0 survived=0 broken=0 skipped=0 missing=0
+SURVIVORS=()
+for m in "${LIST[@]}"; do
+	name=$(basename "$m" .mutant)
+	verdict=$(cat "$WORK/results/$name" 2>/dev/null) || { missing=$((missing + 1)); continue; }
+	case $verdict in
+	killed*) killed=$((killed + 1)) ;;
+	skipped) skipped=$((skipped + 1)) ;;
+	"BUILD FAILED") broken=$((broken + 1)) ;;
+	*)
+		survived=$((survived + 1))
+		read_mutant "$m"
+		SURVIVORS+=("$name: $m_describe ($m_file; tests: $m_tests)")
+		;;
+	esac
+done
+((missing == 0)) || fail "$missing mutants have no verdict (a worker stopped early)"
 total=$((killed + survived + broken))
 ((total)) || total=1
 result="mutation run: $killed of $total killed ($((100 * killed / total))%), $survived survived,"
