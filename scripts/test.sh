@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Build and run every test: unit, integration (tcp) and tool tests with gcc;
-# a clang build; the ASan+UBSan build; the TSan build of the threaded tests;
-# valgrind; the fuzzers for a short while; the install check; the verbs
-# suite in a Soft-RoCE VM, and its integration tests again built with
-# ASan+UBSan and with TSan. Installs what it needs (Debian). Stops at the first
-# failure and prints a timed summary.
+# the mutation run; a clang build; the ASan+UBSan build; the TSan build of the
+# threaded tests; valgrind; the fuzzers for a short while; the install check;
+# the verbs suite in a Soft-RoCE VM, and its integration tests again built with
+# ASan+UBSan and with TSan. The VM's boots run in the background beside the
+# host's steps, from the gcc build on (tests/rxe/README.md says why). Installs
+# what it needs (Debian). Stops at the first failure and prints a timed summary.
 #
 # Environment:
 #   RCC_SKIP_RXE=1     skip the Soft-RoCE VM suite (say so explicitly; never implied)
@@ -74,6 +75,80 @@ step "format check (.clang-format)" ./scripts/check-format.sh
 # --- gcc: everything ----------------------------------------------------------------
 step "README commands in either order" ./scripts/check-setup-order.sh
 step "gcc build (build/)" eval 'configure build "${TEST_CONFIG[@]}" && build build'
+# --- verbs on Soft-RoCE, beside the host's steps ------------------------------------------
+# The VM's emulated CPUs keep about one core busy (qemu TCG, measured 95-107%),
+# and most of its time is rxe's latency; the host's steps after the builds mostly
+# wait on sockets and bounds. So the VM's four boots run one after another in
+# the background (the "lane"), beside the host's steps, from the gcc build on;
+# a boot that needs a sanitizer build waits until the host has built it. Each
+# boot's output goes to build/vm-lane/N.log, shown, and its checks counted,
+# once the host's steps are done (tests/rxe/README.md "In the test command").
+VM_LANE=$REPO/build/vm-lane VM_LANE_PID=
+# BUILD QUICK SUITES...: quick = RCC_TEST_QUICK=1 in the VM (scaled-down sizes)
+VM_BOOTS=()
+vm_input_ready() { # BUILD: the lane may start the boots that run BUILD's tests
+	[ -z "$VM_LANE_PID" ] || touch "$VM_LANE/ready.$1"
+}
+run_vm_boot() { # I BUILD QUICK SUITE...: one boot, its output in $VM_LANE/I.log, "STATUS SECONDS" in $VM_LANE/I
+	local i=$1 build=$2 quick=$3 t0=$SECONDS rc=0 waited=0
+	shift 3
+	# bounded: the host's steps build it within minutes, or fail and end the lane
+	until [ "$build" = build ] || [ -f "$VM_LANE/ready.$build" ]; do
+		((waited++ < 3600)) || { echo "$build was never built" >"$VM_LANE/$i.log"; echo "1 0" >"$VM_LANE/$i"; return; }
+		sleep 1 # polling a file the foreground writes, not a synchronisation of tests
+	done
+	t0=$SECONDS
+	if [ "$quick" = quick ]; then
+		RCC_TEST_QUICK=1 RCC_RXE_ENV="RCC_TEST_QUICK ${RCC_RXE_ENV:-}" tests/rxe/run.sh "$build" "$@" \
+			>"$VM_LANE/$i.log" 2>&1 || rc=$?
+	else
+		tests/rxe/run.sh "$build" "$@" >"$VM_LANE/$i.log" 2>&1 || rc=$?
+	fi
+	echo "$rc $((SECONDS - t0))" >"$VM_LANE/$i"
+}
+vm_lane() { # the boots of VM_BOOTS, one after another
+	local i=0 spec
+	for spec in "${VM_BOOTS[@]}"; do
+		i=$((i + 1))
+		# shellcheck disable=SC2086
+		run_vm_boot "$i" $spec
+	done
+}
+stop_vm_lane() { # on the way out, whatever happened: no VM outlives the run
+	local kill_tree
+	[ -n "$VM_LANE_PID" ] || return 0
+	kill_tree() { local c; for c in $(pgrep -P "$1"); do kill_tree "$c"; done; kill "$1" 2>/dev/null; }
+	kill_tree "$VM_LANE_PID"
+}
+if [ "${RCC_SKIP_RXE:-0}" != 1 ]; then
+	[ -x tests/rxe/run.sh ] || die "tests/rxe/run.sh is missing"
+	# four boots, each well inside its own time limit (RCC_RXE_TIMEOUT, 900 s):
+	# the verbs transport's suites (05-30) and the tools' (40 on), then the
+	# transport's integration tests under ASan+UBSan and under TSan (quick
+	# sizes: the same paths and threads without 64 MiB buffers through TSan in
+	# TCG, 367 s of 900). tests/rxe/README.md numbers the suites so.
+	mapfile -t vm_suites < <(cd tests/rxe/suites && ls -- *.sh | sed 's/\.sh$//')
+	vm_lib=() vm_tools=()
+	for s in "${vm_suites[@]}"; do
+		if [[ $s < 40 ]]; then vm_lib+=("$s"); else vm_tools+=("$s"); fi
+	done
+	((${#vm_lib[@]} && ${#vm_tools[@]})) || die "tests/rxe/suites: expected suites below and from 40"
+	VM_BOOTS=("build full ${vm_lib[*]}" "build full ${vm_tools[*]}" "build-asan full 10-integration"
+		"build-tsan quick 10-integration")
+	VM_NAMES=("VM: verbs suites ${vm_lib[0]}..${vm_lib[-1]}" "VM: tools' suites ${vm_tools[0]}..${vm_tools[-1]}"
+		"verbs integration under ASan+UBSan in the VM" "verbs integration under TSan in the VM (quick sizes)")
+	rm -rf "$VM_LANE"
+	mkdir -p "$VM_LANE"
+	vm_lane </dev/null &
+	VM_LANE_PID=$!
+	trap stop_vm_lane EXIT
+	say "Soft-RoCE VM: ${#VM_BOOTS[@]} boots started beside the host's steps (output: build/vm-lane/)"
+fi
+# the sanitizer builds now: the VM's later boots run their tests
+step "ASan+UBSan build (build-asan/)" eval 'configure build-asan -DRCC_SANITIZE=address && build build-asan'
+vm_input_ready build-asan
+step "TSan build (build-tsan/)" eval 'configure build-tsan -DRCC_SANITIZE=thread && build build-tsan'
+vm_input_ready build-tsan
 step "tests: unit, integration, tools (tcp)" ctest_in build
 # its baseline: the tests the step above just passed on this same tree count
 step "mutation run (scripts/mutate.sh)" env RCC_MUTATE_PASSED_JUNIT="$REPO/build/ctest-junit.xml" \
@@ -85,9 +160,7 @@ step "clang build without PMIx (build-clang/)" eval 'CC=clang configure build-cl
 step "tests: unit, bootstrap (clang, no PMIx)" ctest_in build-clang -L 'unit|bootstrap'
 
 # --- sanitizers -----------------------------------------------------------------------
-step "ASan+UBSan build (build-asan/)" eval 'configure build-asan -DRCC_SANITIZE=address && build build-asan'
 step "tests under ASan+UBSan" ctest_in build-asan
-step "TSan build (build-tsan/)" eval 'configure build-tsan -DRCC_SANITIZE=thread && build build-tsan'
 step "threaded tests under TSan" ctest_in build-tsan -L threaded
 
 # --- valgrind (memcheck), scaled-down sizes ---------------------------------------------
@@ -138,20 +211,20 @@ fi
 # --- install: headers, libraries, pkg-config, CMake package, man pages; programs built against them
 step "install + pkg-config + find_package + example" tests/install/check.sh build
 
-# --- verbs on Soft-RoCE -------------------------------------------------------------------
+# --- the VM's boots, beside the host's steps until now: their output and totals -------------
 # Its checks join the totals (tests/rxe/run-suites.sh prints "N passed, N failed, N skipped").
-run_vm_suite() { # BUILD_DIR [SUITE...]
-	local build=$1 rc=0 line
-	shift
-	local log=$REPO/$build/rxe-suite.log
-	set -o pipefail
-	tests/rxe/run.sh "$build" "$@" 2>&1 | tee "$log" || rc=$?
-	line=$(tr -d '\r' < "$log" | grep -aE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped \(checks' | tail -n1)
+vm_collect() { # I BUILD: boot I's output, its checks counted; its status
+	local i=$1 build=$2 log=$VM_LANE/$1.log rc line secs
+	[ -f "$VM_LANE/$i" ] || { echo "boot $i left no status"; return 1; }
+	read -r rc secs <"$VM_LANE/$i"
+	tr -d '\r' <"$log"
+	echo "(this boot ran ${secs} s, beside the host's steps)"
+	line=$(tr -d '\r' <"$log" | grep -aE '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped \(checks' | tail -n1)
 	if [ -n "$line" ]; then
 		# shellcheck disable=SC2046
 		add_counts $(sed -E 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/' <<<"$line")
 		while IFS= read -r line; do SKIP_NOTES+=("vm $build ${line#  skipped in }"); done < <(
-			tr -d '\r' < "$log" | grep -a '^  skipped in ')
+			tr -d '\r' <"$log" | grep -a '^  skipped in ')
 	else
 		echo "the VM suite printed no totals"
 		[ "$rc" != 0 ] || rc=1
@@ -162,21 +235,11 @@ if [ "${RCC_SKIP_RXE:-0}" = 1 ]; then
 	say "Soft-RoCE VM suite SKIPPED (RCC_SKIP_RXE=1)"
 	STEP_LOG+=("$(printf '%-44s %5s   %s' "Soft-RoCE VM suite" - "SKIPPED by RCC_SKIP_RXE=1")")
 else
-	[ -x tests/rxe/run.sh ] || die "tests/rxe/run.sh is missing"
-	# two boots, each well inside its own time limit (RCC_RXE_TIMEOUT, 900 s; one
-	# boot of every suite took 850-900 s on a loaded host): the verbs transport's
-	# suites (05-30) and the tools' (40 on); tests/rxe/README.md numbers them so
-	mapfile -t vm_suites < <(cd tests/rxe/suites && ls -- *.sh | sed 's/\.sh$//')
-	vm_lib=() vm_tools=()
-	for s in "${vm_suites[@]}"; do
-		if [[ $s < 40 ]]; then vm_lib+=("$s"); else vm_tools+=("$s"); fi
+	step "waiting for the VM's boots to end" wait "$VM_LANE_PID"
+	VM_LANE_PID=
+	for i in "${!VM_BOOTS[@]}"; do
+		step "${VM_NAMES[$i]}" vm_collect $((i + 1)) "${VM_BOOTS[$i]%% *}"
 	done
-	((${#vm_lib[@]} && ${#vm_tools[@]})) || die "tests/rxe/suites: expected suites below and from 40"
-	step "VM: verbs suites ${vm_lib[0]}..${vm_lib[-1]}" run_vm_suite build "${vm_lib[@]}"
-	step "VM: tools' suites ${vm_tools[0]}..${vm_tools[-1]}" run_vm_suite build "${vm_tools[@]}"
-	# the verbs transport's own code under the sanitizers, on a real verbs path
-	step "verbs integration under ASan+UBSan in the VM" run_vm_suite build-asan 10-integration
-	step "verbs integration under TSan in the VM" run_vm_suite build-tsan 10-integration
 fi
 
 summary
