@@ -12,7 +12,6 @@
 #define MAX_RD_ATOMIC 128u
 
 /* Dead-peer timeouts above a day are surely a mistake. */
-#define MAX_PEER_TIMEOUT_MS (24u * 3600u * 1000u)
 
 /* RCC_PEER_TIMEOUT_MS, or the built-in default when unset or unusable. */
 static uint32_t env_peer_timeout_ms(void)
@@ -24,9 +23,9 @@ static uint32_t env_peer_timeout_ms(void)
 		return RCC_DEFAULT_PEER_TIMEOUT_MS;
 	errno = 0;
 	unsigned long ms = strtoul(v, &end, 10);
-	if (errno || *end || ms < RCC_MIN_PEER_TIMEOUT_MS || ms > MAX_PEER_TIMEOUT_MS) {
+	if (errno || *end || ms < RCC_MIN_PEER_TIMEOUT_MS || ms > RCCI_MAX_PEER_TIMEOUT_MS) {
 		log_warn("RCC_PEER_TIMEOUT_MS: want %u..%u ms; using %u", RCC_MIN_PEER_TIMEOUT_MS,
-			 MAX_PEER_TIMEOUT_MS, RCC_DEFAULT_PEER_TIMEOUT_MS);
+			 RCCI_MAX_PEER_TIMEOUT_MS, RCC_DEFAULT_PEER_TIMEOUT_MS);
 		return RCC_DEFAULT_PEER_TIMEOUT_MS;
 	}
 	return (uint32_t)ms;
@@ -174,9 +173,9 @@ static int resolve_attr(struct rcc_ctx *ctx, const struct rcc_ep_attr *in, uint3
 	if (!out->peer_timeout_ms)
 		out->peer_timeout_ms = env_peer_timeout_ms();
 	if (out->peer_timeout_ms < RCC_MIN_PEER_TIMEOUT_MS ||
-	    out->peer_timeout_ms > MAX_PEER_TIMEOUT_MS)
+	    out->peer_timeout_ms > RCCI_MAX_PEER_TIMEOUT_MS)
 		return rcci_fail(-EINVAL, "peer_timeout_ms %u: want %u..%u", out->peer_timeout_ms,
-				 RCC_MIN_PEER_TIMEOUT_MS, MAX_PEER_TIMEOUT_MS);
+				 RCC_MIN_PEER_TIMEOUT_MS, RCCI_MAX_PEER_TIMEOUT_MS);
 	if (out->private_data_len > pdata_max)
 		return rcci_fail(-EINVAL, "private data of %u bytes; %s carries at most %u",
 				 out->private_data_len,

@@ -23,6 +23,14 @@ struct rcc_transport_ops;
 /* The longest device name rcc_ctx_attr.device may give, plus one. */
 #define RCCI_DEVICE_NAME_MAX 64
 
+/* Dead-peer detection (rcc_ep_attr.peer_timeout_ms), the same on every
+ * transport: the longest timeout; heartbeats at an eighth of the shorter of
+ * the two sides' timeouts, never more often than every 25 ms (the peer's
+ * timeout is what it says, so hostile input). */
+#define RCCI_MAX_PEER_TIMEOUT_MS (24u * 3600u * 1000u)
+#define RCCI_HB_PER_TIMEOUT 8u
+#define RCCI_HB_MIN_NS (25ull * 1000000ull)
+
 /* Limits of every work queue (endpoints' and SRQs'), whatever the device. */
 #define RCCI_MAX_QUEUE_DEPTH 16384u
 #define RCCI_MAX_SGE 16u

@@ -109,9 +109,10 @@ bool rcci_mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uin
 /* Heartbeats go out at an eighth of the timeout: a peer is declared dead
  * only after eight in a row went missing, so a sender stalled for most of a
  * timeout (a loaded host) is not taken for dead. A peer cannot ask for them
- * more often than TCP_HB_MIN_NS (what it asks for is hostile input). */
-#define TCP_HB_PER_TIMEOUT 8u
-#define TCP_HB_MIN_NS (25ull * 1000000ull)
+ * more often than TCP_HB_MIN_NS (what it asks for is hostile input). The
+ * same numbers as verbs' (transport/transport.h). */
+#define TCP_HB_PER_TIMEOUT RCCI_HB_PER_TIMEOUT
+#define TCP_HB_MIN_NS RCCI_HB_MIN_NS
 
 /* RCC_TCP_SPIN_US overrides it; 0 makes the progress thread sleep at once. */
 #define TCP_SPIN_US_DEFAULT 50

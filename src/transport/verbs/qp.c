@@ -104,15 +104,43 @@ int rcci_qp_post_initial(struct verbs_ep *ep)
 	return rc;
 }
 
-int rcci_qp_modify(struct verbs_ep *ep, struct ibv_qp_attr *attr, int mask, const char *what)
+static int modify(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask, const char *what)
 {
-	int rc = ibv_modify_qp(ep->qp, attr, mask);
+	int rc = ibv_modify_qp(qp, attr, mask);
 
 	if (rc) {
 		rc = rc > 0 ? -rc : (-errno ? -errno : -EINVAL);
-		log_error("verbs: QP %u to %s: %s", ep->qpn, what, rcc_strerror(rc));
+		log_error("verbs: QP %u to %s: %s", qp->qp_num, what, rcc_strerror(rc));
 	}
 	return rc;
+}
+
+int rcci_qp_modify(struct verbs_ep *ep, struct ibv_qp_attr *attr, int mask, const char *what)
+{
+	return modify(ep->qp, attr, mask, what);
+}
+
+int rcci_qp_ud_ready(struct ibv_qp *qp, uint8_t port, uint32_t qkey)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = port,
+		.qkey = qkey,
+	};
+	int rc = modify(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY,
+			"INIT");
+	if (rc)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	rc = modify(qp, &a, IBV_QP_STATE, "RTR");
+	if (rc)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	return modify(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, "RTS");
 }
 
 int rcci_qp_access(const struct verbs_ep *ep)

@@ -181,30 +181,6 @@ static int ud_alloc(struct verbs_ep *ep)
 	return 0;
 }
 
-/* RESET -> INIT (port, Q_Key) -> RTR -> RTS: a UD QP needs no peer. */
-static int bring_up(struct verbs_ep *ep)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = ep->ctx->port,
-		.qkey = ep->base.attr.qkey,
-	};
-	int rc = rcci_qp_modify(
-		ep, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY, "INIT");
-	if (rc)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	rc = rcci_qp_modify(ep, &a, IBV_QP_STATE, "RTR");
-	if (rc)
-		return rc;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	return rcci_qp_modify(ep, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, "RTS");
-}
-
 int rcci_verbs_ud_create(struct rcc_ep *base)
 {
 	struct verbs_ep *ep = vep(base);
@@ -220,7 +196,7 @@ int rcci_verbs_ud_create(struct rcc_ep *base)
 	rc = rcci_qp_create(ep);
 	if (rc)
 		goto err_ud;
-	rc = bring_up(ep);
+	rc = rcci_qp_ud_ready(ep->qp, ep->ctx->port, ep->base.attr.qkey);
 	if (rc)
 		goto err_qp;
 	rcci_verbs_ud_addr(base, &self);

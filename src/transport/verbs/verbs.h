@@ -202,6 +202,8 @@ void rcci_qp_destroy(struct verbs_ep *ep);
 int rcci_qp_post_initial(struct verbs_ep *ep);
 /* Modify with attr/mask; logs and returns a negative errno on failure. */
 int rcci_qp_modify(struct verbs_ep *ep, struct ibv_qp_attr *attr, int mask, const char *what);
+/* A UD QP from RESET to RTS (port, Q_Key): it needs no peer. */
+int rcci_qp_ud_ready(struct ibv_qp *qp, uint8_t port, uint32_t qkey);
 /* The QP's access flags at INIT: UC allows remote writes only. */
 int rcci_qp_access(const struct verbs_ep *ep);
 /* RTR/RTS fields rcc controls, applied on top of whatever the bring-up filled
