@@ -512,10 +512,14 @@ struct rcc_ep_attr {
 	 * flushed), whether or not work is outstanding -- a crashed host, a
 	 * frozen process or a cut link alike. 0: the environment variable
 	 * RCC_PEER_TIMEOUT_MS if set, else RCC_DEFAULT_PEER_TIMEOUT_MS. At
-	 * least RCC_MIN_PEER_TIMEOUT_MS, at most a day (else -EINVAL). tcp: the two sides send
-	 * each other heartbeats at an eighth of the shorter of their timeouts
-	 * while idle. verbs: not yet -- only the QP's own retries (timeout,
-	 * retry_cnt) with work outstanding and rdma_cm's disconnect. */
+	 * least RCC_MIN_PEER_TIMEOUT_MS, at most a day (else -EINVAL). The two
+	 * sides' library threads send each other heartbeats at an eighth of the
+	 * shorter of their timeouts (tcp: while idle, on the connection; verbs:
+	 * always, one small UD datagram per endpoint from a UD QP the context
+	 * makes with its first connection), so a process that is frozen or
+	 * gone counts as dead although its kernel or NIC still answers. verbs:
+	 * everything outstanding is flushed (RCC_WC_WR_FLUSH_ERR), and a peer
+	 * that takes no part (a raw rdma_cm program) is not timed. */
 	uint32_t peer_timeout_ms;
 	/* Take receives from this shared receive queue (rcc_srq_create(), same
 	 * context) instead of a receive queue of the endpoint's own: rq_depth

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The two decoders of datagram bytes a peer controls: the address blob
- * (core/ud_addr.c: rcc_ah_create, rcc_ud_answer/resolve, rcc_ud_addr_str)
- * and the tcp transport's datagram header. Whatever decodes must re-encode
- * to the same bytes and print as one NUL-terminated line; what does not
- * decode must print nothing.
+ * The decoders of datagram bytes a peer controls: the address blob
+ * (core/ud_addr.c: rcc_ah_create, rcc_ud_answer/resolve, rcc_ud_addr_str),
+ * the tcp transport's datagram header and the verbs heartbeat
+ * (transport/verbs/hb_wire.h: anyone on the fabric can send one). Whatever
+ * decodes must re-encode to the same bytes and print as one NUL-terminated
+ * line; what does not decode must print nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "fuzz.h"
 #include "transport/tcp/ud_wire.h"
+#include "transport/verbs/hb_wire.h"
 #include "transport/transport.h"
 
 static void address(const uint8_t *data)
@@ -38,6 +40,23 @@ static void address(const uint8_t *data)
 		abort();
 }
 
+/* A heartbeat decodes only whole, in range, and re-encodes to its bytes. */
+static void heartbeat(const uint8_t *data, size_t size)
+{
+	struct hb_msg m;
+	uint8_t again[HB_WIRE_SIZE];
+
+	if (hb_decode(data, size, &m))
+		return;
+	if (size != HB_WIRE_SIZE || !m.to_qpn || m.to_qpn > 0xffffffu || !m.from_qpn ||
+	    m.from_qpn > 0xffffffu || m.timeout_ms < RCC_MIN_PEER_TIMEOUT_MS ||
+	    m.timeout_ms > RCCI_MAX_PEER_TIMEOUT_MS)
+		abort();
+	hb_encode(&m, again);
+	if (memcmp(again, data, HB_WIRE_SIZE))
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ud_hdr h;
@@ -45,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size >= RCC_UD_ADDR_SIZE)
 		address(data);
+	heartbeat(data, size);
 	if (rcci_ud_hdr_decode(data, size, RCC_UD_TCP_MAX_MSG, &h) == 0) {
 		if (h.len != size - UD_HDR_LEN)
 			abort();

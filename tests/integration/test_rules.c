@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -546,43 +547,59 @@ static void close_during_poll(void)
 	pair_close(&p);
 }
 
-/* The peer of frozen_peer_detected: connect, then serve until disconnected.
- * Exit 0 when it saw its endpoint leave service after being resumed. */
-static void frozen_peer_child(int port_fd, uint32_t timeout_ms)
+/*
+ * Dead-peer detection (rcc_ep_attr.peer_timeout_ms): an idle, live peer keeps
+ * the connection up well past the timeout; a frozen one (SIGSTOP) is declared
+ * dead, outstanding work flushed; resumed, it finds its side gone too. On
+ * every transport, with the frozen peer as client and as server: tcp's and
+ * verbs' heartbeats come from the library's thread, which SIGSTOP stops with
+ * the process (its kernel still answers TCP; its NIC, or rxe, still
+ * acknowledges RC). With rdma_cm the two sides learn each other's heartbeat
+ * address differently (src/transport/verbs/heartbeat.c), so both directions
+ * matter.
+ */
+#define FROZEN_TIMEOUT_MS 1000u
+
+/* The peer of the frozen-peer cases, in a process of its own (exec'd:
+ * rdma-core state must not cross a fork): a client that connects to PORT, or
+ * (--frozen-server, PORT unused) a server that writes its port to NOTIFY_FD
+ * and accepts; then idle until disconnected. Exit 0 when it saw its endpoint
+ * leave service after being resumed. */
+static int frozen_child(bool serves, int port, int notify_fd)
 {
 	struct rcc_ctx *ctx;
 	struct rcc_cq *cq;
+	struct rcc_listener *lst;
 	struct rcc_ep *ep;
 	struct rcc_wc wc;
 	char addr[128];
-	int port;
 
-	if (read(port_fd, &port, sizeof(port)) != sizeof(port))
-		_exit(2);
 	if (test_ctx_open(&ctx) ||
 	    rcc_cq_create(ctx, &(struct rcc_cq_attr){ .mode = RCC_CQ_WAIT }, &cq))
-		_exit(3);
-	struct rcc_ep_attr a = { .send_cq = cq, .peer_timeout_ms = timeout_ms };
-	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
-	if (rcc_connect(ctx, addr, &a, TEST_TIMEOUT_MS, &ep))
-		_exit(4);
+		return 3;
+	struct rcc_ep_attr a = { .send_cq = cq, .peer_timeout_ms = FROZEN_TIMEOUT_MS };
+	if (serves) {
+		snprintf(addr, sizeof(addr), "%s:0", test_addr());
+		if (rcc_listen(ctx, addr, 0, &lst))
+			return 2;
+		port = rcc_listener_port(lst);
+		if (write(notify_fd, &port, sizeof(port)) != sizeof(port) ||
+		    rcc_accept(lst, &a, TEST_TIMEOUT_MS, &ep))
+			return 4;
+	} else {
+		snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
+		if (rcc_connect(ctx, addr, &a, TEST_TIMEOUT_MS, &ep))
+			return 4;
+	}
 	/* Alive and idle; frozen by the parent; then, resumed, it must find the
 	 * connection gone (bounded: the parent waits for this exit). */
 	uint64_t end = now_ms() + 6 * TEST_TIMEOUT_MS;
 	while (rcc_ep_state(ep) == RCC_EP_CONNECTED && now_ms() < end)
 		(void)rcc_cq_wait(cq, &wc, 1, 100);
-	_exit(rcc_ep_state(ep) == RCC_EP_CONNECTED ? 5 : 0);
+	return rcc_ep_state(ep) == RCC_EP_CONNECTED ? 5 : 0;
 }
 
-/*
- * Dead-peer detection (rcc_ep_attr.peer_timeout_ms): an idle, live peer keeps
- * the connection up well past the timeout; a frozen one (SIGSTOP: its kernel
- * still answers TCP) is declared dead, outstanding work flushed; resumed, it
- * finds its side gone too. tcp only: verbs does not implement it yet.
- */
-#define FROZEN_TIMEOUT_MS 1000u
-
-static void frozen_peer_parent(pid_t pid, int port_fd, bool *reaped)
+static void frozen_peer_parent(struct peer_proc *child, bool serves, bool *reaped)
 {
 	struct rcc_ctx *ctx = NULL;
 	struct rcc_cq *cq = NULL;
@@ -591,22 +608,29 @@ static void frozen_peer_parent(pid_t pid, int port_fd, bool *reaped)
 	struct tbuf r = { 0 };
 	struct rcc_wc wc;
 	int status = -1;
+	char addr[128];
 
 	CHECK_OK(test_ctx_open(&ctx));
 	CHECK_OK(rcc_cq_create(ctx, &(struct rcc_cq_attr){ .mode = RCC_CQ_WAIT }, &cq));
-	char addr[128];
-	snprintf(addr, sizeof(addr), "%s:0", test_addr());
-	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
-	int port = rcc_listener_port(lst);
-	CHECK_EQ(write(port_fd, &port, sizeof(port)), sizeof(port));
 	struct rcc_ep_attr a = { .send_cq = cq, .peer_timeout_ms = FROZEN_TIMEOUT_MS };
-	CHECK_OK(rcc_accept(lst, &a, TEST_TIMEOUT_MS, &ep));
+	if (serves) {
+		snprintf(addr, sizeof(addr), "%s:0", test_addr());
+		CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
+		peer_go(child, rcc_listener_port(lst));
+		CHECK_OK(rcc_accept(lst, &a, TEST_TIMEOUT_MS, &ep));
+	} else {
+		peer_go(child, 1);           /* (the port it is given is unused) */
+		int port = peer_port(child); /* bounded: the child's own bounds end it */
+		CHECK(port > 0);
+		snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
+		CHECK_OK(rcc_connect(ctx, addr, &a, TEST_TIMEOUT_MS, &ep));
+	}
 	CHECK_OK(tbuf_alloc(&r, ctx, 64, RCC_ACCESS_LOCAL_WRITE));
 	struct rcc_sge rs = tbuf_sge(&r, 0, 64);
 	CHECK_OK(rcc_post_recv(ep, &rs, 1, 7));
 
 	/* Three timeouts of silence from the application: heartbeats keep it up.
-	 * They come every eighth of the timeout (TCP_HB_PER_TIMEOUT), so a false
+	 * They come every eighth of the timeout (RCCI_HB_PER_TIMEOUT), so a false
 	 * death here needs a heartbeat sender stalled for 7/8 s: a margin of 8x
 	 * the heartbeat period on a loaded host. */
 	uint64_t end = now_ms() + 3 * FROZEN_TIMEOUT_MS;
@@ -615,7 +639,7 @@ static void frozen_peer_parent(pid_t pid, int port_fd, bool *reaped)
 		CHECK_EQ(rcc_ep_state(ep), RCC_EP_CONNECTED);
 	}
 
-	CHECK_EQ(kill(pid, SIGSTOP), 0);
+	CHECK_EQ(kill(child->pid, SIGSTOP), 0);
 	CHECK_OK(wait_one(cq, &wc, TEST_TIMEOUT_MS)); /* bounded: the timeout is 1 s */
 	CHECK_EQ(wc.wr_id, 7);
 	CHECK_WC(wc, RCC_WC_WR_FLUSH_ERR);
@@ -627,44 +651,42 @@ static void frozen_peer_parent(pid_t pid, int port_fd, bool *reaped)
 	CHECK_EQ(rcc_post_recv(ep, &rs, 1, 8), -ENOTCONN);
 
 	/* the frozen side, resumed, notices as well (its exit status says so) */
-	CHECK_EQ(kill(pid, SIGCONT), 0);
+	CHECK_EQ(kill(child->pid, SIGCONT), 0);
 	end = now_ms() + 2 * TEST_TIMEOUT_MS;
-	while (waitpid(pid, &status, WNOHANG) == 0 && now_ms() < end)
+	while (waitpid(child->pid, &status, WNOHANG) == 0 && now_ms() < end)
 		(void)rcc_cq_wait(cq, &wc, 1, 50);
 	CHECK_MSG(WIFEXITED(status), "the resumed peer did not finish");
 	*reaped = true;
 	CHECK_EQ(WEXITSTATUS(status), 0);
 	TEARDOWN(rcc_ep_close(ep));
 	tbuf_free(&r);
-	TEARDOWN(rcc_listener_close(lst));
+	if (lst)
+		TEARDOWN(rcc_listener_close(lst));
 	TEARDOWN(rcc_cq_destroy(cq));
 	TEARDOWN(rcc_ctx_close(ctx));
 }
 
-static void frozen_peer_detected(void)
+static const char *self_path = "test_rules"; /* argv[0] */
+
+static void frozen_peer(bool parent_serves)
 {
-	int fds[2];
+	struct peer_proc child;
 	bool reaped = false;
 
-	if (test_on_verbs())
-		SKIP_CASE("peer-timeout",
-			  "verbs: peer_timeout_ms is not implemented (reported gap)");
-	/* fork before any rcc thread exists in this process */
-	CHECK_EQ(pipe(fds), 0);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		close(fds[1]);
-		frozen_peer_child(fds[0], FROZEN_TIMEOUT_MS);
-	}
-	close(fds[0]);
-	frozen_peer_parent(pid, fds[1], &reaped);
-	close(fds[1]);
-	if (!reaped) { /* a failed check left the child running or stopped */
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
+	CHECK_OK(peer_spawn_as(&child, self_path,
+			       parent_serves ? "--frozen-client" : "--frozen-server"));
+	frozen_peer_parent(&child, parent_serves, &reaped);
+	if (child.to_child >= 0)
+		close(child.to_child);
+	if (child.from_child >= 0)
+		close(child.from_child);
+	if (!reaped) /* a failed check left the child running or stopped */
+		peer_kill(&child);
 }
+
+/* The client frozen, the server notices; then the server frozen. */
+static void frozen_peer_detected(void) { frozen_peer(true); }
+static void frozen_server_detected(void) { frozen_peer(false); }
 
 /* An unusable timeout is refused before anything is created. */
 static void peer_timeout_bounds(void)
@@ -682,9 +704,25 @@ static void peer_timeout_bounds(void)
 	pair_close(&p);
 }
 
-TEST_MAIN(TEST(cq_overrun_fails_endpoints), TEST(sq_slots_freed_by_polled_signalled_completion),
-	  TEST(rq_slot_freed_by_polled_completion),
-	  TEST(solicited_flag_changes_nothing_at_rcc_receiver),
-	  TEST(error_flushes_everything_and_refuses_posts),
-	  TEST(send_and_write_imm_complete_in_order), TEST(closed_endpoint_never_named_again),
-	  TEST(close_during_poll), TEST(frozen_peer_detected), TEST(peer_timeout_bounds))
+int main(int argc, char **argv)
+{
+	static const struct test_case cases[] = {
+		TEST(cq_overrun_fails_endpoints),
+		TEST(sq_slots_freed_by_polled_signalled_completion),
+		TEST(rq_slot_freed_by_polled_completion),
+		TEST(solicited_flag_changes_nothing_at_rcc_receiver),
+		TEST(error_flushes_everything_and_refuses_posts),
+		TEST(send_and_write_imm_complete_in_order),
+		TEST(closed_endpoint_never_named_again),
+		TEST(close_during_poll),
+		TEST(frozen_peer_detected),
+		TEST(frozen_server_detected),
+		TEST(peer_timeout_bounds),
+	};
+
+	self_path = argv[0];
+	if (argc == 4 &&
+	    (!strcmp(argv[1], "--frozen-client") || !strcmp(argv[1], "--frozen-server")))
+		return frozen_child(argv[1][9] == 's', atoi(argv[2]), atoi(argv[3]));
+	return test_main(argc, argv, cases, sizeof(cases) / sizeof(cases[0]));
+}

@@ -28,9 +28,19 @@
 #include "rcc/util.h"
 #include "verbs.h"
 
+/*
+ * rcc's header in front of the application's private data: magic, version,
+ * the application's length (le16). Version 2 says the sender takes part in
+ * heartbeats (heartbeat.c); a version 2 REQ carries the client's heartbeat
+ * QP number (le32) after the application's bytes: 4 + 48 + 4 is all of a
+ * REQ's 56. A peer's bytes without this header (a raw rdma_cm program) are
+ * all the application's.
+ */
 #define PD_MAGIC 0xC5
 #define PD_VERSION 1
+#define PD_VERSION_HB 2
 #define PD_HDR 4
+#define PD_HB_QPN 4
 /* The IB CM reject reason a consumer reject carries. */
 #define REJ_CONSUMER_DEFINED 28
 
@@ -43,24 +53,48 @@ struct cm_ev {
 	uint8_t initiator_depth;
 };
 
-static size_t pd_encode(uint8_t *out, const void *pdata, size_t len)
+/* What rcc's header says beyond the application's bytes. */
+struct pd_extra {
+	bool hb;         /* the sender sends heartbeats */
+	uint32_t hb_qpn; /* its heartbeat QP (a REQ's); 0: none */
+};
+
+static size_t pd_encode(uint8_t *out, const void *pdata, size_t len, const struct pd_extra *x)
 {
+	size_t n = PD_HDR + len;
+
 	out[0] = PD_MAGIC;
-	out[1] = PD_VERSION;
+	out[1] = x && x->hb ? PD_VERSION_HB : PD_VERSION;
 	rcc_put_le16(out + 2, (uint16_t)len);
 	if (len)
 		memcpy(out + PD_HDR, pdata, len);
-	return PD_HDR + len;
+	if (x && x->hb && x->hb_qpn) {
+		rcc_put_le32(out + n, x->hb_qpn);
+		n += PD_HB_QPN;
+	}
+	return n;
 }
 
-static uint32_t pd_decode(const uint8_t *in, size_t len, uint8_t *out, size_t max)
+/* The application's bytes into out (at most max); *x (when not NULL) what
+ * else the header said: nothing for a raw peer or a malformed extra. */
+static uint32_t pd_decode(const uint8_t *in, size_t len, uint8_t *out, size_t max,
+			  struct pd_extra *x)
 {
+	if (x)
+		*x = (struct pd_extra){ 0 };
 	if (!in)
 		return 0;
-	if (len >= PD_HDR && in[0] == PD_MAGIC && in[1] == PD_VERSION) {
+	if (len >= PD_HDR && in[0] == PD_MAGIC && (in[1] == PD_VERSION || in[1] == PD_VERSION_HB)) {
 		size_t n = rcc_get_le16(in + 2);
 		if (n <= len - PD_HDR && n <= max) {
 			memcpy(out, in + PD_HDR, n);
+			if (x && in[1] == PD_VERSION_HB) {
+				x->hb = true;
+				if (len - PD_HDR - n >= PD_HB_QPN) {
+					uint32_t q = rcc_get_le32(in + PD_HDR + n);
+					x->hb_qpn = q <= 0xffffffu ? q : 0;
+				}
+			}
 			return (uint32_t)n;
 		}
 	}
@@ -204,7 +238,7 @@ static int wait_for(struct verbs_ep *ep, enum rdma_cm_event_type want, uint64_t 
 			log_info("verbs: connection to %s rejected by the server", ep->base.peer);
 			ep->base.peer_pdata_len = pd_decode(ev->pdata, ev->pdata_len,
 							    ep->base.peer_pdata,
-							    RCC_REJECT_PRIVATE_DATA_MAX);
+							    RCC_REJECT_PRIVATE_DATA_MAX, NULL);
 			return -ECONNABORTED;
 		}
 		log_debug("verbs: %s: rejected with reason %d", ep->base.peer, ev->status);
@@ -223,8 +257,9 @@ static int cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t 
 {
 	struct verbs_ep *ep = vep(base);
 	uint64_t deadline = rcci_deadline(timeout_ms);
-	uint8_t pd[PD_HDR + RCC_CONNECT_PRIVATE_DATA_MAX];
+	uint8_t pd[PD_HDR + RCC_CONNECT_PRIVATE_DATA_MAX + PD_HB_QPN];
 	struct rdma_conn_param cp;
+	struct pd_extra mine = { 0 }, theirs;
 	struct cm_ev ev;
 	int rc, ms;
 
@@ -264,9 +299,11 @@ static int cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t 
 	if (rc)
 		goto err;
 
+	mine.hb_qpn = rcci_hb_qpn(ep->ctx);
+	mine.hb = mine.hb_qpn != 0;
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = pd;
-	cp.private_data_len = (uint8_t)pd_encode(pd, base->own_pdata, base->own_pdata_len);
+	cp.private_data_len = (uint8_t)pd_encode(pd, base->own_pdata, base->own_pdata_len, &mine);
 	cp.responder_resources = rcci_rd_atomic_responder(ep);
 	cp.initiator_depth = rcci_rd_atomic_initiator(ep);
 	cp.flow_control = 1;
@@ -282,7 +319,9 @@ static int cm_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t 
 	if (rc)
 		goto err;
 	base->peer_pdata_len = pd_decode(ev.pdata, ev.pdata_len, base->peer_pdata,
-					 RCC_ACCEPT_PRIVATE_DATA_MAX);
+					 RCC_ACCEPT_PRIVATE_DATA_MAX, &theirs);
+	/* the server's heartbeat QP: from its first heartbeat (heartbeat.c) */
+	ep->hb_on = mine.hb && theirs.hb;
 	rc = qp_to(ep, IBV_QPS_RTR, rcci_rd_atomic_responder(ep));
 	if (rc)
 		goto err_reject;
@@ -393,9 +432,11 @@ static int cm_get_request(struct rcc_listener *base, int timeout_ms, struct rcc_
 			continue;
 		}
 		struct rdma_cm_id *id = ev->id;
+		struct pd_extra x;
 		rbase->pdata_len = pd_decode(ev->param.conn.private_data,
 					     ev->param.conn.private_data_len, rbase->pdata,
-					     RCC_CONNECT_PRIVATE_DATA_MAX);
+					     RCC_CONNECT_PRIVATE_DATA_MAX, &x);
+		req->peer_hb_qpn = x.hb ? x.hb_qpn : 0;
 		req->peer_responder = ev->param.conn.responder_resources;
 		req->peer_initiator = ev->param.conn.initiator_depth;
 		rdma_ack_cm_event(ev);
@@ -430,6 +471,7 @@ static int cm_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 	struct verbs_ep *ep = vep(base);
 	uint8_t pd[PD_HDR + RCC_ACCEPT_PRIVATE_DATA_MAX];
 	struct rdma_conn_param cp;
+	struct pd_extra mine = { 0 };
 	struct cm_ev ev;
 	uint8_t resp, init;
 	int rc;
@@ -456,9 +498,13 @@ static int cm_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 	if (rc)
 		goto err_reject;
 
+	/* heartbeats only with a client that takes part and said where to */
+	mine.hb = req->peer_hb_qpn && rcci_hb_qpn(ep->ctx);
+	ep->hb_on = mine.hb;
+	ep->hb_peer_qpn = req->peer_hb_qpn;
 	memset(&cp, 0, sizeof(cp));
 	cp.private_data = pd;
-	cp.private_data_len = (uint8_t)pd_encode(pd, base->own_pdata, base->own_pdata_len);
+	cp.private_data_len = (uint8_t)pd_encode(pd, base->own_pdata, base->own_pdata_len, &mine);
 	cp.responder_resources = min3(resp, req->peer_initiator, 255);
 	cp.initiator_depth = init;
 	cp.flow_control = 1;
@@ -496,7 +542,7 @@ static int cm_reject(struct rcc_conn_req *rbase, const void *pdata, size_t len)
 	uint8_t pd[PD_HDR + RCC_REJECT_PRIVATE_DATA_MAX];
 	int rc = 0;
 
-	if (rdma_reject(req->id, pd, (uint8_t)pd_encode(pd, pdata, len)))
+	if (rdma_reject(req->id, pd, (uint8_t)pd_encode(pd, pdata, len, NULL)))
 		rc = cm_err("rdma_reject");
 	rdma_destroy_id(req->id);
 	rdma_destroy_event_channel(req->ch);

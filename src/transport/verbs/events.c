@@ -5,7 +5,8 @@
  * DISCONNECTED, EOF on the manual socket), the device reported a QP error,
  * or the poll path saw an error completion -- and then moves the QP to ERR
  * and tells the peer. One epoll set: an eventfd to wake it, the device's
- * async event fd, and per endpoint its cm event channel or manual socket.
+ * async event fd, per endpoint its cm event channel or manual socket, and
+ * the heartbeats' CQ channel and timer (heartbeat.c).
  *
  * Async events come from the device context librdmacm shares process-wide; an
  * event for a QP of another context is not ours to act on and is dropped
@@ -24,7 +25,7 @@
 #include "verbs.h"
 
 #define KEY_WAKE 0
-#define KEY_ASYNC 1
+#define KEY_ASYNC 1 /* 2, 3: heartbeat.c's (verbs.h) */
 #define FIRST_SERIAL 16
 
 void rcci_events_wake(struct verbs_ctx *ctx)
@@ -214,6 +215,10 @@ static void *thread_main(void *arg)
 				(void)r;
 			} else if (key == KEY_ASYNC) {
 				async_events(ctx);
+			} else if (key == VERBS_KEY_HB_CQ) {
+				rcci_hb_cq_event(ctx);
+			} else if (key == VERBS_KEY_HB_TIMER) {
+				rcci_hb_timer_event(ctx);
 			} else {
 				ep_event(ctx, key);
 			}
@@ -278,6 +283,7 @@ void rcci_events_stop(struct verbs_ctx *ctx)
 		pthread_join(ctx->thread, NULL);
 		ctx->thread_started = false;
 	}
+	rcci_hb_destroy(ctx); /* its descriptors are in the epoll set */
 	close(ctx->wakefd);
 	close(ctx->epfd);
 	pthread_mutex_destroy(&ctx->eps_lock);
@@ -306,6 +312,7 @@ int rcci_events_add(struct verbs_ctx *ctx, struct verbs_ep *ep)
 		ctx->eps->prev = ep;
 	ctx->eps = ep;
 	ep->listed = true;
+	rcci_hb_ep_listed(ep);
 	/* An error completion polled before we were listed. */
 	if (atomic_load(&ep->fail_pending)) {
 		atomic_store(&ctx->fail_pending, true);
@@ -330,6 +337,7 @@ void rcci_events_remove(struct verbs_ctx *ctx, struct verbs_ep *ep)
 		if (ep->next)
 			ep->next->prev = ep->prev;
 		ep->listed = false;
+		rcci_hb_ep_unlisted(ep);
 	}
 	pthread_mutex_unlock(&ctx->eps_lock);
 }

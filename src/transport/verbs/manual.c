@@ -18,7 +18,8 @@
  *   18  1  active path MTU of the sender's port (enum ibv_mtu, 1..5)
  *   19  1  READ/atomic requests the sender accepts as responder
  *   20 16  GID, as stored in the GID table (network order)
- *   36  4  reserved, 0
+ *   36  4  HELLO, ACCEPT: the sender's heartbeat QP number (heartbeat.c; 0:
+ *          it sends none); REJECT, READY: 0
  * Exchange: HELLO ->, <- ACCEPT (server QP at RTS) or REJECT, READY -> once the
  * client QP is at RTS, so the server's accept returns only when both sides
  * can receive. Path MTU is the smaller of the two; each side uses its
@@ -52,6 +53,7 @@ struct msg {
 	uint8_t kind;
 	uint16_t pdata_len;
 	uint32_t qpn, psn;
+	uint32_t hb_qpn;
 	uint16_t lid;
 	uint8_t mtu, rd_atomic;
 	uint8_t gid[16];
@@ -84,7 +86,7 @@ static void msg_encode(const struct msg *m, uint8_t *out)
 	out[18] = m->mtu;
 	out[19] = m->rd_atomic;
 	memcpy(out + 20, m->gid, 16);
-	memset(out + 36, 0, 4);
+	rcc_put_le32(out + 36, m->hb_qpn & 0xffffffu);
 	memcpy(out + MSG_HDR, m->pdata, m->pdata_len);
 }
 
@@ -100,6 +102,9 @@ static int msg_decode_hdr(const uint8_t *in, struct msg *m)
 	m->mtu = in[18];
 	m->rd_atomic = in[19];
 	memcpy(m->gid, in + 20, 16);
+	m->hb_qpn = rcc_get_le32(in + 36);
+	if (m->hb_qpn > 0xffffffu)
+		m->hb_qpn = 0; /* not a QP number: no heartbeats with this peer */
 	if (m->kind < MSG_HELLO || m->kind > MSG_READY || m->pdata_len > msg_max_pdata(m->kind))
 		return -EPROTO;
 	if (m->kind != MSG_READY && m->kind != MSG_REJECT &&
@@ -146,6 +151,7 @@ static void describe(struct verbs_ep *ep, uint8_t kind, uint32_t psn, struct msg
 	m->mtu = (uint8_t)ep->ctx->mtu;
 	m->rd_atomic = rcci_rd_atomic_responder(ep);
 	memcpy(m->gid, ep->ctx->gid.raw, 16);
+	m->hb_qpn = 0;
 	m->pdata_len = (uint16_t)ep->base.own_pdata_len;
 	memcpy(m->pdata, ep->base.own_pdata, ep->base.own_pdata_len);
 }
@@ -237,6 +243,7 @@ static int man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t
 	if (rc)
 		goto err;
 	describe(ep, MSG_HELLO, psn, &m);
+	m.hb_qpn = rcci_hb_qpn(ep->ctx);
 	rc = msg_send(ep->sock, &m, deadline);
 	if (rc)
 		goto err;
@@ -256,6 +263,8 @@ static int man_connect(struct rcc_ep *base, const struct sockaddr *sa, socklen_t
 	}
 	memcpy(base->peer_pdata, peer.pdata, peer.pdata_len);
 	base->peer_pdata_len = peer.pdata_len;
+	ep->hb_on = m.hb_qpn && peer.hb_qpn;
+	ep->hb_peer_qpn = peer.hb_qpn;
 	rc = qp_rtr_rts(ep, &peer, psn);
 	if (rc)
 		goto err;
@@ -335,6 +344,7 @@ static int man_get_request(struct rcc_listener *base, int timeout_ms, struct rcc
 	req->peer_lid = m.lid;
 	req->peer_mtu = m.mtu;
 	req->peer_rd_atomic = m.rd_atomic;
+	req->peer_hb_qpn = m.hb_qpn;
 	memcpy(req->peer_gid, m.gid, 16);
 	rbase->pdata_len = m.pdata_len;
 	memcpy(rbase->pdata, buf + MSG_HDR, m.pdata_len);
@@ -375,6 +385,9 @@ static int man_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 		goto err;
 	}
 	describe(ep, MSG_ACCEPT, psn, &m);
+	m.hb_qpn = req->peer_hb_qpn ? rcci_hb_qpn(ep->ctx) : 0;
+	ep->hb_on = m.hb_qpn != 0;
+	ep->hb_peer_qpn = req->peer_hb_qpn;
 	rc = msg_send(ep->sock, &m, deadline);
 	if (rc)
 		goto err;

@@ -48,6 +48,7 @@
 #define VERBS_DEFAULT_INLINE 256u
 
 struct verbs_ep;
+struct verbs_hb;
 struct verbs_ud;
 struct verbs_grh;
 
@@ -76,6 +77,9 @@ struct verbs_ctx {
 	pthread_mutex_t eps_lock;
 	struct verbs_ep *eps; /* endpoints in service (doubly linked) */
 	uint64_t next_serial;
+	/* Heartbeats (heartbeat.c): made with the first connected endpoint
+	 * (under eps_lock), freed when the context closes. */
+	struct verbs_hb *hb;
 };
 
 static inline struct verbs_ctx *vctx(struct rcc_ctx *c) { return (struct verbs_ctx *)c; }
@@ -187,6 +191,18 @@ struct verbs_ep {
 
 	struct verbs_ep *next, *prev;
 	struct verbs_ud *ud; /* VEP_UD: the datagram side (ud.c); else NULL */
+
+	/* Dead-peer detection (heartbeat.c). The bring-up sets hb_on (the peer
+	 * takes part) and hb_peer_qpn (its context's heartbeat QP; 0 until its
+	 * first heartbeat says, with rdma_cm on the client); the rest is the
+	 * background thread's, under ctx->eps_lock. */
+	bool hb_on;
+	uint32_t hb_peer_qpn;
+	uint32_t hb_peer_rc_qpn;   /* the peer's RC QP: heartbeats name it */
+	uint32_t hb_peer_wants_ms; /* the peer's timeout, from its heartbeats; 0: unknown */
+	struct ibv_ah *hb_ah;      /* the RC QP's path, for datagrams */
+	uint64_t hb_heard_ns;      /* the last heartbeat (or the start) */
+	uint64_t hb_next_ns;       /* our next one */
 };
 
 #define MARK_SEND 1
@@ -290,6 +306,21 @@ int rcci_events_add(struct verbs_ctx *ctx, struct verbs_ep *ep);
 void rcci_events_remove(struct verbs_ctx *ctx, struct verbs_ep *ep);
 void rcci_events_wake(struct verbs_ctx *ctx);
 
+/* heartbeat.c: dead-peer detection (rcc_ep_attr.peer_timeout_ms) */
+/* Our context's heartbeat QP number, made on first use; 0 when it cannot be
+ * made (logged): the connection then goes without heartbeats. Any thread. */
+uint32_t rcci_hb_qpn(struct verbs_ctx *ctx);
+/* Under eps_lock, as ep is listed / unlisted (events.c). */
+void rcci_hb_ep_listed(struct verbs_ep *ep);
+void rcci_hb_ep_unlisted(struct verbs_ep *ep);
+/* The background thread's: its epoll keys and what they mean. */
+#define VERBS_KEY_HB_CQ 2
+#define VERBS_KEY_HB_TIMER 3
+void rcci_hb_cq_event(struct verbs_ctx *ctx);
+void rcci_hb_timer_event(struct verbs_ctx *ctx);
+/* After the thread stopped: free what rcci_hb_qpn made. */
+void rcci_hb_destroy(struct verbs_ctx *ctx);
+
 /* ------------------------------------------------------- connection setup */
 
 struct verbs_listener {
@@ -308,6 +339,8 @@ struct verbs_req {
 	struct rdma_cm_id *id;
 	struct rdma_event_channel *ch;
 	uint8_t peer_responder, peer_initiator;
+	/* both: the client's heartbeat QP (heartbeat.c); 0: it takes no part */
+	uint32_t peer_hb_qpn;
 	/* manual: the socket and the client's QP description */
 	int fd;
 	uint32_t peer_qpn, peer_psn;
