@@ -870,12 +870,13 @@ struct rcc_ctx *rcc_ep_ctx(const struct rcc_ep *ep);
  *    been returned by rcc_cq_poll()/rcc_cq_wait(); an unsignalled request
  *    therefore frees nothing by itself. A posted receive holds its slot
  *    until its own completion has been returned. A full queue refuses posts
- *    with -ENOMEM. Signal at least one request in every sq_depth (or use
- *    sig_all) and poll it, or the send queue stays full for good. tcp and
- *    NICs that free slots at poll time (e.g. mlx5) refuse with -ENOMEM;
- *    Soft-RoCE frees the slots of executed requests itself and the verbs
- *    transport does not hide that yet, so there a program that never
- *    signals merely appears to work.
+ *    with -ENOMEM (a list posts what fits, says how many, and returns
+ *    -ENOMEM). Signal at least one request in every sq_depth (or use
+ *    sig_all) and poll it, or the send queue stays full for good. Every
+ *    transport counts slots this way at the depths the endpoint asked for,
+ *    as NICs that free slots at poll time (e.g. mlx5) do; on verbs rcc
+ *    counts them itself, since Soft-RoCE frees executed requests' and
+ *    consumed receives' slots on its own.
  *
  * 3. Solicited events. RCC_SEND_SOLICITED is accepted on every transport and
  *    sets the solicited-event bit of the message (SEND, SEND_IMM,

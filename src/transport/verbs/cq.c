@@ -126,6 +126,12 @@ static bool map_wc(struct verbs_cq *cq, const struct ibv_wc *w, struct rcc_wc *o
 				w->wr_id == (uintptr_t)&ep->mark_send ? MARK_SEND : MARK_RECV);
 		return false;
 	}
+	/* rule 2: a send completion taken from the device frees its slots (a
+	 * failed one frees nothing: the endpoint refuses posts from then on) */
+	if (w->status == IBV_WC_SUCCESS && w->opcode < IBV_WC_RECV)
+		rcci_sq_completed(&ep->sq);
+	else if (w->status == IBV_WC_SUCCESS && !ep->ud && !ep->base.attr.srq)
+		atomic_fetch_sub_explicit(&ep->rq_used, 1, memory_order_relaxed);
 	out->wr_id = w->wr_id;
 	out->ep = &ep->base;
 	out->status = map_status(w->status);

@@ -28,6 +28,7 @@ void rcci_ep_init(struct verbs_ep *ep)
 	atomic_init(&ep->draining, false);
 	atomic_init(&ep->markers, 0);
 	atomic_init(&ep->fail_pending, false);
+	atomic_init(&ep->rq_used, 0);
 }
 
 int rcci_ep_attach(struct verbs_ep *ep)
@@ -246,6 +247,7 @@ void rcci_ep_release(struct verbs_ep *ep)
 		close(ep->sock);
 		ep->sock = -1;
 	}
+	rcci_sq_slots_fini(&ep->sq); /* after the detach: its drain frees slots */
 	pthread_mutex_destroy(&ep->lock);
 }
 

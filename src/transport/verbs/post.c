@@ -103,32 +103,46 @@ static inline void fill_ud(struct ibv_send_wr *w, const struct rcc_send_wr *r)
 	w->wr.ud.remote_qkey = ah->qkey;
 }
 
+/* Rule 2 (rcc.h): at most the slots the endpoint has left are posted, the
+ * rest refused with -ENOMEM, as a device with a full send queue does. */
 static int post_send(struct verbs_ep *ep, const struct rcc_send_wr *wr, int n, int *posted, bool ud)
 {
+	struct verbs_sq_slots *s = &ep->sq;
 	struct ibv_send_wr w[CHUNK], *bad;
-	int done = 0;
+	bool sig_all = ep->base.attr.sig_all;
+	int done = 0, rc = 0;
 
-	while (done < n) {
-		int k = n - done < CHUNK ? n - done : CHUNK;
+	pthread_mutex_lock(&s->lock);
+	int room = (int)rcci_sq_room(s);
+	int fit = n < room ? n : room;
+	while (done < fit) {
+		int k = fit - done < CHUNK ? fit - done : CHUNK;
 		for (int i = 0; i < k; i++) {
 			fill_send(&w[i], &wr[done + i]);
 			if (ud)
 				fill_ud(&w[i], &wr[done + i]);
 			w[i].next = i + 1 < k ? &w[i + 1] : NULL;
 		}
+		struct verbs_sq_mark m = rcci_sq_mark(s);
+		rcci_sq_take(s, &wr[done], k, sig_all);
 		bad = NULL;
-		int rc = ibv_post_send(ep->qp, w, &bad);
+		rc = ibv_post_send(ep->qp, w, &bad);
 		if (__builtin_expect(rc != 0, 0)) {
+			int took = bad ? (int)(bad - w) : 0;
 			rc = post_err(rc);
-			if (posted)
-				*posted = done + (bad ? (int)(bad - w) : 0);
-			return rc;
+			rcci_sq_rewind(s, m);
+			rcci_sq_take(s, &wr[done], took, sig_all);
+			done += took;
+			break;
 		}
 		done += k;
 	}
+	pthread_mutex_unlock(&s->lock);
+	if (!rc && done < n)
+		rc = -ENOMEM; /* the send queue is full: rule 2 */
 	if (posted)
-		*posted = n;
-	return 0;
+		*posted = done;
+	return rc;
 }
 
 int rcci_verbs_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
@@ -141,9 +155,28 @@ int rcci_verbs_ud_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, i
 	return post_send(vep(base), wr, n, posted, true);
 }
 
+/* Rule 2 (rcc.h): an endpoint's own receive queue takes at most rq_depth
+ * receives until completions are polled (Soft-RoCE frees a consumed
+ * receive's slot by itself; rcc counts, as a NIC that frees at poll time). */
 int rcci_verbs_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n, int *posted)
 {
-	return rcci_verbs_post_recv_to(vep(base)->qp, NULL, wr, n, posted);
+	struct verbs_ep *ep = vep(base);
+	unsigned depth = base->attr.rq_depth, used = atomic_load(&ep->rq_used), fit;
+	int done = 0;
+
+	do {
+		unsigned room = used < depth ? depth - used : 0;
+		fit = (unsigned)n < room ? (unsigned)n : room;
+	} while (!atomic_compare_exchange_weak(&ep->rq_used, &used, used + fit));
+	int rc = rcci_verbs_post_recv_to(ep->qp, NULL, wr, (int)fit, &done);
+	if (rc)
+		atomic_fetch_sub(&ep->rq_used,
+				 fit - (unsigned)done); /* the device took only these */
+	else if (fit < (unsigned)n)
+		rc = -ENOMEM; /* the receive queue is full: rule 2 */
+	if (posted)
+		*posted = done;
+	return rc;
 }
 
 int rcci_verbs_post_recv_to(struct ibv_qp *qp, struct ibv_srq *srq, const struct rcc_recv_wr *wr,

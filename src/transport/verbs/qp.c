@@ -71,7 +71,10 @@ int rcci_qp_create(struct verbs_ep *ep)
 		if (ep->qp) {
 			ep->qpn = ep->qp->qp_num;
 			ep->base.max_inline = ia.cap.max_inline_data;
-			return 0;
+			int rc = rcci_sq_slots_init(&ep->sq, a->sq_depth);
+			if (rc)
+				rcci_qp_destroy(ep);
+			return rc;
 		}
 		int rc = -errno ? -errno : -ENOMEM;
 		if (want || rc != -EINVAL || ++i == sizeof(fallback) / sizeof(fallback[0])) {

@@ -223,6 +223,7 @@ err_ud:
 	ud_free(ep->ud);
 	ep->ud = NULL;
 err_lock:
+	rcci_sq_slots_fini(&ep->sq);
 	pthread_mutex_destroy(&ep->lock);
 	return rc;
 }

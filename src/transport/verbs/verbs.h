@@ -165,6 +165,39 @@ enum verbs_bringup_kind {
 	VEP_UD, /* a datagram endpoint: no bring-up, nothing to watch (ud.c) */
 };
 
+/* sq_slots.c: the send slots of rule 2 (rcc.h), counted by rcc since Soft-RoCE
+ * frees them by itself. Posters hold lock while they take slots and post;
+ * pollers take it to free them. */
+struct verbs_sq_slots {
+	pthread_mutex_t lock;
+	uint32_t depth, used;
+	uint32_t run;   /* unsignalled requests since the last signalled one */
+	uint32_t *runs; /* ring (depth): per signalled request in flight, the slots it frees */
+	uint32_t head, n;
+};
+struct verbs_sq_mark {
+	uint32_t used, run, n;
+};
+/* 0 or -ENOMEM; fini is safe on a zeroed or finished struct. */
+int rcci_sq_slots_init(struct verbs_sq_slots *s, uint32_t depth);
+void rcci_sq_slots_fini(struct verbs_sq_slots *s);
+/* Caller holds lock: the slots wr[0..n) take (at most the room left). */
+void rcci_sq_take(struct verbs_sq_slots *s, const struct rcc_send_wr *wr, int n, bool sig_all);
+/* A successful send completion was taken from the device (any thread). */
+void rcci_sq_completed(struct verbs_sq_slots *s);
+static inline uint32_t rcci_sq_room(const struct verbs_sq_slots *s) { return s->depth - s->used; }
+static inline struct verbs_sq_mark rcci_sq_mark(const struct verbs_sq_slots *s)
+{
+	return (struct verbs_sq_mark){ s->used, s->run, s->n };
+}
+/* Undo the takes since m (the device refused those requests). */
+static inline void rcci_sq_rewind(struct verbs_sq_slots *s, struct verbs_sq_mark m)
+{
+	s->used = m.used;
+	s->run = m.run;
+	s->n = m.n;
+}
+
 /* What the background thread watches; data.u64 in epoll is the ep serial. */
 struct verbs_ep {
 	struct rcc_ep base;
@@ -190,7 +223,12 @@ struct verbs_ep {
 	uint8_t mark_send, mark_recv; /* their addresses are the marker wr_ids */
 
 	struct verbs_ep *next, *prev;
-	struct verbs_ud *ud; /* VEP_UD: the datagram side (ud.c); else NULL */
+	struct verbs_ud *ud;      /* VEP_UD: the datagram side (ud.c); else NULL */
+	struct verbs_sq_slots sq; /* made with the QP, freed by rcci_ep_release */
+	/* Rule 2's receive slots of an endpoint with a receive queue of its own
+	 * (post.c): taken by a post, freed by a successful receive completion
+	 * taken from the device. (UD receives are counted by their GRH slots.) */
+	atomic_uint rq_used;
 
 	/* Dead-peer detection (heartbeat.c). The bring-up sets hb_on (the peer
 	 * takes part) and hb_peer_qpn (its context's heartbeat QP; 0 until its

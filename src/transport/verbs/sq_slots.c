@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Rule 2 of rcc.h on verbs: a send work request holds its slot until a
+ * completion of it or of a later request of the same endpoint has been
+ * polled, and a full send queue refuses posts with -ENOMEM. mlx5 keeps that
+ * rule in hardware; Soft-RoCE frees the slot of every executed request by
+ * itself, so a program that never signals would work on rxe and stall on a
+ * NIC. rcc counts the slots itself, at the depth the endpoint asked for.
+ *
+ * Each signalled request in flight has an entry in a ring: how many slots
+ * its completion frees (itself and the unsignalled requests posted since the
+ * previous signalled one). Send completions come in posting order, so a
+ * successful one frees the oldest entry. A failed one frees nothing: the
+ * endpoint has left service and refuses posts from then on.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "verbs.h"
+
+int rcci_sq_slots_init(struct verbs_sq_slots *s, uint32_t depth)
+{
+	s->runs = calloc(depth ? depth : 1, sizeof(*s->runs));
+	if (!s->runs)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	s->depth = depth;
+	s->used = s->run = s->head = s->n = 0;
+	return 0;
+}
+
+void rcci_sq_slots_fini(struct verbs_sq_slots *s)
+{
+	if (!s->runs)
+		return;
+	pthread_mutex_destroy(&s->lock);
+	free(s->runs);
+	s->runs = NULL;
+}
+
+void rcci_sq_take(struct verbs_sq_slots *s, const struct rcc_send_wr *wr, int n, bool sig_all)
+{
+	for (int i = 0; i < n; i++) {
+		s->run++;
+		if (sig_all || (wr[i].flags & RCC_SEND_SIGNALED)) {
+			s->runs[(s->head + s->n) % s->depth] = s->run;
+			s->n++;
+			s->run = 0;
+		}
+	}
+	s->used += (uint32_t)n;
+}
+
+void rcci_sq_completed(struct verbs_sq_slots *s)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->n) { /* always, unless the device completed what we never counted */
+		s->used -= s->runs[s->head];
+		s->head = (s->head + 1) % s->depth;
+		s->n--;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
