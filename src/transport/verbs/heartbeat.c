@@ -174,12 +174,17 @@ uint32_t rcci_hb_qpn(struct verbs_ctx *ctx)
 	int rc = 0;
 
 	pthread_mutex_lock(&ctx->eps_lock);
-	if (!ctx->hb)
+	if (!ctx->hb && !ctx->hb_unavailable) {
 		rc = hb_new(ctx, &ctx->hb);
-	if (rc)
-		log_warn("verbs: no heartbeat QP (%s): connections go without dead-peer detection",
-			 rcc_strerror(rc));
-	else if (!ctx->hb->broken)
+		/* once: a device without UD (iWARP) would refuse every time */
+		if (rc) {
+			ctx->hb_unavailable = true;
+			log_warn("verbs: no heartbeat QP (%s): this context's connections go "
+				 "without dead-peer detection",
+				 rcc_strerror(rc));
+		}
+	}
+	if (ctx->hb && !ctx->hb->broken)
 		qpn = ctx->hb->qp->qp_num;
 	pthread_mutex_unlock(&ctx->eps_lock);
 	return qpn;

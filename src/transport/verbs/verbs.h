@@ -80,6 +80,7 @@ struct verbs_ctx {
 	/* Heartbeats (heartbeat.c): made with the first connected endpoint
 	 * (under eps_lock), freed when the context closes. */
 	struct verbs_hb *hb;
+	bool hb_unavailable; /* making it failed (logged once): no heartbeats */
 };
 
 static inline struct verbs_ctx *vctx(struct rcc_ctx *c) { return (struct verbs_ctx *)c; }
