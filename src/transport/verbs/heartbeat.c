@@ -342,9 +342,10 @@ void rcci_hb_timer_event(struct verbs_ctx *ctx)
 {
 	uint64_t n;
 
+	/* ctx->hb was set by another thread, under this lock */
+	pthread_mutex_lock(&ctx->eps_lock);
 	if (read(ctx->hb->timerfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		log_debug("verbs: heartbeats: timerfd: %s", strerror(errno));
-	pthread_mutex_lock(&ctx->eps_lock);
 	tick(ctx);
 	pthread_mutex_unlock(&ctx->eps_lock);
 }
@@ -378,20 +379,21 @@ static void heard(struct verbs_ctx *ctx, const uint8_t *payload, uint32_t len, u
 
 void rcci_hb_cq_event(struct verbs_ctx *ctx)
 {
-	struct verbs_hb *hb = ctx->hb;
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
 	struct ibv_wc wc[16];
 	unsigned events = 0;
 	int n;
 
+	/* ctx->hb was set by another thread, under this lock */
+	pthread_mutex_lock(&ctx->eps_lock);
+	struct verbs_hb *hb = ctx->hb;
 	while (ibv_get_cq_event(hb->ch, &ev_cq, &ev_ctx) == 0)
 		events++;
 	if (events)
 		ibv_ack_cq_events(hb->cq, events);
 	if (ibv_req_notify_cq(hb->cq, 0))
 		log_warn("verbs: heartbeats: ibv_req_notify_cq failed");
-	pthread_mutex_lock(&ctx->eps_lock);
 	while ((n = ibv_poll_cq(hb->cq, 16, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
 			if (wc[i].wr_id & HB_SEND_BIT) {
