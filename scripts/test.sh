@@ -238,7 +238,10 @@ else
 	step "waiting for the VM's boots to end" wait "$VM_LANE_PID"
 	VM_LANE_PID=
 	for i in "${!VM_BOOTS[@]}"; do
-		step "${VM_NAMES[$i]}" vm_collect $((i + 1)) "${VM_BOOTS[$i]%% *}"
+		# the summary's time for these is the collection's: say the boot's own
+		secs='?'
+		[ -f "$VM_LANE/$((i + 1))" ] && read -r _ secs <"$VM_LANE/$((i + 1))"
+		step "${VM_NAMES[$i]} (ran ${secs} s beside)" vm_collect $((i + 1)) "${VM_BOOTS[$i]%% *}"
 	done
 fi
 
