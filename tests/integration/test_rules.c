@@ -589,7 +589,12 @@ static int frozen_child(bool serves, int port, int notify_fd)
 	uint64_t end = now_ms() + 6 * TEST_TIMEOUT_MS;
 	while (rcc_ep_state(ep) == RCC_EP_CONNECTED && now_ms() < end)
 		(void)rcc_cq_wait(cq, &wc, 1, 100);
-	return rcc_ep_state(ep) == RCC_EP_CONNECTED ? 5 : 0;
+	int st = rcc_ep_state(ep) == RCC_EP_CONNECTED ? 5 : 0;
+	/* everything closed: the sanitizers' leak check runs at this exit */
+	if (rcc_ep_close(ep) || (serves && rcc_listener_close(lst)) || rcc_cq_destroy(cq) ||
+	    rcc_ctx_close(ctx))
+		st = st ? st : 6;
+	return st;
 }
 
 static void frozen_peer_parent(struct peer_proc *child, bool serves, bool *reaped)
