@@ -525,9 +525,10 @@ static int receive_one(struct tcp_ep *ep)
 	struct rq_wqe q = { 0 };
 	const struct rcc_sge *sg = NULL;
 	uint32_t idx;
-	bool have, usable;
+	bool have, usable, peeked = false;
 	ssize_t got;
 
+again:
 	/* With an SRQ: its oldest receive, as a connected endpoint takes it --
 	 * only for a datagram that is there and will be delivered, so that a
 	 * receive never waits on one endpoint while others could fill it. */
@@ -550,6 +551,21 @@ static int receive_one(struct tcp_ep *ep)
 		sg = &ep->rq_sge[(size_t)(idx & ep->rq_mask) * max_sge];
 	}
 	pthread_mutex_unlock(&ep->rq_lock);
+	/* None posted: a datagram is dropped only if it was here before we found
+	 * none (a device drops what arrives with no receive posted). The
+	 * application may post one, and its peer answer into it, between that
+	 * look and our read: so look at the socket first, then at the queue
+	 * again, and a receive posted meanwhile takes the datagram. */
+	if (!have && !peeked) {
+		struct msghdr pm = { .msg_iov = &(struct iovec){ hdr, 1 }, .msg_iovlen = 1 };
+		do
+			got = recvmsg(ep->fd, &pm, MSG_DONTWAIT | MSG_PEEK);
+		while (got < 0 && errno == EINTR);
+		if (got < 0)
+			return 0; /* nothing waiting (or an error the read below would meet) */
+		peeked = true;
+		goto again;
+	}
 
 	iov[0] = (struct iovec){ hdr, UD_HDR_LEN };
 	usable = have && q.status == RCC_WC_SUCCESS;
