@@ -162,6 +162,150 @@ int rcc_server_disconnect(struct rcc_server *srv, struct rcc_ep *ep);
  * other connection, or dropped. */
 int rcc_server_stop(struct rcc_server *srv);
 
+/*
+ * Connect to addr ("host:port", "[v6]:port") and serve the connection with
+ * this server's agents, as if it had been accepted: the endpoint is made on
+ * an agent's CQ (its own in RCC_THREAD_PER_EP mode, the least loaded shared
+ * one in RCC_THREAD_SHARED_CQ mode), with ep_attr (NULL: the server's
+ * ep_attr template; CQ fields ignored, initial_recv and private_data
+ * honoured). Once it is up, ops->on_connect(ep, srv's arg, &conn) runs on
+ * that agent with *conn = conn (the caller's per-connection state), then
+ * on_completion for each of its completions and on_disconnect exactly once
+ * -- so one dispatcher serves the connections a process opens and those
+ * it accepts (on_request is not called). With srq_depth the endpoint takes
+ * its receives from the server's SRQ, as accepted ones do (ep_attr's
+ * receive fields are then ignored). Blocks up to timeout_ms (0: 5000) for
+ * the connection; does not retry. Returns 0 and sets *ep (owned by the
+ * server: valid until on_disconnect returns; end it with
+ * rcc_server_disconnect()), or rcc_connect()'s status (rcc_last_error()
+ * explains), -EINVAL for a NULL argument or a negative timeout, -EMFILE at
+ * max_connections (shared with accepted ones), -ESHUTDOWN once
+ * rcc_server_stop() has begun. When it fails, on_disconnect is not called
+ * and conn stays the caller's. Thread-safe, and allowed from the server's
+ * own callbacks (the agent goes on serving its other connections only
+ * once the call returns).
+ */
+int rcc_server_connect(struct rcc_server *srv, const char *addr, const struct rcc_ep_attr *ep_attr,
+		       int timeout_ms, void *conn, struct rcc_ep **ep);
+
+/* ------------------------------------------------------------------------ */
+/* Message channel                                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A message channel: small messages over SEND/RECV on one connected RC
+ * endpoint, with credits, so a message never meets an empty receive queue
+ * (no receiver-not-ready retries, whatever the peer does) and a reader that
+ * falls behind slows its sender down instead of failing the connection.
+ * Both ends must use a channel with the same msg_max and credits.
+ *
+ * The channel owns the endpoint's receive queue and its SEND traffic: the
+ * application may post RDMA WRITE, READ and atomics on the same endpoint
+ * (with wr_ids whose top byte is not RCC_CHAN_WR_ID_TAG), but no SEND and
+ * no WRITE_WITH_IMM of its own, and no receives. The endpoint stays the
+ * application's: it creates it from rcc_chan_ep_attr(), hands it over with
+ * rcc_chan_bind() once connected, and closes it before rcc_chan_destroy().
+ *
+ * Credits: each side keeps `credits` receives posted. A sender holds one
+ * credit per receive it knows to be free at the peer; a message takes one.
+ * A receive is posted again when rcc_chan_recv() has copied its message
+ * out, and the freed credits travel back on the next message, or in a
+ * credit message of their own once half of them are waiting. The last
+ * credit is kept for such a credit message, so two sides that read what
+ * they get never stop each other; a side that only sends while its peer
+ * never reads waits (rcc_chan_send() times out), as a socket's writer does.
+ *
+ * Every byte the peer sends is checked (header, credit count, length): a
+ * peer that breaks the rules fails the channel with -EPROTO, as a dead one
+ * fails it with -ECONNRESET. Messages that arrived before the failure are
+ * still handed out first.
+ *
+ * Thread-safety: one thread at a time per channel (calls on one channel must
+ * not overlap); different channels are independent.
+ */
+struct rcc_chan;
+
+/* The top byte of every wr_id the channel posts. */
+#define RCC_CHAN_WR_ID_TAG 0xc7u
+/* Largest rcc_chan_attr.msg_max and .credits; the defaults. */
+#define RCC_CHAN_MSG_MAX 65536u
+#define RCC_CHAN_CREDITS_MAX 1024u
+#define RCC_CHAN_MSG_DEFAULT 256u
+#define RCC_CHAN_CREDITS_DEFAULT 16u
+
+struct rcc_chan_attr {
+	uint32_t msg_max; /* largest message in bytes, 1..RCC_CHAN_MSG_MAX; 0: default */
+	uint32_t credits; /* receives kept posted, 4..RCC_CHAN_CREDITS_MAX; 0: default */
+	/* NULL: the channel makes a CQ of its own (cq_mode, deep enough) that
+	 * its endpoint uses for sends and receives, and its calls wait on it.
+	 * Else the application's CQ, which the endpoint uses (it may serve many
+	 * endpoints: a shared-CQ server's agent): the application polls it and
+	 * passes every completion to rcc_chan_handle(), and the channel never
+	 * waits (its calls accept only timeout_ms 0). It must be deep enough
+	 * for 2 * credits more completions. */
+	struct rcc_cq *cq;
+	enum rcc_cq_mode cq_mode; /* its own CQ's mode; ignored with cq */
+};
+
+/* Make a channel: register 2 * credits buffers of msg_max bytes plus a
+ * small header (and its CQ). Returns 0 and sets *ch; -EINVAL for a NULL or
+ * out-of-range argument; -ENOMEM; a registration's or rcc_cq_create()'s
+ * status. Never blocks. *ch is the caller's until rcc_chan_destroy(). */
+int rcc_chan_create(struct rcc_ctx *ctx, const struct rcc_chan_attr *attr, struct rcc_chan **ch);
+
+/* Fill in what the channel needs of the endpoint to create: send_cq and
+ * recv_cq, rq_depth (credits), max_recv_sge (at least 1), the channel's
+ * receives as initial_recv / num_initial_recv (valid until
+ * rcc_chan_destroy()), and sq_depth raised by credits (0 is read as
+ * nothing of the application's). The other fields are left as they are.
+ * Then pass *ep_attr to rcc_connect(), rcc_connect_ex(), rcc_accept_req(),
+ * rcc_client_connect() or rcc_server_connect(). -EINVAL for a NULL
+ * argument or a channel already bound; -ERANGE if sq_depth would overflow.
+ * Never blocks. */
+int rcc_chan_ep_attr(const struct rcc_chan *ch, struct rcc_ep_attr *ep_attr);
+
+/* The endpoint made with rcc_chan_ep_attr()'s attributes, now connected
+ * (or accepted: messages may already have arrived). Returns 0, or -EINVAL
+ * for a NULL argument or an already bound channel. The endpoint stays the
+ * caller's; it must outlive the binding (close it, then destroy the
+ * channel). Never blocks. */
+int rcc_chan_bind(struct rcc_chan *ch, struct rcc_ep *ep);
+
+/* Send one message of len bytes (1..msg_max; copied: buf is free again on
+ * return). Waits up to timeout_ms (0: not at all; -1: no limit) for a
+ * credit and a free send buffer. Returns 0 once posted; -EAGAIN (timeout 0)
+ * or -ETIMEDOUT when none came in time; -EMSGSIZE for len 0 or over msg_max;
+ * -ECONNRESET once the connection is gone, -EPROTO once the peer broke the
+ * rules, -EINVAL for a NULL argument, an unbound channel or, with an
+ * application CQ, a timeout other than 0; a status of rcc_post_send(). A
+ * posted message is delivered unless the connection fails first. */
+int rcc_chan_send(struct rcc_chan *ch, const void *buf, size_t len, int timeout_ms);
+
+/* Take the oldest message that arrived: copy it to buf (cap bytes) and post
+ * its receive again. Waits up to timeout_ms (0: not at all; -1: no limit).
+ * Returns its length (> 0); -EAGAIN (timeout 0) or -ETIMEDOUT when none came;
+ * -EMSGSIZE if cap is too small (the message stays, for a larger buffer);
+ * after the last message that arrived, -ECONNRESET once the connection is
+ * gone and -EPROTO once the peer broke the rules; -EINVAL as rcc_chan_send(). */
+int rcc_chan_recv(struct rcc_chan *ch, void *buf, size_t cap, int timeout_ms);
+
+/* With an application CQ: pass each completion taken from it. Returns 1 if
+ * it was the channel's (taken in: a message to read, a send done, or a
+ * failure), 0 if not (wrong endpoint or wr_id tag: the application's own),
+ * -EINVAL for a NULL argument. Never blocks. With the channel's own CQ its
+ * calls take the completions themselves. */
+int rcc_chan_handle(struct rcc_chan *ch, const struct rcc_wc *wc);
+
+/* Messages that arrived and are not read yet (a moment's figure). */
+uint32_t rcc_chan_pending(const struct rcc_chan *ch);
+
+/* Free the channel: its buffers, registrations and its own CQ. Call it once
+ * the bound endpoint is closed (rcc_ep_close(): its receives name the
+ * channel's buffers until then), or before binding. NULL: nothing. Returns
+ * 0 or the first failing deregistration's status (the channel is freed
+ * either way). Never blocks. */
+int rcc_chan_destroy(struct rcc_chan *ch);
+
 /* ------------------------------------------------------------------------ */
 /* Client                                                                    */
 /* ------------------------------------------------------------------------ */
