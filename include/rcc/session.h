@@ -201,10 +201,14 @@ int rcc_server_connect(struct rcc_server *srv, const char *addr, const struct rc
  *
  * The channel owns the endpoint's receive queue and its SEND traffic: the
  * application may post RDMA WRITE, READ and atomics on the same endpoint
- * (with wr_ids whose top byte is not RCC_CHAN_WR_ID_TAG), but no SEND and
- * no WRITE_WITH_IMM of its own, and no receives. The endpoint stays the
- * application's: it creates it from rcc_chan_ep_attr(), hands it over with
- * rcc_chan_bind() once connected, and closes it before rcc_chan_destroy().
+ * (with wr_ids whose top byte is not RCC_CHAN_WR_ID_TAG), and RDMA
+ * WRITE_WITH_IMM through rcc_chan_write_imm() (it takes a receive at the
+ * peer, so it takes a credit), but no SEND of its own and no receives. The
+ * endpoint stays the application's: it creates it from rcc_chan_ep_attr(),
+ * hands it over with rcc_chan_bind() once connected, and closes it before
+ * rcc_chan_destroy(). The completions of the application's own requests
+ * come back through rcc_chan_poll_app() when the channel has a CQ of its
+ * own, and straight from the application's CQ otherwise.
  *
  * Credits: each side keeps `credits` receives posted. A sender holds one
  * credit per receive it knows to be free at the peer; a message takes one.
@@ -216,9 +220,9 @@ int rcc_server_connect(struct rcc_server *srv, const char *addr, const struct rc
  * never reads waits (rcc_chan_send() times out), as a socket's writer does.
  *
  * Every byte the peer sends is checked (header, credit count, length): a
- * peer that breaks the rules fails the channel with -EPROTO, as a dead one
- * fails it with -ECONNRESET. Messages that arrived before the failure are
- * still handed out first.
+ * peer that breaks the rules fails the channel with -EPROTO and is cut off
+ * (rcc_ep_disconnect()), as a dead one fails it with -ECONNRESET. What
+ * arrived before the failure is still handed out first.
  *
  * Thread-safety: one thread at a time per channel (calls on one channel must
  * not overlap); different channels are independent.
@@ -230,6 +234,7 @@ struct rcc_chan;
 /* Largest rcc_chan_attr.msg_max and .credits; the defaults. */
 #define RCC_CHAN_MSG_MAX 65536u
 #define RCC_CHAN_CREDITS_MAX 1024u
+#define RCC_CHAN_APP_DEPTH_MAX 65536u
 #define RCC_CHAN_MSG_DEFAULT 256u
 #define RCC_CHAN_CREDITS_DEFAULT 16u
 
@@ -245,6 +250,11 @@ struct rcc_chan_attr {
 	 * for 2 * credits more completions. */
 	struct rcc_cq *cq;
 	enum rcc_cq_mode cq_mode; /* its own CQ's mode; ignored with cq */
+	/* The application's own requests that may be outstanding at once on
+	 * the endpoint (WRITE, READ, atomics, rcc_chan_write_imm()), at most
+	 * RCC_CHAN_APP_DEPTH_MAX; 0: none. Part of sq_depth and, with the
+	 * channel's own CQ, of its depth and of what rcc_chan_poll_app() keeps. */
+	uint32_t app_depth;
 };
 
 /* Make a channel: register 2 * credits buffers of msg_max bytes plus a
@@ -256,12 +266,10 @@ int rcc_chan_create(struct rcc_ctx *ctx, const struct rcc_chan_attr *attr, struc
 /* Fill in what the channel needs of the endpoint to create: send_cq and
  * recv_cq, rq_depth (credits), max_recv_sge (at least 1), the channel's
  * receives as initial_recv / num_initial_recv (valid until
- * rcc_chan_destroy()), and sq_depth raised by credits (0 is read as
- * nothing of the application's). The other fields are left as they are.
- * Then pass *ep_attr to rcc_connect(), rcc_connect_ex(), rcc_accept_req(),
+ * rcc_chan_destroy()), and sq_depth (credits + app_depth). The other
+ * fields are left as they are. Then pass *ep_attr to rcc_connect(), rcc_connect_ex(), rcc_accept_req(),
  * rcc_client_connect() or rcc_server_connect(). -EINVAL for a NULL
- * argument or a channel already bound; -ERANGE if sq_depth would overflow.
- * Never blocks. */
+ * argument or a channel already bound. Never blocks. */
 int rcc_chan_ep_attr(const struct rcc_chan *ch, struct rcc_ep_attr *ep_attr);
 
 /* The endpoint made with rcc_chan_ep_attr()'s attributes, now connected
@@ -270,6 +278,14 @@ int rcc_chan_ep_attr(const struct rcc_chan *ch, struct rcc_ep_attr *ep_attr);
  * caller's; it must outlive the binding (close it, then destroy the
  * channel). Never blocks. */
 int rcc_chan_bind(struct rcc_chan *ch, struct rcc_ep *ep);
+
+/* What rcc_chan_recv() reports when it returns 0: the peer's RDMA
+ * WRITE_WITH_IMM (rcc_chan_write_imm()) has landed in the application's
+ * memory, len bytes of it, with this immediate value. */
+struct rcc_chan_write_note {
+	uint32_t imm;
+	uint32_t len;
+};
 
 /* Send one message of len bytes (1..msg_max; copied: buf is free again on
  * return). Waits up to timeout_ms (0: not at all; -1: no limit) for a
@@ -281,22 +297,53 @@ int rcc_chan_bind(struct rcc_chan *ch, struct rcc_ep *ep);
  * posted message is delivered unless the connection fails first. */
 int rcc_chan_send(struct rcc_chan *ch, const void *buf, size_t len, int timeout_ms);
 
-/* Take the oldest message that arrived: copy it to buf (cap bytes) and post
- * its receive again. Waits up to timeout_ms (0: not at all; -1: no limit).
- * Returns its length (> 0); -EAGAIN (timeout 0) or -ETIMEDOUT when none came;
- * -EMSGSIZE if cap is too small (the message stays, for a larger buffer);
- * after the last message that arrived, -ECONNRESET once the connection is
- * gone and -EPROTO once the peer broke the rules; -EINVAL as rcc_chan_send(). */
-int rcc_chan_recv(struct rcc_chan *ch, void *buf, size_t cap, int timeout_ms);
+/* Post an RDMA WRITE_WITH_IMM of the sge list (num_sge entries, at most
+ * the endpoint's max_send_sge) to the peer's [remote_addr, rkey) -- memory
+ * the application registered and told the peer of. It takes a credit, as a
+ * message does (waiting up to timeout_ms as rcc_chan_send() does), so it
+ * never meets an empty receive queue; the peer's rcc_chan_recv() reports it
+ * in order with the messages (it returns 0 and fills its note). wr_id and
+ * flags (RCC_SEND_SIGNALED, ...) are the application's: the completion is
+ * the application's (rcc_chan_poll_app(), or its own CQ). Returns 0, or as
+ * rcc_chan_send() (-EMSGSIZE does not apply), or rcc_post_write_imm()'s
+ * status; -EINVAL also for a wr_id with the channel's tag. */
+int rcc_chan_write_imm(struct rcc_chan *ch, const struct rcc_sge *sge, int num_sge,
+		       uint64_t remote_addr, uint32_t rkey, uint32_t imm, uint64_t wr_id,
+		       unsigned flags, int timeout_ms);
+
+/* Take the oldest arrival: a message is copied to buf (cap bytes), a
+ * WRITE_WITH_IMM of the peer's is described in *note (NULL: such an
+ * arrival fails the channel with -EPROTO, as unexpected), and the receive
+ * it took is posted again. Waits up to timeout_ms (0: not at all; -1: no
+ * limit). Returns a message's length (> 0), or 0 for a WRITE_WITH_IMM;
+ * -EAGAIN (timeout 0) or -ETIMEDOUT when none came; -EMSGSIZE if cap is
+ * too small (the message stays, for a larger buffer); after the last
+ * arrival before the failure, -ECONNRESET once the connection is gone,
+ * -EPROTO once the peer broke the rules, -EIO if a request failed
+ * otherwise; -EINVAL as rcc_chan_send(). buf may be NULL when cap is 0. */
+int rcc_chan_recv(struct rcc_chan *ch, void *buf, size_t cap, struct rcc_chan_write_note *note,
+		  int timeout_ms);
 
 /* With an application CQ: pass each completion taken from it. Returns 1 if
  * it was the channel's (taken in: a message to read, a send done, or a
  * failure), 0 if not (wrong endpoint or wr_id tag: the application's own),
- * -EINVAL for a NULL argument. Never blocks. With the channel's own CQ its
+ * -EINVAL for a NULL argument or a channel not bound yet (bind it before
+ * its endpoint's completions are taken: in on_connect for a server's
+ * connection). Never blocks. With the channel's own CQ its
  * calls take the completions themselves. */
 int rcc_chan_handle(struct rcc_chan *ch, const struct rcc_wc *wc);
 
-/* Messages that arrived and are not read yet (a moment's figure). */
+/* With the channel's own CQ: up to max completions of the application's
+ * own requests on the endpoint (its WRITEs, READs, atomics,
+ * rcc_chan_write_imm()s), those the channel's calls took from its CQ
+ * first (in order), then what the CQ holds now. Returns how many (0: none),
+ * -EINVAL for a NULL argument, max <= 0 or a channel on an application's
+ * CQ (those come from that CQ), or rcc_cq_poll()'s error. Never blocks.
+ * The channel keeps up to app_depth of them; one more (a request beyond
+ * that depth) fails the channel with -EOVERFLOW. */
+int rcc_chan_poll_app(struct rcc_chan *ch, struct rcc_wc *wc, int max);
+
+/* Arrivals taken in and not read yet (a moment's figure); 0 for NULL. */
 uint32_t rcc_chan_pending(const struct rcc_chan *ch);
 
 /* Free the channel: its buffers, registrations and its own CQ. Call it once

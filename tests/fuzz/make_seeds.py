@@ -111,8 +111,22 @@ uds = {
     "dgram_imm": ud_dgram(2, b"x" * 64, imm=0xdeadbeef, flags=1),
     "dgram_empty": ud_dgram(1, b""),
 }
+
+# fuzz_chan: the message channel's header (src/session/chan_wire.h).
+def chan(kind, credits, payload=b"", version=1):
+    return struct.pack("<BBHI", kind, version, 0, credits) + payload
+
+
+chans = {
+    "msg": chan(1, 0, b"hello"),
+    "msg_credits": chan(1, 7, b"x" * 256),
+    "credit": chan(2, 8),
+    "credit_payload": chan(2, 1, b"z"),
+    "version2": chan(1, 0, b"a", version=2),
+    "short": b"\x01\x01\x00",
+}
 for name, items in (("stream", streams), ("wire", wires), ("boot", boots), ("shm", shms),
-                    ("ud", uds)):
+                    ("ud", uds), ("chan", chans)):
     d = os.path.join(HERE, "corpus", name)
     os.makedirs(d, exist_ok=True)
     for key, blob in items.items():

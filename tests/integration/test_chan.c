@@ -1,0 +1,668 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The message channel (rcc_chan_*, session.h): messages arrive whole and in
+ * order in every CQ mode, credits hold a sender back instead of letting it
+ * meet an empty receive queue (the endpoints refuse receiver-not-ready
+ * retries here, so one such meeting fails the case), a channel shares an
+ * application's CQ and endpoint with one-sided traffic, a peer that leaves
+ * or breaks the rules ends the channel after what it sent before.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "pair.h"
+#include "rcc/session.h"
+
+#define MSG_MAX 512
+#define CREDITS 8
+
+/* Two endpoints connected in one process, each made from its own attributes. */
+struct duo {
+	struct rcc_ctx *ctx;
+	struct rcc_listener *lst;
+	struct rcc_ep *a, *b;
+};
+
+struct accept_job {
+	struct rcc_listener *lst;
+	struct rcc_ep_attr attr;
+	struct rcc_ep *ep;
+	int rc;
+};
+
+static void *accept_thread(void *arg)
+{
+	struct accept_job *j = arg;
+	j->rc = rcc_accept(j->lst, &j->attr, TEST_TIMEOUT_MS, &j->ep);
+	return NULL;
+}
+
+static int duo_ctx(struct duo *d)
+{
+	char addr[128];
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	rc = test_ctx_open(&d->ctx);
+	if (rc)
+		return rc;
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	rc = rcc_listen(d->ctx, addr, 0, &d->lst);
+	if (rc)
+		rcc_ctx_close(d->ctx);
+	return rc;
+}
+
+static int duo_connect(struct duo *d, const struct rcc_ep_attr *aa, const struct rcc_ep_attr *ab)
+{
+	struct accept_job job = { .lst = d->lst, .attr = *ab, .rc = -EINPROGRESS };
+	char addr[128];
+	pthread_t th;
+	int rc;
+
+	rc = -pthread_create(&th, NULL, accept_thread, &job);
+	if (rc)
+		return rc;
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(d->lst));
+	rc = rcc_connect(d->ctx, addr, aa, TEST_TIMEOUT_MS, &d->a);
+	pthread_join(th, NULL);
+	if (rc || job.rc) {
+		if (!rc)
+			rcc_ep_close(d->a);
+		if (!job.rc)
+			rcc_ep_close(job.ep);
+		d->a = NULL;
+		return rc ? rc : job.rc;
+	}
+	d->b = job.ep;
+	return 0;
+}
+
+/* Endpoint attributes that fail at once on a receiver-not-ready. */
+static struct rcc_ep_attr strict_attr(void)
+{
+	return (struct rcc_ep_attr){ .rnr_retry = RCC_NO_RETRY };
+}
+
+/* Two channels a <-> b on their own CQs of this mode. */
+struct chan_duo {
+	struct duo d;
+	struct rcc_chan *a, *b;
+};
+
+static int chan_duo_open(struct chan_duo *c, enum rcc_cq_mode mode)
+{
+	struct rcc_chan_attr ca = {
+		.msg_max = MSG_MAX, .credits = CREDITS, .cq_mode = mode, .app_depth = 16
+	};
+	struct rcc_ep_attr aa = strict_attr(), ab = strict_attr();
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	rc = duo_ctx(&c->d);
+	if (rc)
+		return rc;
+	if ((rc = rcc_chan_create(c->d.ctx, &ca, &c->a)) ||
+	    (rc = rcc_chan_create(c->d.ctx, &ca, &c->b)) || (rc = rcc_chan_ep_attr(c->a, &aa)) ||
+	    (rc = rcc_chan_ep_attr(c->b, &ab)) || (rc = duo_connect(&c->d, &aa, &ab)) ||
+	    (rc = rcc_chan_bind(c->a, c->d.a)) || (rc = rcc_chan_bind(c->b, c->d.b))) {
+		fprintf(stderr, "chan_duo_open: %s\n", rcc_strerror(rc));
+		if (c->d.a) {
+			rcc_ep_close(c->d.a);
+			rcc_ep_close(c->d.b);
+		}
+		rcc_chan_destroy(c->a);
+		rcc_chan_destroy(c->b);
+		rcc_listener_close(c->d.lst);
+		rcc_ctx_close(c->d.ctx);
+		return rc;
+	}
+	return 0;
+}
+
+static void chan_duo_close(struct chan_duo *c)
+{
+	if (c->d.a)
+		TEARDOWN(rcc_ep_close(c->d.a));
+	if (c->d.b)
+		TEARDOWN(rcc_ep_close(c->d.b));
+	TEARDOWN(rcc_chan_destroy(c->a));
+	TEARDOWN(rcc_chan_destroy(c->b));
+	TEARDOWN(rcc_listener_close(c->d.lst));
+	TEARDOWN(rcc_ctx_close(c->d.ctx));
+}
+
+/* Until ch holds n unread messages (a look without reading: cap 0). */
+static int wait_pending(struct rcc_chan *ch, uint32_t n)
+{
+	uint64_t until = now_ms() + TEST_TIMEOUT_MS;
+	uint8_t none[1];
+
+	while (rcc_chan_pending(ch) < n) {
+		int rc = rcc_chan_recv(ch, none, 0, NULL, 0);
+		if (rc != -EAGAIN && rc != -EMSGSIZE)
+			return rc < 0 ? rc : -EPROTO;
+		if (now_ms() > until)
+			return -ETIMEDOUT;
+	}
+	return rcc_chan_pending(ch) == n ? 0 : -EPROTO;
+}
+
+/* Message i of a stream: its length and pattern follow from i alone. */
+static size_t msg_len(uint32_t i) { return 1 + (i * 37u) % MSG_MAX; }
+
+static void roundtrip(enum rcc_cq_mode mode)
+{
+	struct chan_duo c;
+	uint8_t out[MSG_MAX], in[MSG_MAX];
+
+	CHECK_OK(chan_duo_open(&c, mode));
+	/* many times the credits, each way, answered one by one */
+	for (uint32_t i = 0; i < 20 * CREDITS; i++) {
+		size_t len = msg_len(i);
+		fill_pattern(out, len, i);
+		CHECK_OK(rcc_chan_send(c.a, out, len, TEST_TIMEOUT_MS));
+		int n = rcc_chan_recv(c.b, in, sizeof(in), NULL, TEST_TIMEOUT_MS);
+		CHECK_EQ(n, len);
+		CHECK_EQ(check_pattern(in, len, i), -1);
+		fill_pattern(out, len, ~(uint64_t)i);
+		CHECK_OK(rcc_chan_send(c.b, out, len, TEST_TIMEOUT_MS));
+		n = rcc_chan_recv(c.a, in, sizeof(in), NULL, TEST_TIMEOUT_MS);
+		CHECK_EQ(n, len);
+		CHECK_EQ(check_pattern(in, len, ~(uint64_t)i), -1);
+	}
+	CHECK_EQ(rcc_chan_recv(c.a, in, sizeof(in), NULL, 0), -EAGAIN);
+	CHECK_EQ(rcc_chan_pending(c.b), 0);
+	chan_duo_close(&c);
+}
+
+static void chan_roundtrip_poll(void) { roundtrip(RCC_CQ_POLL); }
+static void chan_roundtrip_wait(void) { roundtrip(RCC_CQ_WAIT); }
+static void chan_roundtrip_fd(void) { roundtrip(RCC_CQ_FD); }
+static void chan_roundtrip_hybrid(void) { roundtrip(RCC_CQ_HYBRID); }
+
+struct reader {
+	struct rcc_chan *ch;
+	uint32_t count, bad, got;
+	int rc;
+};
+
+/* Read count messages, slowly at first (every eighth read waits for the
+ * sender to have filled every credit), checking each. */
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+	uint8_t in[MSG_MAX];
+
+	for (r->got = 0; r->got < r->count; r->got++) {
+		int n = rcc_chan_recv(r->ch, in, sizeof(in), NULL, TEST_TIMEOUT_MS);
+		if (n < 0) {
+			r->rc = n;
+			return NULL;
+		}
+		if ((size_t)n != msg_len(r->got) || check_pattern(in, (size_t)n, r->got) != -1)
+			r->bad++;
+	}
+	return NULL;
+}
+
+/*
+ * A reader that does not read holds its sender back: after credits - 1
+ * messages (the last credit is kept for credit messages) a send without
+ * waiting says -EAGAIN, never an RNR failure. Once the reader takes them,
+ * credit messages bring the sender back, and a long stream arrives whole.
+ */
+static void chan_credits_hold_sender(void)
+{
+	struct chan_duo c;
+	uint8_t out[MSG_MAX];
+	struct reader r = { 0 };
+	pthread_t th;
+	uint32_t i;
+
+	CHECK_OK(chan_duo_open(&c, RCC_CQ_WAIT));
+	for (i = 0; i < CREDITS - 1; i++) {
+		fill_pattern(out, msg_len(i), i);
+		CHECK_OK(rcc_chan_send(c.a, out, msg_len(i), 0));
+	}
+	CHECK_EQ(rcc_chan_send(c.a, out, 1, 0), -EAGAIN);
+	CHECK_EQ(rcc_chan_send(c.a, out, 1, 50), -ETIMEDOUT);
+	/* the messages are there, unread, and the connection is fine */
+	CHECK_OK(wait_pending(c.b, CREDITS - 1));
+	CHECK_EQ(rcc_ep_state(c.d.a), RCC_EP_CONNECTED);
+
+	r.ch = c.b;
+	r.count = 30 * CREDITS;
+	CHECK_OK(-pthread_create(&th, NULL, reader_main, &r));
+	for (; i < r.count; i++) {
+		fill_pattern(out, msg_len(i), i);
+		int rc = rcc_chan_send(c.a, out, msg_len(i), TEST_TIMEOUT_MS);
+		if (rc) {
+			test_fail(__FILE__, __LINE__, "send %u: %s", i, rcc_strerror(rc));
+			break;
+		}
+	}
+	pthread_join(th, NULL);
+	CHECK_OK(r.rc);
+	CHECK_EQ(r.got, r.count);
+	CHECK_EQ(r.bad, 0);
+	CHECK_EQ(rcc_ep_state(c.d.a), RCC_EP_CONNECTED);
+	CHECK_EQ(rcc_ep_state(c.d.b), RCC_EP_CONNECTED);
+	chan_duo_close(&c);
+}
+
+/* Both sides send and read at once: credits travel on the messages both
+ * ways and neither side stops the other. */
+struct talker {
+	struct rcc_chan *ch;
+	uint32_t count;
+	uint64_t seed_out, seed_in;
+	int rc;
+	uint32_t bad;
+};
+
+static void *talker_main(void *arg)
+{
+	struct talker *t = arg;
+	uint8_t out[MSG_MAX], in[MSG_MAX];
+	uint32_t sent = 0, got = 0;
+	uint64_t until = now_ms() + 2 * TEST_TIMEOUT_MS;
+
+	while ((sent < t->count || got < t->count) && now_ms() < until) {
+		if (sent < t->count) {
+			fill_pattern(out, msg_len(sent), t->seed_out + sent);
+			int rc = rcc_chan_send(t->ch, out, msg_len(sent), 0);
+			if (rc == 0)
+				sent++;
+			else if (rc != -EAGAIN) {
+				t->rc = rc;
+				return NULL;
+			}
+		}
+		int n = rcc_chan_recv(t->ch, in, sizeof(in), NULL, sent < t->count ? 0 : 100);
+		if (n > 0) {
+			if ((size_t)n != msg_len(got) ||
+			    check_pattern(in, (size_t)n, t->seed_in + got) != -1)
+				t->bad++;
+			got++;
+		} else if (n != -EAGAIN && n != -ETIMEDOUT) {
+			t->rc = n;
+			return NULL;
+		}
+	}
+	if (sent < t->count || got < t->count)
+		t->rc = -ETIMEDOUT;
+	return NULL;
+}
+
+static void chan_both_ways(void)
+{
+	struct chan_duo c;
+	struct talker ta, tb;
+	pthread_t th;
+
+	CHECK_OK(chan_duo_open(&c, RCC_CQ_POLL));
+	ta = (struct talker){ .ch = c.a, .count = 50 * CREDITS, .seed_out = 1000, .seed_in = 9000 };
+	tb = (struct talker){ .ch = c.b, .count = 50 * CREDITS, .seed_out = 9000, .seed_in = 1000 };
+	CHECK_OK(-pthread_create(&th, NULL, talker_main, &tb));
+	talker_main(&ta);
+	pthread_join(th, NULL);
+	CHECK_OK(ta.rc);
+	CHECK_OK(tb.rc);
+	CHECK_EQ(ta.bad + tb.bad, 0);
+	chan_duo_close(&c);
+}
+
+/* Misuse is refused and leaves the channel usable. */
+static void chan_refuses_misuse(void)
+{
+	struct chan_duo c;
+	struct rcc_chan *ch;
+	struct rcc_chan_attr bad = { .credits = 3 };
+	uint8_t out[MSG_MAX + 1] = { 0 }, in[MSG_MAX];
+	struct rcc_ep_attr ea = { 0 };
+
+	CHECK_OK(chan_duo_open(&c, RCC_CQ_WAIT));
+	CHECK_EQ(rcc_chan_create(c.d.ctx, &bad, &ch), -EINVAL);
+	bad = (struct rcc_chan_attr){ .msg_max = RCC_CHAN_MSG_MAX + 1 };
+	CHECK_EQ(rcc_chan_create(c.d.ctx, &bad, &ch), -EINVAL);
+	bad = (struct rcc_chan_attr){ .credits = RCC_CHAN_CREDITS_MAX + 1 };
+	CHECK_EQ(rcc_chan_create(c.d.ctx, &bad, &ch), -EINVAL);
+	bad = (struct rcc_chan_attr){ .app_depth = RCC_CHAN_APP_DEPTH_MAX + 1 };
+	CHECK_EQ(rcc_chan_create(c.d.ctx, &bad, &ch), -EINVAL);
+	CHECK_EQ(rcc_chan_ep_attr(c.a, &ea), -EINVAL); /* bound */
+	CHECK_EQ(rcc_chan_bind(c.a, c.d.a), -EINVAL);
+	CHECK_EQ(rcc_chan_send(c.a, out, 0, 0), -EMSGSIZE);
+	CHECK_EQ(rcc_chan_send(c.a, out, MSG_MAX + 1, 0), -EMSGSIZE);
+	CHECK_EQ(rcc_chan_send(c.a, out, 1, -2), -EINVAL);
+	CHECK_EQ(rcc_chan_send(NULL, out, 1, 0), -EINVAL);
+	/* too small a buffer: the message stays for a larger one */
+	fill_pattern(out, MSG_MAX, 7);
+	CHECK_OK(rcc_chan_send(c.a, out, MSG_MAX, 0));
+	uint64_t until = now_ms() + TEST_TIMEOUT_MS;
+	int n;
+	while ((n = rcc_chan_recv(c.b, in, MSG_MAX - 1, NULL, 0)) == -EAGAIN && now_ms() < until)
+		;
+	CHECK_EQ(n, -EMSGSIZE);
+	CHECK_EQ(rcc_chan_pending(c.b), 1);
+	CHECK_EQ(rcc_chan_recv(c.b, in, sizeof(in), NULL, TEST_TIMEOUT_MS), MSG_MAX);
+	CHECK_EQ(check_pattern(in, MSG_MAX, 7), -1);
+
+	/* an unbound channel sends nothing and polls nothing */
+	struct rcc_chan_attr ok = { .app_depth = 3 };
+	struct rcc_wc wc;
+	CHECK_OK(rcc_chan_create(c.d.ctx, &ok, &ch));
+	CHECK_EQ(rcc_chan_send(ch, out, 1, 0), -EINVAL);
+	CHECK_EQ(rcc_chan_poll_app(ch, &wc, 1), -EINVAL);
+	CHECK_EQ(rcc_chan_handle(ch, &wc), -EINVAL);
+	ea.sq_depth = 1000;
+	CHECK_OK(rcc_chan_ep_attr(ch, &ea));
+	CHECK_EQ(ea.rq_depth, RCC_CHAN_CREDITS_DEFAULT);
+	CHECK_EQ(ea.num_initial_recv, RCC_CHAN_CREDITS_DEFAULT);
+	CHECK_EQ(ea.sq_depth, RCC_CHAN_CREDITS_DEFAULT + 3);
+	CHECK(ea.send_cq && ea.send_cq == ea.recv_cq);
+	TEARDOWN(rcc_chan_destroy(ch));
+	chan_duo_close(&c);
+}
+
+/*
+ * A channel on the application's CQ, beside the application's own RDMA
+ * WRITEs on the same endpoint: completions are told apart, nothing waits.
+ */
+static void chan_on_app_cq(void)
+{
+	struct duo d;
+	struct rcc_cq *cq_a, *cq_b;
+	struct rcc_cq_attr cqa = { .depth = 256 };
+	struct rcc_chan *a, *b;
+	struct tbuf src, dst;
+	uint8_t out[MSG_MAX], in[MSG_MAX];
+	struct rcc_wc wc[8];
+
+	CHECK_OK(duo_ctx(&d));
+	CHECK_OK(rcc_cq_create(d.ctx, &cqa, &cq_a));
+	CHECK_OK(rcc_cq_create(d.ctx, &cqa, &cq_b));
+	struct rcc_chan_attr ca_a = {
+		.msg_max = MSG_MAX, .credits = CREDITS, .cq = cq_a, .app_depth = 16
+	};
+	struct rcc_chan_attr ca_b = { .msg_max = MSG_MAX, .credits = CREDITS, .cq = cq_b };
+	CHECK_OK(rcc_chan_create(d.ctx, &ca_a, &a));
+	CHECK_OK(rcc_chan_create(d.ctx, &ca_b, &b));
+	struct rcc_ep_attr aa = strict_attr(), ab = strict_attr();
+	CHECK_OK(rcc_chan_ep_attr(a, &aa));
+	CHECK_OK(rcc_chan_ep_attr(b, &ab));
+	CHECK_EQ(aa.sq_depth, 16 + CREDITS);
+	CHECK(aa.send_cq == cq_a);
+	CHECK_OK(duo_connect(&d, &aa, &ab));
+	CHECK_OK(rcc_chan_bind(a, d.a));
+	CHECK_OK(rcc_chan_bind(b, d.b));
+	CHECK_OK(tbuf_alloc(&src, d.ctx, 4096, ALL_ACCESS));
+	CHECK_OK(tbuf_alloc(&dst, d.ctx, 4096, ALL_ACCESS));
+	fill_pattern(src.p, 4096, 42);
+
+	CHECK_EQ(rcc_chan_send(a, out, 1, 10), -EINVAL); /* never waits here */
+	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+	struct rcc_sge sge = tbuf_sge(&src, 0, 4096);
+	CHECK_OK(rcc_post_write(d.a, &sge, 1, rm.addr, rm.rkey, 77, RCC_SEND_SIGNALED));
+	fill_pattern(out, 100, 5);
+	CHECK_OK(rcc_chan_send(a, out, 100, 0));
+
+	int mine = 0, theirs_a = 0, got = 0;
+	uint64_t until = now_ms() + TEST_TIMEOUT_MS;
+	while ((mine < 1 || theirs_a < 1 || got < 1) && now_ms() < until) {
+		int n = rcc_cq_poll(cq_a, wc, 8);
+		CHECK_OK(n);
+		for (int i = 0; i < n; i++) {
+			int h = rcc_chan_handle(a, &wc[i]);
+			CHECK_OK(h);
+			if (h)
+				theirs_a++;
+			else {
+				CHECK_EQ(wc[i].wr_id, 77);
+				CHECK_WC(wc[i], RCC_WC_SUCCESS);
+				mine++;
+			}
+		}
+		n = rcc_cq_poll(cq_b, wc, 8);
+		CHECK_OK(n);
+		for (int i = 0; i < n; i++)
+			CHECK_EQ(rcc_chan_handle(b, &wc[i]), 1);
+		int len = rcc_chan_recv(b, in, sizeof(in), NULL, 0);
+		if (len > 0) {
+			CHECK_EQ(len, 100);
+			CHECK_EQ(check_pattern(in, 100, 5), -1);
+			got++;
+		} else {
+			CHECK_EQ(len, -EAGAIN);
+		}
+	}
+	CHECK_EQ(mine, 1);
+	CHECK_EQ(theirs_a, 1);
+	CHECK_EQ(got, 1);
+	CHECK_EQ(check_pattern(dst.p, 4096, 42), -1);
+	/* another endpoint's or another tag's completion is not the channel's */
+	struct rcc_wc other = { .wr_id = (uint64_t)RCC_CHAN_WR_ID_TAG << 56, .ep = d.b };
+	CHECK_EQ(rcc_chan_handle(a, &other), 0);
+	other.ep = d.a;
+	other.wr_id = 1;
+	CHECK_EQ(rcc_chan_handle(a, &other), 0);
+
+	TEARDOWN(rcc_ep_close(d.a));
+	TEARDOWN(rcc_ep_close(d.b));
+	tbuf_free(&src);
+	tbuf_free(&dst);
+	TEARDOWN(rcc_chan_destroy(a));
+	TEARDOWN(rcc_chan_destroy(b));
+	TEARDOWN(rcc_cq_destroy(cq_a));
+	TEARDOWN(rcc_cq_destroy(cq_b));
+	TEARDOWN(rcc_listener_close(d.lst));
+	TEARDOWN(rcc_ctx_close(d.ctx));
+}
+
+/*
+ * RDMA WRITE_WITH_IMM through the channel: each takes a credit, arrives in
+ * order with the messages as a note, its data already in place; the
+ * writer's own completions come back through rcc_chan_poll_app(). The
+ * window has one chunk per credit: credits alone keep a chunk from being
+ * overwritten before its note was read.
+ */
+#define CHUNK 1024
+static void chan_write_imm_notes(void)
+{
+	struct chan_duo c;
+	struct tbuf src, win;
+	uint8_t msg[MSG_MAX];
+	struct rcc_chan_write_note note;
+	struct rcc_wc wc[8];
+	const uint32_t rounds = 6 * CREDITS;
+	uint32_t done = 0;
+
+	CHECK_OK(chan_duo_open(&c, RCC_CQ_WAIT));
+	CHECK_OK(tbuf_alloc(&src, c.d.ctx, CHUNK, ALL_ACCESS));
+	CHECK_OK(tbuf_alloc(&win, c.d.ctx, CREDITS * CHUNK, ALL_ACCESS));
+	/* the window's address travels as a message, as an application does it */
+	struct rcc_remote_mr rm = rcc_mr_remote(win.mr);
+	uint8_t wire[RCC_REMOTE_MR_WIRE_SIZE];
+	rcc_remote_mr_encode(&rm, wire);
+	CHECK_OK(rcc_chan_send(c.b, wire, sizeof(wire), TEST_TIMEOUT_MS));
+	CHECK_EQ(rcc_chan_recv(c.a, msg, sizeof(msg), NULL, TEST_TIMEOUT_MS), sizeof(wire));
+	CHECK_OK(rcc_remote_mr_decode(msg, sizeof(wire), &rm));
+
+	for (uint32_t i = 0; i < rounds; i++) {
+		struct rcc_sge sge = tbuf_sge(&src, 0, CHUNK);
+		fill_pattern(src.p, CHUNK, 500 + i);
+		/* src is reused: wait until the previous chunk's WRITE completed */
+		CHECK_OK(rcc_chan_write_imm(c.a, &sge, 1, rm.addr + (i % CREDITS) * CHUNK, rm.rkey,
+					    0x1000 + i, 9000 + i, RCC_SEND_SIGNALED,
+					    TEST_TIMEOUT_MS));
+		uint64_t until = now_ms() + TEST_TIMEOUT_MS;
+		while (done <= i && now_ms() < until) {
+			int n = rcc_chan_poll_app(c.a, wc, 8);
+			CHECK_OK(n);
+			for (int k = 0; k < n; k++, done++) {
+				CHECK_EQ(wc[k].wr_id, 9000 + done);
+				CHECK_WC(wc[k], RCC_WC_SUCCESS);
+			}
+		}
+		CHECK_EQ(done, i + 1);
+		fill_pattern(msg, msg_len(i), i);
+		CHECK_OK(rcc_chan_send(c.a, msg, msg_len(i), TEST_TIMEOUT_MS));
+		/* the reader takes them in order: the note, then the message */
+		memset(&note, 0, sizeof(note));
+		CHECK_EQ(rcc_chan_recv(c.b, msg, sizeof(msg), &note, TEST_TIMEOUT_MS), 0);
+		CHECK_EQ(note.imm, 0x1000 + i);
+		CHECK_EQ(note.len, CHUNK);
+		CHECK_EQ(check_pattern(win.p + (i % CREDITS) * CHUNK, CHUNK, 500 + i), -1);
+		int n = rcc_chan_recv(c.b, msg, sizeof(msg), &note, TEST_TIMEOUT_MS);
+		CHECK_EQ(n, msg_len(i));
+		CHECK_EQ(check_pattern(msg, (size_t)n, i), -1);
+	}
+	/* WRITEs hold the writer back like messages do */
+	struct rcc_sge sge = tbuf_sge(&src, 0, 8);
+	uint32_t posted = 0;
+	while (rcc_chan_write_imm(c.a, &sge, 1, rm.addr, rm.rkey, 1, 1, 0, 0) == 0)
+		CHECK(++posted < CREDITS);
+	CHECK_EQ(posted, CREDITS - 1);
+	CHECK_EQ(rcc_chan_write_imm(c.a, &sge, 1, rm.addr, rm.rkey, 1,
+				    (uint64_t)RCC_CHAN_WR_ID_TAG << 56, 0, 0),
+		 -EINVAL);
+	/* a reader that does not expect writes is broken by one */
+	CHECK_EQ(rcc_chan_recv(c.b, msg, sizeof(msg), NULL, TEST_TIMEOUT_MS), -EPROTO);
+	CHECK_EQ(rcc_chan_poll_app(c.b, wc, 0), -EINVAL);
+	tbuf_free(&src);
+	TEARDOWN(rcc_ep_close(c.d.a));
+	c.d.a = NULL;
+	TEARDOWN(rcc_ep_close(c.d.b));
+	c.d.b = NULL;
+	tbuf_free(&win);
+	chan_duo_close(&c);
+}
+
+/* The peer sends, then leaves: what it sent is read, then -ECONNRESET. */
+static void chan_peer_leaves(void)
+{
+	struct chan_duo c;
+	uint8_t out[MSG_MAX], in[MSG_MAX];
+
+	CHECK_OK(chan_duo_open(&c, RCC_CQ_WAIT));
+	for (uint32_t i = 0; i < 3; i++) {
+		fill_pattern(out, msg_len(i), i);
+		CHECK_OK(rcc_chan_send(c.a, out, msg_len(i), TEST_TIMEOUT_MS));
+	}
+	/* all three delivered before the endpoint goes */
+	CHECK_OK(wait_pending(c.b, 3));
+	TEARDOWN(rcc_ep_close(c.d.a));
+	c.d.a = NULL;
+	for (uint32_t i = 0; i < 3; i++) {
+		int n = rcc_chan_recv(c.b, in, sizeof(in), NULL, TEST_TIMEOUT_MS);
+		CHECK_EQ(n, msg_len(i));
+		CHECK_EQ(check_pattern(in, (size_t)n, i), -1);
+	}
+	uint64_t t0 = now_ms();
+	CHECK_EQ(rcc_chan_recv(c.b, in, sizeof(in), NULL, 2 * TEST_TIMEOUT_MS), -ECONNRESET);
+	CHECK(now_ms() - t0 < TEST_TIMEOUT_MS + 5000);
+	CHECK_EQ(rcc_chan_send(c.b, out, 1, TEST_TIMEOUT_MS), -ECONNRESET);
+	chan_duo_close(&c);
+}
+
+/*
+ * A peer that breaks the rules: a raw endpoint sends into a channel. One
+ * good message first (it is delivered), then each kind of bad one ends the
+ * channel with -EPROTO and cuts the peer off.
+ */
+enum forgery {
+	BAD_VERSION,
+	BAD_KIND,
+	FORGED_CREDITS,
+	EMPTY_MSG,
+	CREDIT_WITH_PAYLOAD,
+	TOO_LONG
+};
+
+static void hostile(enum forgery f)
+{
+	struct duo d;
+	struct rcc_cq *raw_cq;
+	struct rcc_cq_attr cqa = { .depth = 64 };
+	struct rcc_chan *b;
+	struct rcc_chan_attr cb = { .msg_max = MSG_MAX,
+				    .credits = CREDITS,
+				    .cq_mode = RCC_CQ_WAIT };
+	struct tbuf buf;
+	uint8_t in[MSG_MAX];
+	struct rcc_wc wc;
+
+	CHECK_OK(duo_ctx(&d));
+	CHECK_OK(rcc_cq_create(d.ctx, &cqa, &raw_cq));
+	CHECK_OK(rcc_chan_create(d.ctx, &cb, &b));
+	struct rcc_ep_attr aa = { .send_cq = raw_cq }, ab = { 0 };
+	CHECK_OK(rcc_chan_ep_attr(b, &ab));
+	CHECK_OK(duo_connect(&d, &aa, &ab));
+	CHECK_OK(rcc_chan_bind(b, d.b));
+	CHECK_OK(tbuf_alloc(&buf, d.ctx, 2 * MSG_MAX, ALL_ACCESS));
+
+	/* a good message: kind 1, version 1, no credits, 4 bytes */
+	static const uint8_t good[12] = { 1, 1, 0, 0, 0, 0, 0, 0, 'g', 'o', 'o', 'd' };
+	memcpy(buf.p, good, sizeof(good));
+	struct rcc_sge sge = tbuf_sge(&buf, 0, sizeof(good));
+	CHECK_OK(rcc_post_send(d.a, &sge, 1, 1, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(raw_cq, 1, RCC_WC_SUCCESS);
+
+	uint32_t len = 12;
+	memcpy(buf.p, good, sizeof(good));
+	switch (f) {
+	case BAD_VERSION:
+		buf.p[1] = 2;
+		break;
+	case BAD_KIND:
+		buf.p[0] = 3;
+		break;
+	case FORGED_CREDITS:
+		buf.p[4] = 1; /* it never had a message of ours to give back */
+		break;
+	case EMPTY_MSG:
+		len = 8;
+		break;
+	case CREDIT_WITH_PAYLOAD:
+		buf.p[0] = 2;
+		break;
+	case TOO_LONG:
+		len = 2 * MSG_MAX; /* more than a receive slot holds */
+		break;
+	}
+	sge = tbuf_sge(&buf, 0, len);
+	CHECK_OK(rcc_post_send(d.a, &sge, 1, 2, RCC_SEND_SIGNALED));
+
+	CHECK_EQ(rcc_chan_recv(b, in, sizeof(in), NULL, TEST_TIMEOUT_MS), 4);
+	CHECK(!memcmp(in, "good", 4));
+	CHECK_EQ(rcc_chan_recv(b, in, sizeof(in), NULL, TEST_TIMEOUT_MS), -EPROTO);
+	CHECK_EQ(rcc_chan_send(b, in, 1, 0), -EPROTO);
+	/* cut off: the raw side sees its connection end, bounded */
+	CHECK_OK(wait_one(raw_cq, &wc, TEST_TIMEOUT_MS));
+	uint64_t until = now_ms() + TEST_TIMEOUT_MS;
+	while (rcc_ep_state(d.a) == RCC_EP_CONNECTED && now_ms() < until)
+		rcc_cq_wait(raw_cq, &wc, 1, 50);
+	CHECK(rcc_ep_state(d.a) != RCC_EP_CONNECTED);
+
+	TEARDOWN(rcc_ep_close(d.a));
+	TEARDOWN(rcc_ep_close(d.b));
+	tbuf_free(&buf);
+	TEARDOWN(rcc_chan_destroy(b));
+	TEARDOWN(rcc_cq_destroy(raw_cq));
+	TEARDOWN(rcc_listener_close(d.lst));
+	TEARDOWN(rcc_ctx_close(d.ctx));
+}
+
+static void chan_hostile_bad_version(void) { hostile(BAD_VERSION); }
+static void chan_hostile_bad_kind(void) { hostile(BAD_KIND); }
+static void chan_hostile_forged_credits(void) { hostile(FORGED_CREDITS); }
+static void chan_hostile_empty_message(void) { hostile(EMPTY_MSG); }
+static void chan_hostile_credit_with_payload(void) { hostile(CREDIT_WITH_PAYLOAD); }
+static void chan_hostile_too_long(void) { hostile(TOO_LONG); }
+
+TEST_MAIN(TEST(chan_roundtrip_poll), TEST(chan_roundtrip_wait), TEST(chan_roundtrip_fd),
+	  TEST(chan_roundtrip_hybrid), TEST(chan_credits_hold_sender), TEST(chan_both_ways),
+	  TEST(chan_refuses_misuse), TEST(chan_on_app_cq), TEST(chan_write_imm_notes),
+	  TEST(chan_peer_leaves), TEST(chan_hostile_bad_version), TEST(chan_hostile_bad_kind),
+	  TEST(chan_hostile_forged_credits), TEST(chan_hostile_empty_message),
+	  TEST(chan_hostile_credit_with_payload), TEST(chan_hostile_too_long))
