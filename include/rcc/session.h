@@ -343,6 +343,15 @@ int rcc_chan_handle(struct rcc_chan *ch, const struct rcc_wc *wc);
  * that depth) fails the channel with -EOVERFLOW. */
 int rcc_chan_poll_app(struct rcc_chan *ch, struct rcc_wc *wc, int max);
 
+/* With the channel's own CQ: wait up to timeout_ms (0: only look; -1: no
+ * limit) until rcc_chan_recv() or rcc_chan_poll_app() has something to
+ * return without waiting -- one sleep for a program that waits for both
+ * messages and its own completions. Returns 1 then; -ETIMEDOUT (or
+ * -EAGAIN for timeout 0) when nothing came; the channel's failure once
+ * nothing is left to take (as rcc_chan_recv()); -EINVAL for a NULL or
+ * unbound channel, one on an application's CQ or a timeout below -1. */
+int rcc_chan_wait(struct rcc_chan *ch, int timeout_ms);
+
 /* Arrivals taken in and not read yet (a moment's figure); 0 for NULL. */
 uint32_t rcc_chan_pending(const struct rcc_chan *ch);
 

@@ -487,6 +487,27 @@ int rcc_chan_recv(struct rcc_chan *ch, void *buf, size_t cap, struct rcc_chan_wr
 	}
 }
 
+int rcc_chan_wait(struct rcc_chan *ch, int timeout_ms)
+{
+	int rc = check_call(ch, ch, timeout_ms, "rcc_chan_wait");
+
+	if (rc)
+		return rc;
+	uint64_t deadline = rcci_deadline(timeout_ms);
+	for (;;) {
+		pump(ch, 0);
+		if (ch->arrived_n || ch->app_n)
+			return 1;
+		if (ch->err)
+			return ch->err;
+		if (gone(ch))
+			return ch->err;
+		rc = wait_turn(ch, deadline, timeout_ms);
+		if (rc)
+			return rc;
+	}
+}
+
 uint32_t rcc_chan_pending(const struct rcc_chan *ch) { return ch ? ch->arrived_n : 0; }
 
 int rcc_chan_poll_app(struct rcc_chan *ch, struct rcc_wc *wc, int max)

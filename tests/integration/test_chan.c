@@ -497,6 +497,8 @@ static void chan_write_imm_notes(void)
 					    TEST_TIMEOUT_MS));
 		uint64_t until = now_ms() + TEST_TIMEOUT_MS;
 		while (done <= i && now_ms() < until) {
+			/* one sleep for either kind of event */
+			CHECK_EQ(rcc_chan_wait(c.a, TEST_TIMEOUT_MS), 1);
 			int n = rcc_chan_poll_app(c.a, wc, 8);
 			CHECK_OK(n);
 			for (int k = 0; k < n; k++, done++) {
@@ -529,6 +531,7 @@ static void chan_write_imm_notes(void)
 	/* a reader that does not expect writes is broken by one */
 	CHECK_EQ(rcc_chan_recv(c.b, msg, sizeof(msg), NULL, TEST_TIMEOUT_MS), -EPROTO);
 	CHECK_EQ(rcc_chan_poll_app(c.b, wc, 0), -EINVAL);
+	CHECK_EQ(rcc_chan_wait(c.b, -2), -EINVAL);
 	tbuf_free(&src);
 	TEARDOWN(rcc_ep_close(c.d.a));
 	c.d.a = NULL;
