@@ -123,19 +123,18 @@ static int post_send(struct verbs_ep *ep, const struct rcc_send_wr *wr, int n, i
 				fill_ud(&w[i], &wr[done + i]);
 			w[i].next = i + 1 < k ? &w[i + 1] : NULL;
 		}
-		struct verbs_sq_mark m = rcci_sq_mark(s);
-		rcci_sq_take(s, &wr[done], k, sig_all);
 		bad = NULL;
 		rc = ibv_post_send(ep->qp, w, &bad);
+		/* The slots of what the device took, counted after the post: a
+		 * completion of it cannot be counted before, as its poller waits
+		 * for the lock this poster holds. */
+		int took = __builtin_expect(rc == 0, 1) ? k : bad ? (int)(bad - w) : 0;
+		rcci_sq_take(s, &wr[done], took, sig_all);
+		done += took;
 		if (__builtin_expect(rc != 0, 0)) {
-			int took = bad ? (int)(bad - w) : 0;
 			rc = post_err(rc);
-			rcci_sq_rewind(s, m);
-			rcci_sq_take(s, &wr[done], took, sig_all);
-			done += took;
 			break;
 		}
-		done += k;
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (!rc && done < n)

@@ -176,9 +176,6 @@ struct verbs_sq_slots {
 	uint32_t *runs; /* ring (depth): per signalled request in flight, the slots it frees */
 	uint32_t head, n;
 };
-struct verbs_sq_mark {
-	uint32_t used, run, n;
-};
 /* 0 or -ENOMEM; fini is safe on a zeroed or finished struct. */
 int rcci_sq_slots_init(struct verbs_sq_slots *s, uint32_t depth);
 void rcci_sq_slots_fini(struct verbs_sq_slots *s);
@@ -187,17 +184,6 @@ void rcci_sq_take(struct verbs_sq_slots *s, const struct rcc_send_wr *wr, int n,
 /* A successful send completion was taken from the device (any thread). */
 void rcci_sq_completed(struct verbs_sq_slots *s);
 static inline uint32_t rcci_sq_room(const struct verbs_sq_slots *s) { return s->depth - s->used; }
-static inline struct verbs_sq_mark rcci_sq_mark(const struct verbs_sq_slots *s)
-{
-	return (struct verbs_sq_mark){ s->used, s->run, s->n };
-}
-/* Undo the takes since m (the device refused those requests). */
-static inline void rcci_sq_rewind(struct verbs_sq_slots *s, struct verbs_sq_mark m)
-{
-	s->used = m.used;
-	s->run = m.run;
-	s->n = m.n;
-}
 
 /* What the background thread watches; data.u64 in epoll is the ep serial. */
 struct verbs_ep {
