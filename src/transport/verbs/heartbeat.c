@@ -55,6 +55,9 @@ struct verbs_hb {
 	int timerfd;
 	bool broken;  /* the QP failed: nobody is timed any more (logged once) */
 	bool starved; /* a heartbeat was due with no send slot free */
+	/* the endpoints with heartbeats, by their RC QP number: a heartbeat
+	 * names the QP it is for, and finding it must not walk every endpoint */
+	struct rcci_u32map by_qpn;
 };
 
 static uint8_t *send_slot(struct verbs_hb *hb, unsigned i)
@@ -83,6 +86,7 @@ static void hb_free(struct verbs_ctx *ctx, struct verbs_hb *hb)
 	if (hb->mr && ibv_dereg_mr(hb->mr))
 		log_warn("verbs: heartbeats: ibv_dereg_mr: %s", strerror(errno));
 	free(hb->buf);
+	rcci_u32map_fini(&hb->by_qpn);
 	if (hb->ch)
 		epoll_ctl(ctx->epfd, EPOLL_CTL_DEL, hb->ch->fd, NULL);
 	if (hb->cq && ibv_destroy_cq(hb->cq))
@@ -107,6 +111,10 @@ static int hb_new(struct verbs_ctx *ctx, struct verbs_hb **out)
 	if (!hb)
 		return -ENOMEM;
 	hb->timerfd = -1;
+	if (rcci_u32map_init(&hb->by_qpn, 16)) {
+		free(hb);
+		return -ENOMEM;
+	}
 	hb->free_sends = HB_SENDS == 32 ? UINT32_MAX : (1u << HB_SENDS) - 1;
 	hb->recv_slot = VERBS_GRH_LEN + (size_t)rcci_verbs_mtu_bytes(ctx->mtu);
 	size_t bytes = HB_RECVS * hb->recv_slot + HB_SENDS * HB_WIRE_SIZE;
@@ -233,6 +241,13 @@ void rcci_hb_ep_listed(struct verbs_ep *ep)
 			 strerror(errno));
 		return;
 	}
+	if (rcci_u32map_put(&ctx->hb->by_qpn, ep->qpn, ep)) {
+		log_warn("verbs: %s: no heartbeats (out of memory)", ep->base.peer);
+		if (ibv_destroy_ah(ep->hb_ah))
+			log_warn("verbs: ibv_destroy_ah: %s", strerror(errno));
+		ep->hb_ah = NULL;
+		return;
+	}
 	ep->hb_peer_rc_qpn = a.dest_qp_num;
 	ep->hb_on = true;
 	ep->hb_heard_ns = ep->hb_next_ns = rcc_now_ns();
@@ -243,6 +258,8 @@ void rcci_hb_ep_unlisted(struct verbs_ep *ep)
 {
 	ep->hb_on = false;
 	if (ep->hb_ah) {
+		/* listed with heartbeats: in the map since (hb exists until the ctx goes) */
+		rcci_u32map_remove(&ep->ctx->hb->by_qpn, ep->qpn);
 		if (ibv_destroy_ah(ep->hb_ah))
 			log_warn("verbs: ibv_destroy_ah: %s", strerror(errno));
 		ep->hb_ah = NULL;
@@ -358,10 +375,8 @@ static void heard(struct verbs_ctx *ctx, const uint8_t *payload, uint32_t len, u
 
 	if (hb_decode(payload, len, &m))
 		return;
-	for (ep = ctx->eps; ep; ep = ep->next)
-		if (ep->hb_on && ep->qpn == m.to_qpn)
-			break;
-	if (!ep || ep->hb_peer_rc_qpn != m.from_qpn ||
+	ep = rcci_u32map_find(&ctx->hb->by_qpn, m.to_qpn);
+	if (!ep || !ep->hb_on || ep->hb_peer_rc_qpn != m.from_qpn ||
 	    (ep->hb_peer_qpn && ep->hb_peer_qpn != src_qp))
 		return; /* not for a connection of ours, or not from its peer */
 	uint64_t now = rcc_now_ns(), before = period_ns(ep);
