@@ -231,6 +231,31 @@ int peer_spawn_as(struct peer_proc *pp, const char *self, const char *role)
 	return 0;
 }
 
+int peer_child_open(bool serves, int port, int notify_fd, const struct rcc_cq_attr *cq_attr,
+		    struct rcc_ep_attr attr, struct peer_child *pc)
+{
+	char addr[128];
+
+	memset(pc, 0, sizeof(*pc));
+	if (test_ctx_open(&pc->ctx) || rcc_cq_create(pc->ctx, cq_attr, &pc->cq))
+		return 2;
+	attr.send_cq = pc->cq;
+	if (serves) {
+		snprintf(addr, sizeof(addr), "%s:0", test_addr());
+		if (rcc_listen(pc->ctx, addr, 0, &pc->lst))
+			return 3;
+		port = rcc_listener_port(pc->lst);
+		if (write(notify_fd, &port, sizeof(port)) != sizeof(port) ||
+		    rcc_accept(pc->lst, &attr, TEST_TIMEOUT_MS, &pc->ep))
+			return 4;
+	} else {
+		snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
+		if (rcc_connect(pc->ctx, addr, &attr, TEST_TIMEOUT_MS, &pc->ep))
+			return 4;
+	}
+	return 0;
+}
+
 void peer_go(struct peer_proc *pp, int port)
 {
 	if (write(pp->to_child, &port, sizeof(port)) != sizeof(port))

@@ -91,6 +91,21 @@ int peer_port(struct peer_proc *pp);
 /* Give the child the port (0: it gives up); then whether it said it connected. */
 void peer_go(struct peer_proc *pp, int port);
 bool peer_connected(struct peer_proc *pp);
+/*
+ * The child's side of such a pair, for its role function: open a context and
+ * a CQ (cq_attr; NULL: defaults) and one connection with attr (send_cq is
+ * filled in): serves: listen, write the port (an int) to notify_fd, accept
+ * one client; else connect to port. 0, or a non-zero status for the child
+ * to exit with (what is open then is left to the exit).
+ */
+struct peer_child {
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_listener *lst; /* NULL when it connected */
+	struct rcc_ep *ep;
+};
+int peer_child_open(bool serves, int port, int notify_fd, const struct rcc_cq_attr *cq_attr,
+		    struct rcc_ep_attr attr, struct peer_child *pc);
 /* SIGKILL and reap. */
 void peer_kill(struct peer_proc *pp);
 

@@ -572,28 +572,11 @@ static void peer_killed_mid_stream(void)
  * wait to be killed. */
 static int idle_child(bool server, int port, int notify_fd)
 {
-	struct rcc_ctx *c;
-	struct rcc_cq *ccq;
-	struct rcc_listener *l;
-	struct rcc_ep *cep;
-	char addr[128];
+	struct peer_child pc;
+	int st = peer_child_open(server, port, notify_fd, NULL, (struct rcc_ep_attr){ 0 }, &pc);
 
-	if (test_ctx_open(&c) || rcc_cq_create(c, NULL, &ccq))
-		return 2;
-	struct rcc_ep_attr a = { .send_cq = ccq };
-	if (server) {
-		snprintf(addr, sizeof(addr), "%s:0", test_addr());
-		if (rcc_listen(c, addr, 0, &l))
-			return 3;
-		port = rcc_listener_port(l);
-		if (write(notify_fd, &port, sizeof(port)) != sizeof(port) ||
-		    rcc_accept(l, &a, TEST_TIMEOUT_MS, &cep))
-			return 4;
-	} else {
-		snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
-		if (rcc_connect(c, addr, &a, TEST_TIMEOUT_MS, &cep))
-			return 3;
-	}
+	if (st)
+		return st;
 	if (write(notify_fd, "x", 1) != 1)
 		return 5;
 	for (;;)

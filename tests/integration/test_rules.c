@@ -560,39 +560,23 @@ static void close_during_poll(void)
  * leave service after being resumed. */
 static int frozen_child(bool serves, int port, int notify_fd)
 {
-	struct rcc_ctx *ctx;
-	struct rcc_cq *cq;
-	struct rcc_listener *lst;
-	struct rcc_ep *ep;
 	struct rcc_wc wc;
-	char addr[128];
+	struct peer_child pc;
+	int st = peer_child_open(serves, port, notify_fd,
+				 &(struct rcc_cq_attr){ .mode = RCC_CQ_WAIT },
+				 (struct rcc_ep_attr){ .peer_timeout_ms = FROZEN_TIMEOUT_MS }, &pc);
 
-	if (test_ctx_open(&ctx) ||
-	    rcc_cq_create(ctx, &(struct rcc_cq_attr){ .mode = RCC_CQ_WAIT }, &cq))
-		return 3;
-	struct rcc_ep_attr a = { .send_cq = cq, .peer_timeout_ms = FROZEN_TIMEOUT_MS };
-	if (serves) {
-		snprintf(addr, sizeof(addr), "%s:0", test_addr());
-		if (rcc_listen(ctx, addr, 0, &lst))
-			return 2;
-		port = rcc_listener_port(lst);
-		if (write(notify_fd, &port, sizeof(port)) != sizeof(port) ||
-		    rcc_accept(lst, &a, TEST_TIMEOUT_MS, &ep))
-			return 4;
-	} else {
-		snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
-		if (rcc_connect(ctx, addr, &a, TEST_TIMEOUT_MS, &ep))
-			return 4;
-	}
+	if (st)
+		return st;
 	/* Alive and idle; frozen by the parent; then, resumed, it must find the
 	 * connection gone (bounded: the parent waits for this exit). */
 	uint64_t end = now_ms() + 6 * TEST_TIMEOUT_MS;
-	while (rcc_ep_state(ep) == RCC_EP_CONNECTED && now_ms() < end)
-		(void)rcc_cq_wait(cq, &wc, 1, 100);
-	int st = rcc_ep_state(ep) == RCC_EP_CONNECTED ? 5 : 0;
+	while (rcc_ep_state(pc.ep) == RCC_EP_CONNECTED && now_ms() < end)
+		(void)rcc_cq_wait(pc.cq, &wc, 1, 100);
+	st = rcc_ep_state(pc.ep) == RCC_EP_CONNECTED ? 5 : 0;
 	/* everything closed: the sanitizers' leak check runs at this exit */
-	if (rcc_ep_close(ep) || (serves && rcc_listener_close(lst)) || rcc_cq_destroy(cq) ||
-	    rcc_ctx_close(ctx))
+	if (rcc_ep_close(pc.ep) || (pc.lst && rcc_listener_close(pc.lst)) ||
+	    rcc_cq_destroy(pc.cq) || rcc_ctx_close(pc.ctx))
 		st = st ? st : 6;
 	return st;
 }
