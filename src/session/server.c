@@ -436,6 +436,17 @@ struct agent *rcci_server_least_loaded(struct rcc_server *srv)
 	return best;
 }
 
+bool rcci_server_take_slot(struct rcc_server *srv)
+{
+	uint_fast64_t n = atomic_load(&srv->active);
+
+	do {
+		if (n >= (uint_fast64_t)srv->attr.max_connections)
+			return false;
+	} while (!atomic_compare_exchange_weak(&srv->active, &n, n + 1));
+	return true;
+}
+
 /* Refuse a request: counted before the answer leaves, so the client never sees
  * stale stats. */
 static void turn_away(struct rcc_server *srv, struct rcc_conn_req *req)
@@ -535,7 +546,13 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 		ea.private_data_len = (uint32_t)reply.len;
 	}
 	c->ag = ag;
-	atomic_fetch_add(&srv->active, 1);
+	if (!rcci_server_take_slot(srv)) {
+		/* the last one went meanwhile to rcc_server_connect() */
+		log_warn("server: %s turned away: %d connections already", peer,
+			 srv->attr.max_connections);
+		turn_away(srv, req);
+		goto err_agent;
+	}
 	atomic_fetch_add(&srv->accepted, 1);
 	/* never waits for the client: its confirmation is a connection event */
 	rc = rcc_accept_start(req, &ea, &c->ep);

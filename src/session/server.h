@@ -85,6 +85,10 @@ void rcci_server_agent_free(struct agent *ag);
 void rcci_server_agent_handover(struct agent *ag, struct conn *c);
 /* The shared-CQ agent with the fewest connections. */
 struct agent *rcci_server_least_loaded(struct rcc_server *srv);
+/* Count one more connection in stats.active unless max_connections are
+ * already counted there: accepts (from request to end) and
+ * rcc_server_connect() share them. false when none is left. */
+bool rcci_server_take_slot(struct rcc_server *srv);
 /* List c in srv->all (rcc_server_disconnect() finds it there). */
 void rcci_server_track_conn(struct rcc_server *srv, struct conn *c);
 
