@@ -13,7 +13,8 @@
  * confirms costs the server nothing but its slot, for at most 5 s). A
  * shared-CQ agent may see a pending connection's initial receives complete
  * before that: it keeps them for the connection and delivers them after
- * on_connect.
+ * on_connect. Connections the server opens itself (rcc_server_connect(),
+ * server_connect.c) reach their agents the same way.
  */
 #include <errno.h>
 #include <poll.h>
@@ -189,7 +190,8 @@ static void fail_conn(struct agent *ag, struct conn *c)
 			rcci_server_srq_repost(&srv->srq, buf);
 	}
 	free_early(c);
-	rcc_ep_close(c->ep);
+	if (c->ep) /* NULL: an rcc_server_connect() that failed */
+		rcc_ep_close(c->ep);
 	if (c->user && srv->ops.on_disconnect)
 		srv->ops.on_disconnect(NULL, c->user);
 	free(c);
@@ -765,6 +767,7 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		srv->attr.srq_buf_size = RCC_SERVER_SRQ_BUF_DEFAULT;
 	srv->stopfd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->connects_done, NULL);
 
 	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (srv->stopfd < 0) {
@@ -824,6 +827,7 @@ err_srq:
 err_stopfd:
 	close(srv->stopfd);
 err_srv:
+	pthread_cond_destroy(&srv->connects_done);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 	return rc;
@@ -880,6 +884,8 @@ int rcc_server_stop(struct rcc_server *srv)
 {
 	if (!srv)
 		return -EINVAL;
+	/* connections made from now on would reach stopped agents */
+	rcci_server_connects_stop(srv);
 	rcci_server_wake(srv->stopfd);
 	pthread_join(srv->listener, NULL);
 	finish_pending(srv);
@@ -889,6 +895,7 @@ int rcc_server_stop(struct rcc_server *srv)
 	rcci_server_srq_close(&srv->srq); /* after every endpoint using it */
 	free(srv->shared);
 	close(srv->stopfd);
+	pthread_cond_destroy(&srv->connects_done);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 	return 0;

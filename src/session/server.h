@@ -67,6 +67,11 @@ struct rcc_server {
 	atomic_uint_fast64_t accepted, rejected, active;
 	uint64_t spin_ns;      /* RCC_CQ_HYBRID: how long an agent spins before it sleeps */
 	struct server_srq srq; /* attr.srq_depth: every connection's receives */
+	/* rcc_server_connect() calls under way, and none begins once stopping
+	 * (srv->lock; connects_done: the last one ended) */
+	int connecting;
+	bool stopping;
+	pthread_cond_t connects_done;
 };
 
 /* Wake whoever sleeps on the eventfd fd (an agent, the listener). */
@@ -91,5 +96,10 @@ struct agent *rcci_server_least_loaded(struct rcc_server *srv);
 bool rcci_server_take_slot(struct rcc_server *srv);
 /* List c in srv->all (rcc_server_disconnect() finds it there). */
 void rcci_server_track_conn(struct rcc_server *srv, struct conn *c);
+
+/* From rcc_server_stop(): rcc_server_connect() fails with -ESHUTDOWN from
+ * now on; waits for the calls under way (their connections have reached
+ * their agents when it returns). In server_connect.c. */
+void rcci_server_connects_stop(struct rcc_server *srv);
 
 #endif
