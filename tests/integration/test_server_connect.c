@@ -157,13 +157,22 @@ static const struct rcc_server_ops b_ops = {
 
 /* ------------------------------------------- A: the server that connects */
 
+struct a_conn;
+
 struct a_side {
 	struct rcc_server *srv;
 	pthread_t main_thread;
 	const char *peer_addr; /* for a connect from on_disconnect */
-	atomic_int accepted_connects, accepted_disconnects, wrong_conn;
+	atomic_int accepted_connects, wrong_conn;
 	atomic_int connect_in_disconnect; /* its status; 1: not tried */
+	bool srq;                         /* receives come from the server's SRQ */
+	/* called on the agent when a connection's exchange is over */
+	void (*on_done)(struct a_conn *c);
+	void *env;
 };
+
+/* A conn pointer that is not one of the test's (on_completion has no arg). */
+static atomic_int stray_conn;
 
 struct a_conn {
 	int magic;
@@ -208,13 +217,15 @@ static int a_connect(struct rcc_ep *ep, void *arg, void **conn)
 
 /* Every completion: on the agent that ran on_connect, after it. The greeting
  * first, then B's answer to each of ours. */
-static void a_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn)
+/* A callback of conn: one of the test's, on the agent that ran on_connect,
+ * after it. NULL when it is not one of the test's. */
+static struct a_conn *a_check(struct rcc_ep *ep, void *conn)
 {
 	if (!conn)
-		return; /* an accepted connection */
+		return NULL; /* an accepted connection */
 	if (!is_a_conn(conn)) {
-		atomic_fetch_add(&((struct a_conn *)conn)->side->wrong_conn, 1);
-		return;
+		atomic_fetch_add(&stray_conn, 1);
+		return NULL;
 	}
 	struct a_conn *c = conn;
 	if (!atomic_load(&c->connects))
@@ -223,22 +234,53 @@ static void a_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn)
 		atomic_fetch_add(&c->wrong_thread, 1);
 	if (ep != atomic_load(&c->connect_ep))
 		atomic_fetch_add(&c->wrong_ep, 1);
-	if (wc->status != RCC_WC_SUCCESS || wc->opcode != RCC_WC_RECV)
-		return;
+	return c;
+}
+
+/* A message of B: the greeting first, then B's answer to each of ours. */
+static void a_got(struct rcc_ep *ep, struct a_conn *c, const void *data, uint32_t len)
+{
 	int n = c->nrecv++;
 	uint64_t seed = n ? seed_b(c->tag, n - 1) : seed_greet(c->tag);
-	if (wc->byte_len != MSG || check_pattern(c->b.rbuf[wc->wr_id], MSG, seed) != -1)
+	if (len != MSG || check_pattern(data, MSG, seed) != -1)
 		atomic_fetch_add(&c->bad, 1);
 	if (n)
 		atomic_fetch_add(&c->replies, 1);
-	if (rcc_post_recv_list(ep, &c->b.rw[wc->wr_id], 1, NULL))
-		atomic_fetch_add(&c->send_errors, 1);
 	if (n < rounds()) {
 		if (send_pattern(ep, &c->b, seed_a(c->tag, n)))
 			atomic_fetch_add(&c->send_errors, 1);
-	} else {
-		atomic_store(&c->done, true);
+		return;
 	}
+	atomic_store(&c->done, true);
+	if (c->side->on_done)
+		c->side->on_done(c);
+}
+
+static void a_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn)
+{
+	struct a_conn *c = a_check(ep, conn);
+
+	if (!c || wc->status != RCC_WC_SUCCESS || wc->opcode != RCC_WC_RECV)
+		return;
+	if (c->side->srq) { /* with the server's SRQ, every receive goes to on_recv */
+		atomic_fetch_add(&c->bad, 1);
+		return;
+	}
+	if (rcc_post_recv_list(ep, &c->b.rw[wc->wr_id], 1, NULL))
+		atomic_fetch_add(&c->send_errors, 1);
+	a_got(ep, c, c->b.rbuf[wc->wr_id], wc->byte_len);
+}
+
+static void a_recv(struct rcc_ep *ep, const struct rcc_wc *wc, const void *data, void *conn)
+{
+	struct a_conn *c = a_check(ep, conn);
+
+	if (!c || !c->side->srq || !data) {
+		if (c)
+			atomic_fetch_add(&c->bad, 1);
+		return;
+	}
+	a_got(ep, c, data, wc->byte_len);
 }
 
 static void a_disconnect(struct rcc_ep *ep, void *conn)
@@ -264,6 +306,7 @@ static const struct rcc_server_ops a_ops = {
 	.on_connect = a_connect,
 	.on_completion = a_completion,
 	.on_disconnect = a_disconnect,
+	.on_recv = a_recv,
 };
 
 /* --------------------------------------------------------------- set-up */
@@ -274,10 +317,12 @@ struct env {
 	struct b_side b;
 	char b_addr[128];
 	struct a_conn conn[CONNS];
+	atomic_int chain_rc; /* rcc_server_connect() from a callback; 1: not yet */
 };
 
 static int start_server(struct rcc_ctx *ctx, enum rcc_thread_mode tm, int threads, int max_conn,
-			const struct rcc_server_ops *ops, void *arg, struct rcc_server **srv)
+			uint32_t srq_depth, const struct rcc_server_ops *ops, void *arg,
+			struct rcc_server **srv)
 {
 	char listen_addr[128];
 	snprintf(listen_addr, sizeof(listen_addr), "%s:0", test_addr());
@@ -288,30 +333,36 @@ static int start_server(struct rcc_ctx *ctx, enum rcc_thread_mode tm, int thread
 		.cq_mode = RCC_CQ_WAIT,
 		.ep_attr = { .sq_depth = SLOTS, .rq_depth = SLOTS },
 		.max_connections = max_conn,
+		.srq_depth = srq_depth,
 		.ops = ops,
 		.arg = arg,
 	};
 	return rcc_server_start(ctx, &a, srv);
 }
 
-/* A (thread mode tm, threads) and B (one shared-CQ agent), each on a context
- * of its own: a server takes every connection event of its context. */
-static int env_open(struct env *e, enum rcc_thread_mode tm, int threads, int max_conn)
+/* A (thread mode tm, threads, srq_depth) and B (one shared-CQ agent), each on
+ * a context of its own: a server takes every connection event of its context. */
+static int env_open(struct env *e, enum rcc_thread_mode tm, int threads, int max_conn,
+		    uint32_t srq_depth)
 {
 	int rc;
 
 	memset(e, 0, sizeof(*e));
 	e->a.main_thread = pthread_self();
+	e->a.srq = srq_depth != 0;
+	e->a.env = e;
 	atomic_init(&e->a.connect_in_disconnect, 0);
+	atomic_init(&e->chain_rc, 1);
+	atomic_store(&stray_conn, 0);
 	if ((rc = test_ctx_open(&e->ctx_a)) || (rc = test_ctx_open(&e->ctx_b)))
 		return rc;
 	e->b.ctx = e->ctx_b;
-	rc = start_server(e->ctx_b, RCC_THREAD_SHARED_CQ, 1, 0, &b_ops, &e->b, &e->b.srv);
+	rc = start_server(e->ctx_b, RCC_THREAD_SHARED_CQ, 1, 0, 0, &b_ops, &e->b, &e->b.srv);
 	if (rc)
 		return rc;
 	snprintf(e->b_addr, sizeof(e->b_addr), "%s:%d", test_addr(), rcc_server_port(e->b.srv));
 	e->a.peer_addr = e->b_addr;
-	rc = start_server(e->ctx_a, tm, threads, max_conn, &a_ops, &e->a, &e->a.srv);
+	rc = start_server(e->ctx_a, tm, threads, max_conn, srq_depth, &a_ops, &e->a, &e->a.srv);
 	if (rc)
 		return rc;
 	for (int i = 0; i < CONNS; i++) {
@@ -396,6 +447,7 @@ static void connect_and_exchange(struct env *e)
 		CHECK_EQ(atomic_load(&c->disconnects), 0);
 	}
 	CHECK_EQ(atomic_load(&e->a.wrong_conn), 0);
+	CHECK_EQ(atomic_load(&stray_conn), 0);
 	/* two connections, two agents: each per-endpoint, or the least loaded */
 	CHECK(!pthread_equal(e->conn[0].agent, e->conn[1].agent));
 	CHECK_EQ(atomic_load(&e->b.bad), 0);
@@ -416,7 +468,7 @@ static void peer_ends(enum rcc_thread_mode tm, int threads)
 	struct env e;
 	struct rcc_server_stats st;
 
-	CHECK_OK(env_open(&e, tm, threads, 0));
+	CHECK_OK(env_open(&e, tm, threads, 0, 0));
 	connect_and_exchange(&e);
 	if (test_failed)
 		goto out;
@@ -450,7 +502,7 @@ static void self_ends(enum rcc_thread_mode tm, int threads)
 {
 	struct env e;
 
-	CHECK_OK(env_open(&e, tm, threads, 0));
+	CHECK_OK(env_open(&e, tm, threads, 0, 0));
 	connect_and_exchange(&e);
 	if (test_failed)
 		goto out;
@@ -488,7 +540,7 @@ static void refused(enum rcc_thread_mode tm, int threads)
 	struct rcc_ep *ep = (struct rcc_ep *)&e; /* must stay as it is */
 	char any[128], addr[128];
 
-	CHECK_OK(env_open(&e, tm, threads, 0));
+	CHECK_OK(env_open(&e, tm, threads, 0, 0));
 	snprintf(any, sizeof(any), "%s:0", test_addr());
 	CHECK_OK(rcc_listen(e.ctx_b, any, 0, &probe));
 	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(probe));
@@ -530,7 +582,7 @@ static void max_connections_shared(enum rcc_thread_mode tm, int threads)
 	struct rcc_ep *ep = NULL;
 	char a_addr[128];
 
-	CHECK_OK(env_open(&e, tm, threads, 1));
+	CHECK_OK(env_open(&e, tm, threads, 1, 0));
 	snprintf(a_addr, sizeof(a_addr), "%s:%d", test_addr(), rcc_server_port(e.a.srv));
 	CHECK_OK(connect_one(&e, 0));
 	CHECK_EQ(connect_one(&e, 1), -EMFILE);
@@ -571,6 +623,72 @@ static void max_connections_shared(enum rcc_thread_mode tm, int threads)
 static void per_ep_max_connections(void) { max_connections_shared(RCC_THREAD_PER_EP, 0); }
 static void shared_max_connections(void) { max_connections_shared(RCC_THREAD_SHARED_CQ, 2); }
 
+/* With the server's SRQ: A's receives are the server's, B's messages reach
+ * on_recv (the greeting, too, after on_connect); ep_attr's receives are not
+ * posted. */
+static void srq(enum rcc_thread_mode tm, int threads)
+{
+	struct env e;
+
+	CHECK_OK(env_open(&e, tm, threads, 0, 32));
+	connect_and_exchange(&e);
+	if (test_failed)
+		goto out;
+	CHECK_OK(rcc_server_stop(e.a.srv));
+	e.a.srv = NULL;
+	for (int i = 0; i < CONNS; i++) {
+		CHECK_A_CONN(&e.conn[i]);
+		CHECK_EQ(atomic_load(&e.conn[i].disconnects), 1);
+	}
+out:
+	env_close(&e);
+}
+
+static void per_ep_srq(void) { srq(RCC_THREAD_PER_EP, 0); }
+static void shared_srq(void) { srq(RCC_THREAD_SHARED_CQ, 2); }
+
+/* conn 0's exchange is over: its agent connects the next one, from the callback. */
+static void connect_next(struct a_conn *c)
+{
+	struct env *e = c->side->env;
+	if (c->tag + 1 < CONNS)
+		atomic_store(&e->chain_rc, connect_one(e, c->tag + 1));
+}
+
+/* rcc_server_connect() from a callback: with one shared agent, the agent
+ * that blocks in the call is the one that serves the new connection. */
+static void from_callback(enum rcc_thread_mode tm, int threads)
+{
+	struct env e;
+
+	CHECK_OK(env_open(&e, tm, threads, 0, 0));
+	e.a.on_done = connect_next;
+	CHECK_OK(connect_one(&e, 0));
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (!atomic_load(&e.conn[CONNS - 1].done) && atomic_load(&e.chain_rc) >= 0 &&
+	       now_ms() < end)
+		(void)poll(NULL, 0, 5);
+	CHECK_OK(atomic_load(&e.chain_rc));
+	for (int i = 0; i < CONNS; i++) {
+		CHECK_MSG(atomic_load(&e.conn[i].done), "conn %d: %d of %d replies", i,
+			  atomic_load(&e.conn[i].replies), rounds());
+		CHECK_A_CONN(&e.conn[i]);
+	}
+	if (tm == RCC_THREAD_SHARED_CQ && threads == 1)
+		CHECK(pthread_equal(e.conn[0].agent, e.conn[1].agent));
+	else
+		CHECK(!pthread_equal(e.conn[0].agent, e.conn[1].agent));
+	CHECK_OK(rcc_server_stop(e.a.srv));
+	e.a.srv = NULL;
+	for (int i = 0; i < CONNS; i++)
+		CHECK_EQ(atomic_load(&e.conn[i].disconnects), 1);
+	env_close(&e);
+}
+
+static void per_ep_from_callback(void) { from_callback(RCC_THREAD_PER_EP, 0); }
+static void shared_one_thread_from_callback(void) { from_callback(RCC_THREAD_SHARED_CQ, 1); }
+
 TEST_MAIN(TEST(per_ep_peer_ends), TEST(shared_peer_ends), TEST(per_ep_self_ends),
 	  TEST(shared_self_ends), TEST(per_ep_refused), TEST(shared_refused),
-	  TEST(per_ep_max_connections), TEST(shared_max_connections))
+	  TEST(per_ep_max_connections), TEST(shared_max_connections), TEST(per_ep_srq),
+	  TEST(shared_srq), TEST(per_ep_from_callback), TEST(shared_one_thread_from_callback))
