@@ -392,6 +392,14 @@ static void env_close(struct env *e)
 		TEARDOWN(rcc_ctx_close(e->ctx_b));
 }
 
+/* Stop a server of the env now (env_close() then leaves it alone). */
+static int stop_server(struct rcc_server **srv)
+{
+	int rc = rcc_server_stop(*srv);
+	*srv = NULL;
+	return rc;
+}
+
 /* A connects conn i to B with its receives as the initial ones, and the tag
  * that tells B which one it is. */
 static int connect_one(struct env *e, int i)
@@ -417,6 +425,23 @@ static int connect_one(struct env *e, int i)
 		CHECK_EQ(atomic_load(&(c)->bad), 0);            \
 		CHECK_EQ(atomic_load(&(c)->send_errors), 0);    \
 		CHECK_EQ(atomic_load(&(c)->connects), 1);       \
+	} while (0)
+
+/* Every conn was served right and ended exactly once, its own ep named. */
+#define CHECK_ENDED_ONCE(e)                                                                   \
+	do {                                                                                  \
+		for (int i_ = 0; i_ < CONNS; i_++) {                                          \
+			CHECK_A_CONN(&(e)->conn[i_]);                                         \
+			CHECK_EQ(atomic_load(&(e)->conn[i_].disconnects), 1);                 \
+			CHECK(atomic_load(&(e)->conn[i_].disconnect_ep) == (e)->conn[i_].ep); \
+		}                                                                             \
+	} while (0)
+
+/* A connection that never came up for the application. */
+#define CHECK_NEVER_SERVED(c)                                \
+	do {                                                 \
+		CHECK_EQ(atomic_load(&(c)->connects), 0);    \
+		CHECK_EQ(atomic_load(&(c)->disconnects), 0); \
 	} while (0)
 
 /* Connect every conn, let each finish its exchange, check both sides. */
@@ -459,6 +484,18 @@ static void connect_and_exchange(struct env *e)
 	CHECK_EQ(st.rejected, 0);
 }
 
+/* env_open(), then connect_and_exchange(); false when a check failed. */
+static bool open_and_exchange(struct env *e, enum rcc_thread_mode tm, int threads,
+			      uint32_t srq_depth)
+{
+	int rc = env_open(e, tm, threads, 0, srq_depth);
+	if (rc)
+		test_fail(__FILE__, __LINE__, "env_open: %s", rcc_strerror(rc));
+	else
+		connect_and_exchange(e);
+	return !test_failed;
+}
+
 /* ---------------------------------------------------------------- cases */
 
 /* B ends its side: conn 0 with rcc_server_disconnect(), conn 1 by stopping.
@@ -468,9 +505,7 @@ static void peer_ends(enum rcc_thread_mode tm, int threads)
 	struct env e;
 	struct rcc_server_stats st;
 
-	CHECK_OK(env_open(&e, tm, threads, 0, 0));
-	connect_and_exchange(&e);
-	if (test_failed)
+	if (!open_and_exchange(&e, tm, threads, 0))
 		goto out;
 	CHECK(wait_for(&e.b.connects, CONNS));
 	CHECK_OK(rcc_server_disconnect(e.b.srv, atomic_load(&e.b.eps[0])));
@@ -482,16 +517,11 @@ static void peer_ends(enum rcc_thread_mode tm, int threads)
 		rcc_server_stats(e.a.srv, &st);
 	while (st.active != CONNS - 1 && now_ms() < end && !poll(NULL, 0, 5));
 	CHECK_EQ(st.active, CONNS - 1);
-	CHECK_OK(rcc_server_stop(e.b.srv));
-	e.b.srv = NULL;
+	CHECK_OK(stop_server(&e.b.srv));
 	CHECK(wait_for(&e.conn[1].disconnects, 1));
 	CHECK(atomic_load(&e.conn[1].disconnect_ep) == e.conn[1].ep);
-	CHECK_OK(rcc_server_stop(e.a.srv));
-	e.a.srv = NULL;
-	for (int i = 0; i < CONNS; i++) {
-		CHECK_A_CONN(&e.conn[i]);
-		CHECK_EQ(atomic_load(&e.conn[i].disconnects), 1);
-	}
+	CHECK_OK(stop_server(&e.a.srv));
+	CHECK_ENDED_ONCE(&e);
 out:
 	env_close(&e);
 }
@@ -502,23 +532,16 @@ static void self_ends(enum rcc_thread_mode tm, int threads)
 {
 	struct env e;
 
-	CHECK_OK(env_open(&e, tm, threads, 0, 0));
-	connect_and_exchange(&e);
-	if (test_failed)
+	if (!open_and_exchange(&e, tm, threads, 0))
 		goto out;
 	CHECK_OK(rcc_server_disconnect(e.a.srv, e.conn[0].ep));
 	CHECK(wait_for(&e.conn[0].disconnects, 1));
 	CHECK(wait_for(&e.b.disconnects, 1)); /* B saw it leave */
 	CHECK_EQ(rcc_server_disconnect(e.a.srv, e.conn[0].ep), -ENOENT);
 	atomic_store(&e.a.connect_in_disconnect, 1);
-	CHECK_OK(rcc_server_stop(e.a.srv));
-	e.a.srv = NULL;
+	CHECK_OK(stop_server(&e.a.srv));
 	CHECK_EQ(atomic_load(&e.a.connect_in_disconnect), -ESHUTDOWN);
-	for (int i = 0; i < CONNS; i++) {
-		CHECK_A_CONN(&e.conn[i]);
-		CHECK_EQ(atomic_load(&e.conn[i].disconnects), 1);
-		CHECK(atomic_load(&e.conn[i].disconnect_ep) == e.conn[i].ep);
-	}
+	CHECK_ENDED_ONCE(&e);
 	CHECK(wait_for(&e.b.disconnects, CONNS));
 out:
 	env_close(&e);
@@ -562,10 +585,8 @@ static void refused(enum rcc_thread_mode tm, int threads)
 	/* the server goes on: a connection after the failures is served */
 	CHECK_OK(connect_one(&e, 1));
 	CHECK(wait_for(&e.conn[1].connects, 1));
-	CHECK_OK(rcc_server_stop(e.a.srv));
-	e.a.srv = NULL;
-	CHECK_EQ(atomic_load(&e.conn[0].connects), 0);
-	CHECK_EQ(atomic_load(&e.conn[0].disconnects), 0);
+	CHECK_OK(stop_server(&e.a.srv));
+	CHECK_NEVER_SERVED(&e.conn[0]);
 	CHECK_EQ(atomic_load(&e.conn[1].disconnects), 1);
 	env_close(&e);
 }
@@ -612,11 +633,9 @@ static void max_connections_shared(enum rcc_thread_mode tm, int threads)
 	CHECK_EQ(st.active, 1);
 	CHECK_EQ(st.accepted, 1);
 	CHECK_OK(rcc_client_close(cli));
-	CHECK_OK(rcc_server_stop(e.a.srv));
-	e.a.srv = NULL;
+	CHECK_OK(stop_server(&e.a.srv));
 	CHECK_EQ(atomic_load(&e.conn[0].disconnects), 1);
-	CHECK_EQ(atomic_load(&e.conn[1].connects), 0);
-	CHECK_EQ(atomic_load(&e.conn[1].disconnects), 0);
+	CHECK_NEVER_SERVED(&e.conn[1]);
 	env_close(&e);
 }
 
@@ -630,16 +649,10 @@ static void srq(enum rcc_thread_mode tm, int threads)
 {
 	struct env e;
 
-	CHECK_OK(env_open(&e, tm, threads, 0, 32));
-	connect_and_exchange(&e);
-	if (test_failed)
+	if (!open_and_exchange(&e, tm, threads, 32))
 		goto out;
-	CHECK_OK(rcc_server_stop(e.a.srv));
-	e.a.srv = NULL;
-	for (int i = 0; i < CONNS; i++) {
-		CHECK_A_CONN(&e.conn[i]);
-		CHECK_EQ(atomic_load(&e.conn[i].disconnects), 1);
-	}
+	CHECK_OK(stop_server(&e.a.srv));
+	CHECK_ENDED_ONCE(&e);
 out:
 	env_close(&e);
 }
@@ -678,8 +691,7 @@ static void from_callback(enum rcc_thread_mode tm, int threads)
 		CHECK(pthread_equal(e.conn[0].agent, e.conn[1].agent));
 	else
 		CHECK(!pthread_equal(e.conn[0].agent, e.conn[1].agent));
-	CHECK_OK(rcc_server_stop(e.a.srv));
-	e.a.srv = NULL;
+	CHECK_OK(stop_server(&e.a.srv));
 	for (int i = 0; i < CONNS; i++)
 		CHECK_EQ(atomic_load(&e.conn[i].disconnects), 1);
 	env_close(&e);
