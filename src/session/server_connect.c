@@ -4,8 +4,10 @@
  * agents like an accepted one. The endpoint is made on the agent's CQ with the
  * connection record as its context, before the agent knows it: a shared-CQ
  * agent keeps what completes meanwhile in the record (as for an accept under
- * way) and delivers it after on_connect; a per-endpoint agent's thread starts
- * only once the endpoint is up, so nobody polls its CQ before. Calls under way
+ * way) and delivers it after on_connect. A per-endpoint agent's thread starts
+ * once the endpoint is up and before the hand-over (so that a thread that
+ * cannot start fails the call instead of serving half a connection); it keeps
+ * what it polls before the hand-over the same way. Calls under way
  * are counted, so that rcc_server_stop() waits for them before it stops the
  * agents they hand their connections to.
  */
