@@ -215,8 +215,6 @@ static int a_connect(struct rcc_ep *ep, void *arg, void **conn)
 	return 0;
 }
 
-/* Every completion: on the agent that ran on_connect, after it. The greeting
- * first, then B's answer to each of ours. */
 /* A callback of conn: one of the test's, on the agent that ran on_connect,
  * after it. NULL when it is not one of the test's. */
 static struct a_conn *a_check(struct rcc_ep *ep, void *conn)
@@ -285,8 +283,11 @@ static void a_recv(struct rcc_ep *ep, const struct rcc_wc *wc, const void *data,
 
 static void a_disconnect(struct rcc_ep *ep, void *conn)
 {
-	if (!is_a_conn(conn))
-		return; /* an accepted connection (NULL) */
+	if (!is_a_conn(conn)) {
+		if (conn) /* NULL: an accepted connection */
+			atomic_fetch_add(&stray_conn, 1);
+		return;
+	}
 	struct a_conn *c = conn;
 	struct a_side *s = c->side;
 	if (!pthread_equal(pthread_self(), c->agent))
@@ -430,6 +431,7 @@ static int connect_one(struct env *e, int i)
 /* Every conn was served right and ended exactly once, its own ep named. */
 #define CHECK_ENDED_ONCE(e)                                                                   \
 	do {                                                                                  \
+		CHECK_EQ(atomic_load(&stray_conn), 0);                                        \
 		for (int i_ = 0; i_ < CONNS; i_++) {                                          \
 			CHECK_A_CONN(&(e)->conn[i_]);                                         \
 			CHECK_EQ(atomic_load(&(e)->conn[i_].disconnects), 1);                 \
