@@ -147,8 +147,9 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 int rcc_server_port(const struct rcc_server *srv);
 /* Copy the server's counters into *stats: connections accepted, turned
  * away or failed before they were served (rejected), and served now
- * (active). Nothing for a NULL argument. Never blocks; thread-safe, each
- * counter read atomically (the three together are not one snapshot). */
+ * (active: those of rcc_server_connect() included). Nothing for a NULL
+ * argument. Never blocks; thread-safe, each counter read atomically (the
+ * three together are not one snapshot). */
 void rcc_server_stats(const struct rcc_server *srv, struct rcc_server_stats *stats);
 /* From on_request only: private data (<= RCC_ACCEPT_PRIVATE_DATA_MAX) for
  * this client's accept, instead of the template's. -EINVAL elsewhere. */
@@ -159,16 +160,18 @@ int rcc_server_disconnect(struct rcc_server *srv, struct rcc_ep *ep);
 /* Stop accepting, disconnect every connection (each gets on_disconnect),
  * join all threads and free the server. Accepts still under way are given
  * up to 6 s to end (each ends within 5 s) and then served and ended like any
- * other connection, or dropped. */
+ * other connection, or dropped; rcc_server_connect() calls under way are
+ * waited for (each up to its timeout) and their connections ended too. */
 int rcc_server_stop(struct rcc_server *srv);
 
 /*
  * Connect to addr ("host:port", "[v6]:port") and serve the connection with
  * this server's agents, as if it had been accepted: the endpoint is made on
  * an agent's CQ (its own in RCC_THREAD_PER_EP mode, the least loaded shared
- * one in RCC_THREAD_SHARED_CQ mode), with ep_attr (NULL: the server's
- * ep_attr template; CQ fields ignored, initial_recv and private_data
- * honoured). Once it is up, ops->on_connect(ep, srv's arg, &conn) runs on
+ * one in RCC_THREAD_SHARED_CQ mode), with ep_attr (CQ fields and context
+ * ignored, initial_recv and private_data honoured; NULL: the server's
+ * ep_attr template without its private_data and initial_recv, which are
+ * the accepts'). Once it is up, ops->on_connect(ep, srv's arg, &conn) runs on
  * that agent with *conn = conn (the caller's per-connection state), then
  * on_completion for each of its completions and on_disconnect exactly once
  * -- so one dispatcher serves the connections a process opens and those
@@ -178,12 +181,14 @@ int rcc_server_stop(struct rcc_server *srv);
  * the connection; does not retry. Returns 0 and sets *ep (owned by the
  * server: valid until on_disconnect returns; end it with
  * rcc_server_disconnect()), or rcc_connect()'s status (rcc_last_error()
- * explains), -EINVAL for a NULL argument or a negative timeout, -EMFILE at
- * max_connections (shared with accepted ones), -ESHUTDOWN once
- * rcc_server_stop() has begun. When it fails, on_disconnect is not called
- * and conn stays the caller's. Thread-safe, and allowed from the server's
- * own callbacks (the agent goes on serving its other connections only
- * once the call returns).
+ * explains), -EINVAL for a NULL srv, addr or ep or a negative timeout (conn
+ * may be NULL), -EMFILE at max_connections (shared with accepted ones),
+ * -ESHUTDOWN once rcc_server_stop() has begun. When it fails, on_disconnect
+ * is not called and conn stays the caller's. The connection counts in
+ * stats.active (not in accepted or rejected). Thread-safe, and allowed from
+ * the server's own callbacks (the agent goes on serving its other
+ * connections only once the call returns). rcc_server_stop() waits for
+ * calls under way, then ends their connections like the others.
  */
 int rcc_server_connect(struct rcc_server *srv, const char *addr, const struct rcc_ep_attr *ep_attr,
 		       int timeout_ms, void *conn, struct rcc_ep **ep);

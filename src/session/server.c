@@ -13,7 +13,8 @@
  * confirms costs the server nothing but its slot, for at most 5 s). A
  * shared-CQ agent may see a pending connection's initial receives complete
  * before that: it keeps them for the connection and delivers them after
- * on_connect.
+ * on_connect. Connections the server opens itself (rcc_server_connect(),
+ * server_connect.c) reach their agents the same way.
  */
 #include <errno.h>
 #include <poll.h>
@@ -33,7 +34,7 @@
 #include "rcc/util.h"
 #include "rcc/session.h"
 #include "cq_depth.h"
-#include "server_srq.h"
+#include "server.h"
 
 /* How often an idle agent looks for connections that ended without a completion. */
 #define STATE_CHECK_MS 100
@@ -42,22 +43,6 @@
 #define SHARED_CQ_DEPTH 16384u
 /* rcc_server_stop() waits this long for accepts under way (each ends in 5 s). */
 #define PENDING_STOP_MS 6000
-
-struct conn {
-	struct rcc_ep *ep;
-	void *user;
-	struct agent *ag;
-	atomic_bool want_close;           /* rcc_server_disconnect() asked */
-	struct conn *next;                /* the agent's list (agent thread only) */
-	struct conn *all_prev, *all_next; /* srv->all (srv->lock) */
-	struct conn *pend_next;           /* srv->pending (listener thread only) */
-	bool failed;                      /* handed over only to be dropped: never came up */
-	/* agent thread only: handed over (on_connect called); until then its
-	 * completions wait in early[] */
-	bool live;
-	struct rcc_wc *early;
-	int nearly, early_cap;
-};
 
 /* on_request's rcc_server_reply() lands here: requests are handled one at a
  * time on the listener thread. */
@@ -69,44 +54,7 @@ struct reply {
 };
 static _Thread_local struct reply *current_reply;
 
-struct agent {
-	struct rcc_server *srv;
-	pthread_t thread;
-	bool started;
-	bool per_ep;
-	struct rcc_cq *cq;
-	int wakefd;
-	int epfd; /* WAIT/FD modes: the CQ's fd and wakefd */
-	pthread_mutex_t lock;
-	struct conn *incoming; /* handed over by the listener (lock) */
-	atomic_bool has_incoming;
-	atomic_bool stop;
-	atomic_bool done;
-	atomic_int load;    /* connections assigned, for placement */
-	struct conn *conns; /* agent thread only */
-	struct agent *next; /* srv->agents (srv->lock) */
-};
-
-struct rcc_server {
-	struct rcc_ctx *ctx;
-	struct rcc_server_attr attr;
-	struct rcc_server_ops ops;
-	struct rcc_listener *lst;
-	pthread_t listener;
-	int stopfd;
-	pthread_mutex_t lock;
-	struct agent *agents;
-	struct conn *all;     /* every live connection, for rcc_server_disconnect() */
-	struct conn *pending; /* accepts started, not yet ended (listener thread only) */
-	int evfd;             /* the context's connection events */
-	struct agent **shared;
-	int nshared;
-	atomic_uint_fast64_t accepted, rejected, active;
-	uint64_t spin_ns;      /* RCC_CQ_HYBRID: how long an agent spins before it sleeps */
-	struct server_srq srq; /* attr.srq_depth: every connection's receives */
-};
-
-static void wake(int fd)
+void rcci_server_wake(int fd)
 {
 	uint64_t one = 1;
 	if (write(fd, &one, sizeof(one)) < 0)
@@ -242,7 +190,8 @@ static void fail_conn(struct agent *ag, struct conn *c)
 			rcci_server_srq_repost(&srv->srq, buf);
 	}
 	free_early(c);
-	rcc_ep_close(c->ep);
+	if (c->ep) /* NULL: an rcc_server_connect() that failed */
+		rcc_ep_close(c->ep);
 	if (c->user && srv->ops.on_disconnect)
 		srv->ops.on_disconnect(NULL, c->user);
 	free(c);
@@ -369,7 +318,7 @@ static void *agent_main(void *arg)
 	return NULL;
 }
 
-static void agent_free(struct agent *ag)
+void rcci_server_agent_free(struct agent *ag)
 {
 	if (ag->cq && rcc_cq_destroy(ag->cq))
 		log_warn("server: agent CQ still in use at exit");
@@ -381,9 +330,10 @@ static void agent_free(struct agent *ag)
 	free(ag);
 }
 
-static uint32_t cq_depth_for(const struct rcc_server *srv, bool per_ep)
+static uint32_t cq_depth_for(const struct rcc_server *srv, bool per_ep,
+			     const struct rcc_ep_attr *ep_attr)
 {
-	struct rcc_ep_attr ea = srv->attr.ep_attr;
+	struct rcc_ep_attr ea = *ep_attr;
 
 	if (srv->attr.cq_depth)
 		return srv->attr.cq_depth;
@@ -393,10 +343,11 @@ static uint32_t cq_depth_for(const struct rcc_server *srv, bool per_ep)
 	return per_ep ? rcci_ep_cq_depth(&ea) : SHARED_CQ_DEPTH + srv->attr.srq_depth;
 }
 
-static int agent_new(struct rcc_server *srv, bool per_ep, struct agent **out)
+int rcci_server_agent_new(struct rcc_server *srv, bool per_ep, const struct rcc_ep_attr *ep_attr,
+			  struct agent **out)
 {
 	struct rcc_cq_attr ca = {
-		.depth = cq_depth_for(srv, per_ep),
+		.depth = cq_depth_for(srv, per_ep, ep_attr),
 		/* WAIT is served with the CQ's fd so the agent can also be woken. */
 		.mode = srv->attr.cq_mode == RCC_CQ_POLL ? RCC_CQ_POLL : RCC_CQ_FD,
 	};
@@ -430,11 +381,11 @@ static int agent_new(struct rcc_server *srv, bool per_ep, struct agent **out)
 	*out = ag;
 	return 0;
 err:
-	agent_free(ag);
+	rcci_server_agent_free(ag);
 	return rc;
 }
 
-static int agent_start(struct agent *ag)
+int rcci_server_agent_start(struct agent *ag)
 {
 	int rc;
 
@@ -449,14 +400,14 @@ static int agent_start(struct agent *ag)
 	return 0;
 }
 
-static void agent_handover(struct agent *ag, struct conn *c)
+void rcci_server_agent_handover(struct agent *ag, struct conn *c)
 {
 	pthread_mutex_lock(&ag->lock);
 	c->next = ag->incoming;
 	ag->incoming = c;
 	atomic_store_explicit(&ag->has_incoming, true, memory_order_release);
 	pthread_mutex_unlock(&ag->lock);
-	wake(ag->wakefd);
+	rcci_server_wake(ag->wakefd);
 }
 
 /* Join and free per-endpoint agents whose connection is over. */
@@ -468,7 +419,7 @@ static void reap_agents(struct rcc_server *srv)
 		if (ag->per_ep && atomic_load(&ag->done)) {
 			*pp = ag->next;
 			pthread_join(ag->thread, NULL);
-			agent_free(ag);
+			rcci_server_agent_free(ag);
 		} else {
 			pp = &ag->next;
 		}
@@ -478,13 +429,24 @@ static void reap_agents(struct rcc_server *srv)
 
 /* -------------------------------------------------------------- listener */
 
-static struct agent *least_loaded(struct rcc_server *srv)
+struct agent *rcci_server_least_loaded(struct rcc_server *srv)
 {
 	struct agent *best = srv->shared[0];
 	for (int i = 1; i < srv->nshared; i++)
 		if (atomic_load(&srv->shared[i]->load) < atomic_load(&best->load))
 			best = srv->shared[i];
 	return best;
+}
+
+bool rcci_server_take_slot(struct rcc_server *srv)
+{
+	uint_fast64_t n = atomic_load(&srv->active);
+
+	do {
+		if (n >= (uint_fast64_t)srv->attr.max_connections)
+			return false;
+	} while (!atomic_compare_exchange_weak(&srv->active, &n, n + 1));
+	return true;
 }
 
 /* Refuse a request: counted before the answer leaves, so the client never sees
@@ -496,7 +458,7 @@ static void turn_away(struct rcc_server *srv, struct rcc_conn_req *req)
 }
 
 /* The server's list of every connection (for stop and stats). */
-static void track_conn(struct rcc_server *srv, struct conn *c)
+void rcci_server_track_conn(struct rcc_server *srv, struct conn *c)
 {
 	pthread_mutex_lock(&srv->lock);
 	c->all_next = srv->all;
@@ -511,7 +473,7 @@ static void track_conn(struct rcc_server *srv, struct conn *c)
  * (flushes delivered, then on_disconnect). */
 static void start_own_agent(struct rcc_server *srv, struct agent *ag, struct conn *c)
 {
-	int rc = agent_start(ag);
+	int rc = rcci_server_agent_start(ag);
 	if (!rc)
 		return;
 	log_error("server: cannot start an agent thread: %s", rcc_strerror(rc));
@@ -522,7 +484,7 @@ static void start_own_agent(struct rcc_server *srv, struct agent *ag, struct con
 	ag->conns = c;
 	atomic_fetch_sub(&srv->accepted, 1);
 	end_conn(ag, c);
-	agent_free(ag);
+	rcci_server_agent_free(ag);
 }
 
 static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
@@ -565,13 +527,13 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 		goto err_user;
 	}
 	if (srv->attr.thread_mode == RCC_THREAD_PER_EP) {
-		rc = agent_new(srv, true, &ag);
+		rc = rcci_server_agent_new(srv, true, &srv->attr.ep_attr, &ag);
 		if (rc) {
 			turn_away(srv, req);
 			goto err_user;
 		}
 	} else {
-		ag = least_loaded(srv);
+		ag = rcci_server_least_loaded(srv);
 	}
 
 	struct rcc_ep_attr ea = srv->attr.ep_attr;
@@ -586,7 +548,13 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 		ea.private_data_len = (uint32_t)reply.len;
 	}
 	c->ag = ag;
-	atomic_fetch_add(&srv->active, 1);
+	if (!rcci_server_take_slot(srv)) {
+		/* the last one went meanwhile to rcc_server_connect() */
+		log_warn("server: %s turned away: %d connections already", peer,
+			 srv->attr.max_connections);
+		turn_away(srv, req);
+		goto err_agent;
+	}
 	atomic_fetch_add(&srv->accepted, 1);
 	/* never waits for the client: its confirmation is a connection event */
 	rc = rcc_accept_start(req, &ea, &c->ep);
@@ -603,7 +571,7 @@ static void handle_request(struct rcc_server *srv, struct rcc_conn_req *req)
 
 err_agent:
 	if (ag && ag->per_ep)
-		agent_free(ag);
+		rcci_server_agent_free(ag);
 err_user:
 	if (c->user && srv->ops.on_disconnect)
 		srv->ops.on_disconnect(NULL, c->user);
@@ -617,8 +585,8 @@ static void accept_ended(struct rcc_server *srv, struct conn *c, bool up)
 	struct agent *ag = c->ag;
 
 	if (up) {
-		track_conn(srv, c);
-		agent_handover(ag, c);
+		rcci_server_track_conn(srv, c);
+		rcci_server_agent_handover(ag, c);
 		if (ag->per_ep)
 			start_own_agent(srv, ag, c);
 		return;
@@ -628,11 +596,11 @@ static void accept_ended(struct rcc_server *srv, struct conn *c, bool up)
 	atomic_fetch_sub(&srv->active, 1);
 	if (ag->per_ep) {
 		fail_conn(ag, c); /* its agent never ran */
-		agent_free(ag);
+		rcci_server_agent_free(ag);
 		return;
 	}
 	c->failed = true;
-	agent_handover(ag, c);
+	rcci_server_agent_handover(ag, c);
 }
 
 /* Connection events of the server's context: those of pending accepts end
@@ -751,14 +719,14 @@ static void stop_agents(struct rcc_server *srv)
 	pthread_mutex_lock(&srv->lock);
 	for (struct agent *ag = srv->agents; ag; ag = ag->next) {
 		atomic_store(&ag->stop, true);
-		wake(ag->wakefd);
+		rcci_server_wake(ag->wakefd);
 	}
 	pthread_mutex_unlock(&srv->lock);
 	while (srv->agents) {
 		struct agent *ag = srv->agents;
 		srv->agents = ag->next;
 		pthread_join(ag->thread, NULL);
-		agent_free(ag);
+		rcci_server_agent_free(ag);
 	}
 }
 
@@ -799,6 +767,7 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		srv->attr.srq_buf_size = RCC_SERVER_SRQ_BUF_DEFAULT;
 	srv->stopfd = -1;
 	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->connects_done, NULL);
 
 	srv->stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (srv->stopfd < 0) {
@@ -827,11 +796,11 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 			goto err_lst;
 		}
 		for (int i = 0; i < srv->nshared; i++) {
-			rc = agent_new(srv, false, &srv->shared[i]);
+			rc = rcci_server_agent_new(srv, false, &srv->attr.ep_attr, &srv->shared[i]);
 			if (!rc) {
-				rc = agent_start(srv->shared[i]);
+				rc = rcci_server_agent_start(srv->shared[i]);
 				if (rc)
-					agent_free(srv->shared[i]);
+					rcci_server_agent_free(srv->shared[i]);
 			}
 			if (rc) {
 				srv->shared[i] = NULL;
@@ -858,6 +827,7 @@ err_srq:
 err_stopfd:
 	close(srv->stopfd);
 err_srv:
+	pthread_cond_destroy(&srv->connects_done);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 	return rc;
@@ -887,7 +857,7 @@ int rcc_server_disconnect(struct rcc_server *srv, struct rcc_ep *ep)
 		if (c->ep == ep) {
 			/* the agent owns the endpoint: it does the closing */
 			atomic_store(&c->want_close, true);
-			wake(c->ag->wakefd);
+			rcci_server_wake(c->ag->wakefd);
 			rc = 0;
 			break;
 		}
@@ -914,7 +884,9 @@ int rcc_server_stop(struct rcc_server *srv)
 {
 	if (!srv)
 		return -EINVAL;
-	wake(srv->stopfd);
+	/* connections made from now on would reach stopped agents */
+	rcci_server_connects_stop(srv);
+	rcci_server_wake(srv->stopfd);
 	pthread_join(srv->listener, NULL);
 	finish_pending(srv);
 	rcc_listener_close(srv->lst);
@@ -923,6 +895,7 @@ int rcc_server_stop(struct rcc_server *srv)
 	rcci_server_srq_close(&srv->srq); /* after every endpoint using it */
 	free(srv->shared);
 	close(srv->stopfd);
+	pthread_cond_destroy(&srv->connects_done);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 	return 0;
