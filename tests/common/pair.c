@@ -35,13 +35,40 @@ static void *accept_thread(void *arg)
 	return NULL;
 }
 
+int pair_connect(struct rcc_ctx *ctx, struct rcc_listener *lst, const struct rcc_ep_attr *aa,
+		 const struct rcc_ep_attr *ab, struct rcc_ep **a, struct rcc_ep **b)
+{
+	struct accept_job job = { .lst = lst, .attr = *ab, .rc = -EINPROGRESS };
+	struct rcc_ep *ea = NULL;
+	char addr[128];
+	pthread_t th;
+	int rc;
+
+	rc = -pthread_create(&th, NULL, accept_thread, &job);
+	if (rc)
+		return rc;
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	rc = rcc_connect(ctx, addr, aa, TEST_TIMEOUT_MS, &ea);
+	pthread_join(th, NULL);
+	if (rc || job.rc) {
+		fprintf(stderr, "pair_connect: connect %s, accept %s\n", rcc_strerror(rc),
+			rcc_strerror(job.rc));
+		if (!rc)
+			rcc_ep_close(ea);
+		if (!job.rc)
+			rcc_ep_close(job.ep);
+		return rc ? rc : job.rc;
+	}
+	*a = ea;
+	*b = job.ep;
+	return 0;
+}
+
 int pair_open(struct pair *p, const struct pair_opts *o)
 {
 	static const struct pair_opts defaults;
 	struct rcc_cq_attr ca;
-	struct accept_job job;
-	struct rcc_ep_attr aa;
-	pthread_t th;
+	struct rcc_ep_attr aa, bb;
 	char addr[128];
 	int rc;
 
@@ -63,30 +90,13 @@ int pair_open(struct pair *p, const struct pair_opts *o)
 	if (rc)
 		goto err_cq_b;
 
-	job.lst = p->lst;
-	job.attr = o->attr_b;
-	job.attr.send_cq = job.attr.recv_cq = p->cq_b;
-	job.ep = NULL;
-	job.rc = -EINPROGRESS;
-	rc = -pthread_create(&th, NULL, accept_thread, &job);
-	if (rc)
-		goto err_lst;
+	bb = o->attr_b;
+	bb.send_cq = bb.recv_cq = p->cq_b;
 	aa = o->attr_a;
 	aa.send_cq = aa.recv_cq = p->cq_a;
-	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(p->lst));
-	rc = rcc_connect(p->ctx, addr, &aa, TEST_TIMEOUT_MS, &p->a);
-	pthread_join(th, NULL);
-	if (rc || job.rc) {
-		fprintf(stderr, "pair_open: connect %s, accept %s\n", rcc_strerror(rc),
-			rcc_strerror(job.rc));
-		if (!rc)
-			rcc_ep_close(p->a);
-		if (!job.rc)
-			rcc_ep_close(job.ep);
-		rc = rc ? rc : job.rc;
+	rc = pair_connect(p->ctx, p->lst, &aa, &bb, &p->a, &p->b);
+	if (rc)
 		goto err_lst;
-	}
-	p->b = job.ep;
 	/* RCC_TEST_TRANSPORT=shm: both ends must really be on shared memory. */
 	if (test_shm() == RCC_SHM_REQUIRE &&
 	    (strcmp(rcc_ep_path(p->a), "shm") || strcmp(rcc_ep_path(p->b), "shm"))) {

@@ -24,6 +24,11 @@ struct pair_opts {
 
 /* 0 or a negative errno (after printing why). */
 int pair_open(struct pair *p, const struct pair_opts *o);
+/* Connect two endpoints through lst (a listener of ctx): a from aa (the
+ * connecting side), b from ab (accepted on a thread of its own). 0 and both
+ * set, or a negative errno with neither left open (after printing why). */
+int pair_connect(struct rcc_ctx *ctx, struct rcc_listener *lst, const struct rcc_ep_attr *aa,
+		 const struct rcc_ep_attr *ab, struct rcc_ep **a, struct rcc_ep **b);
 void pair_close(struct pair *p);
 
 /* Teardown is part of what a case checks: a CQ still in use or a context

@@ -23,20 +23,6 @@ struct duo {
 	struct rcc_ep *a, *b;
 };
 
-struct accept_job {
-	struct rcc_listener *lst;
-	struct rcc_ep_attr attr;
-	struct rcc_ep *ep;
-	int rc;
-};
-
-static void *accept_thread(void *arg)
-{
-	struct accept_job *j = arg;
-	j->rc = rcc_accept(j->lst, &j->attr, TEST_TIMEOUT_MS, &j->ep);
-	return NULL;
-}
-
 static int duo_ctx(struct duo *d)
 {
 	char addr[128];
@@ -55,27 +41,7 @@ static int duo_ctx(struct duo *d)
 
 static int duo_connect(struct duo *d, const struct rcc_ep_attr *aa, const struct rcc_ep_attr *ab)
 {
-	struct accept_job job = { .lst = d->lst, .attr = *ab, .rc = -EINPROGRESS };
-	char addr[128];
-	pthread_t th;
-	int rc;
-
-	rc = -pthread_create(&th, NULL, accept_thread, &job);
-	if (rc)
-		return rc;
-	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_listener_port(d->lst));
-	rc = rcc_connect(d->ctx, addr, aa, TEST_TIMEOUT_MS, &d->a);
-	pthread_join(th, NULL);
-	if (rc || job.rc) {
-		if (!rc)
-			rcc_ep_close(d->a);
-		if (!job.rc)
-			rcc_ep_close(job.ep);
-		d->a = NULL;
-		return rc ? rc : job.rc;
-	}
-	d->b = job.ep;
-	return 0;
+	return pair_connect(d->ctx, d->lst, aa, ab, &d->a, &d->b);
 }
 
 /* Endpoint attributes that fail at once on a receiver-not-ready. */
