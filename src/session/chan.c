@@ -74,6 +74,16 @@ static uint8_t *send_slot(const struct rcc_chan *ch, uint32_t i)
 	return ch->mem + (size_t)(ch->credits + i) * ch->slot_len;
 }
 
+/* The channel's own allocations (not its region, registration or CQ). */
+static void free_chan(struct rcc_chan *ch)
+{
+	free(ch->app_wc);
+	free(ch->arrived);
+	free(ch->rwr);
+	free(ch->rsge);
+	free(ch);
+}
+
 int rcc_chan_create(struct rcc_ctx *ctx, const struct rcc_chan_attr *attr, struct rcc_chan **out)
 {
 	struct rcc_chan *ch;
@@ -147,11 +157,7 @@ err_mr:
 err_mem:
 	munmap(ch->mem, ch->mem_len);
 err_arrays:
-	free(ch->app_wc);
-	free(ch->arrived);
-	free(ch->rwr);
-	free(ch->rsge);
-	free(ch);
+	free_chan(ch);
 	return rc;
 }
 
@@ -545,10 +551,6 @@ int rcc_chan_destroy(struct rcc_chan *ch)
 	if (r && !rc)
 		rc = r;
 	munmap(ch->mem, ch->mem_len);
-	free(ch->app_wc);
-	free(ch->arrived);
-	free(ch->rwr);
-	free(ch->rsge);
-	free(ch);
+	free_chan(ch);
 	return rc;
 }
