@@ -28,8 +28,7 @@ struct in_conn {
 	void **rbuf;
 	struct rcc_sge *rsge;
 	struct rcc_recv_wr *rwr;
-	void *csend[SRV_CTRL_SENDS];
-	uint32_t csend_busy;
+	struct ctrl_sender ctrl;
 	uint64_t got[2];        /* data messages consumed per stream */
 	uint64_t next_label[2]; /* the label we expect next */
 	uint64_t credited;      /* got[0] + got[1] when we last sent a credit */
@@ -50,9 +49,7 @@ static void give_back(struct in_conn *c)
 	for (uint32_t i = 0; c->rbuf && i < m->nrecv; i++)
 		if (c->rbuf[i])
 			rcc_pool_put(m->recv_pool, c->rbuf[i]);
-	for (int i = 0; i < SRV_CTRL_SENDS; i++)
-		if (c->csend[i])
-			rcc_pool_put(m->ctrl_pool, c->csend[i]);
+	ctrl_sender_fini(m, &c->ctrl);
 	free(c->rwr);
 	free(c->rsge);
 	free(c->rbuf);
@@ -151,9 +148,8 @@ static int on_request(struct rcc_conn_req *req, void *arg, void **conn,
 		goto err_conn;
 	if (m->target_pool && (rc = rcc_pool_get(m->target_pool, (void **)&c->target)))
 		goto err_conn;
-	for (int i = 0; i < SRV_CTRL_SENDS; i++)
-		if ((rc = rcc_pool_get(m->ctrl_pool, &c->csend[i])))
-			goto err_conn;
+	if ((rc = ctrl_sender_init(m, &c->ctrl, SRV_CTRL_SENDS)))
+		goto err_conn;
 	*conn = c;
 	*recv = c->rwr;
 	*num_recv = c->rwr ? (int)m->nrecv : 0;
@@ -171,26 +167,7 @@ err_claim:
 
 static int post_ctrl(struct in_conn *c, struct ctrl_msg *msg)
 {
-	int i = 0;
-	while (i < SRV_CTRL_SENDS && (c->csend_busy & (1u << i)))
-		i++;
-	if (i == SRV_CTRL_SENDS)
-		return -EAGAIN;
-	msg->from = (uint16_t)c->m->rank;
-	uint32_t len = ctrl_encode(msg, c->csend[i]);
-	struct rcc_sge sge = rcc_pool_sge(c->m->ctrl_pool, c->csend[i], len);
-	struct rcc_send_wr wr = {
-		.wr_id = WR_ID(WR_CSEND, msg->type, i),
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = RCC_WR_SEND_IMM,
-		.flags = RCC_SEND_SIGNALED,
-		.imm_data = MESH_CTRL_IMM,
-	};
-	int rc = rcc_post_send_list(c->ep, &wr, 1, NULL);
-	if (!rc)
-		c->csend_busy |= 1u << i;
-	return rc;
+	return ctrl_post(c->m, c->ep, &c->ctrl, msg);
 }
 
 static void send_credit(struct in_conn *c)
@@ -418,7 +395,7 @@ static void on_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn
 	uint64_t now = mono_ns();
 	atomic_store_explicit(&c->p->in_seen_ns, now, memory_order_relaxed);
 	if (kind == WR_CSEND) {
-		c->csend_busy &= ~(1u << idx);
+		ctrl_sent(&c->ctrl, idx);
 		if (c->credit_pending)
 			send_credit(c);
 		return;

@@ -206,6 +206,23 @@ enum wr_kind {
 
 static inline bool is_collector(const struct mesh *m) { return m->rank == m->o->collector; }
 
+/* ctrl_send.c: the control messages a connection sends, from n (at most
+ * CTRL_SENDER_MAX) buffers of the control pool. */
+#define CTRL_SENDER_MAX 8
+struct ctrl_sender {
+	void *buf[CTRL_SENDER_MAX];
+	uint32_t busy; /* one bit per buffer whose SEND is in flight */
+	int n;
+};
+/* 0, or the pool's status (nothing held then). */
+int ctrl_sender_init(struct mesh *m, struct ctrl_sender *s, int n);
+void ctrl_sender_fini(struct mesh *m, struct ctrl_sender *s);
+/* Post msg (from is set to our rank): 0, -EAGAIN with every buffer in flight,
+ * or rcc_post_send_list()'s status. Its completion carries WR_CSEND, the
+ * type and the buffer's index: pass the index to ctrl_sent(). */
+int ctrl_post(struct mesh *m, struct rcc_ep *ep, struct ctrl_sender *s, struct ctrl_msg *msg);
+static inline void ctrl_sent(struct ctrl_sender *s, uint64_t idx) { s->busy &= ~(1u << idx); }
+
 /* options.c, hostfile.c */
 int mesh_parse(int argc, char **argv, struct mesh_opts *o);
 void mesh_opts_free(struct mesh_opts *o);

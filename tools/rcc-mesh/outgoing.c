@@ -67,8 +67,7 @@ struct out_conn {
 	void *crecv[CLI_CTRL_RECVS];
 	struct rcc_sge rsge[CLI_CTRL_RECVS];
 	struct rcc_recv_wr rwr[CLI_CTRL_RECVS];
-	void *csend[CLI_CTRL_SENDS];
-	uint32_t csend_busy; /* one bit per control buffer */
+	struct ctrl_sender ctrl;
 	int rows_sent;
 	bool done_posted;
 	struct histogram lat;
@@ -97,29 +96,10 @@ static void fail(struct out_conn *c, const char *what, const char *detail)
 
 static int post_ctrl(struct out_conn *c, struct ctrl_msg *msg)
 {
-	int i = 0;
-	while (i < CLI_CTRL_SENDS && (c->csend_busy & (1u << i)))
-		i++;
-	if (i == CLI_CTRL_SENDS)
-		return -EAGAIN; /* all in flight; a completion will free one */
-	msg->from = (uint16_t)c->m->rank;
-	uint32_t len = ctrl_encode(msg, c->csend[i]);
-	struct rcc_sge sge = rcc_pool_sge(c->m->ctrl_pool, c->csend[i], len);
-	struct rcc_send_wr wr = {
-		.wr_id = WR_ID(WR_CSEND, msg->type, i),
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = RCC_WR_SEND_IMM,
-		.flags = RCC_SEND_SIGNALED,
-		.imm_data = MESH_CTRL_IMM,
-	};
-	int rc = rcc_post_send_list(c->ep, &wr, 1, NULL);
-	if (rc) {
+	int rc = ctrl_post(c->m, c->ep, &c->ctrl, msg);
+	if (rc && rc != -EAGAIN)
 		fail(c, "cannot send to it", rcc_strerror(rc));
-		return rc;
-	}
-	c->csend_busy |= 1u << i;
-	return 0;
+	return rc;
 }
 
 static void publish_up(struct out_conn *c)
@@ -324,7 +304,7 @@ static void on_wc(struct out_conn *c, const struct rcc_wc *wc, uint64_t now)
 		c->t_last = now;
 		break;
 	case WR_CSEND:
-		c->csend_busy &= ~(1u << idx);
+		ctrl_sent(&c->ctrl, idx);
 		if (aux == CTRL_FIN)
 			fin_delivered(c);
 		else if (aux == CTRL_DONE)
@@ -482,7 +462,7 @@ int out_step(struct out_conn *c, uint64_t now)
 		 * completion decides, not the order in which the news arrived.
 		 */
 		work += drain(c, now);
-		if (c->st != OUT_DONE && c->st != OUT_FAILED && !c->csend_busy)
+		if (c->st != OUT_DONE && c->st != OUT_FAILED && !c->ctrl.busy)
 			fail(c, "our connection to it closed",
 			     rcc_ep_state_str(rcc_ep_state(c->ep)));
 	}
@@ -513,9 +493,7 @@ static void give_back(struct out_conn *c)
 	for (int i = 0; i < CLI_CTRL_RECVS; i++)
 		if (c->crecv[i])
 			rcc_pool_put(m->ctrl_pool, c->crecv[i]);
-	for (int i = 0; i < CLI_CTRL_SENDS; i++)
-		if (c->csend[i])
-			rcc_pool_put(m->ctrl_pool, c->csend[i]);
+	ctrl_sender_fini(m, &c->ctrl);
 	free(c);
 }
 
@@ -612,9 +590,10 @@ int out_create(struct mesh *m, struct peer *p, struct out_group *grp, uint64_t d
 						  .sg_list = &c->rsge[i],
 						  .num_sge = 1 };
 	}
-	for (int i = 0; i < CLI_CTRL_SENDS; i++)
-		if ((rc = take(m->ctrl_pool, &c->csend[i], c)))
-			goto err;
+	if ((rc = ctrl_sender_init(m, &c->ctrl, CLI_CTRL_SENDS))) {
+		complain(m, "buffer pool exhausted for rank %d: %s", p->rank, rcc_strerror(rc));
+		goto err;
+	}
 
 	struct mesh_hello h = {
 		.src = (uint16_t)m->rank,
