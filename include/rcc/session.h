@@ -254,7 +254,15 @@ struct rcc_chan_attr {
 	 * waits (its calls accept only timeout_ms 0). It must be deep enough
 	 * for 2 * credits more completions. */
 	struct rcc_cq *cq;
-	enum rcc_cq_mode cq_mode; /* its own CQ's mode; ignored with cq */
+	/* As with cq, for a CQ the channel is not told of: the connection of
+	 * a session server (rcc_server_start(), its agent's CQ). on_request
+	 * returns the receives rcc_chan_ep_attr() names as its *recv and
+	 * *num_recv (the server's ep_attr must have rq_depth >= credits and
+	 * sq_depth >= credits + app_depth), on_connect binds the endpoint and
+	 * on_completion passes every completion to rcc_chan_handle(). For
+	 * rcc_server_connect() pass rcc_chan_ep_attr()'s attributes. */
+	bool external_cq;
+	enum rcc_cq_mode cq_mode; /* its own CQ's mode; ignored with cq or external_cq */
 	/* The application's own requests that may be outstanding at once on
 	 * the endpoint (WRITE, READ, atomics, rcc_chan_write_imm()), at most
 	 * RCC_CHAN_APP_DEPTH_MAX; 0: none. Part of sq_depth and, with the
@@ -269,7 +277,7 @@ struct rcc_chan_attr {
 int rcc_chan_create(struct rcc_ctx *ctx, const struct rcc_chan_attr *attr, struct rcc_chan **ch);
 
 /* Fill in what the channel needs of the endpoint to create: send_cq and
- * recv_cq, rq_depth (credits), max_recv_sge (at least 1), the channel's
+ * recv_cq (NULL with external_cq), rq_depth (credits), max_recv_sge (at least 1), the channel's
  * receives as initial_recv / num_initial_recv (valid until
  * rcc_chan_destroy()), and sq_depth (credits + app_depth). The other
  * fields are left as they are. Then pass *ep_attr to rcc_connect(), rcc_connect_ex(), rcc_accept_req(),
@@ -362,7 +370,8 @@ uint32_t rcc_chan_pending(const struct rcc_chan *ch);
 
 /* Free the channel: its buffers, registrations and its own CQ. Call it once
  * the bound endpoint is closed (rcc_ep_close(): its receives name the
- * channel's buffers until then), or before binding. NULL: nothing. Returns
+ * channel's buffers until then) or has delivered every completion (a
+ * session server's on_disconnect), or before binding. NULL: nothing. Returns
  * 0 or the first failing deregistration's status (the channel is freed
  * either way). Never blocks. */
 int rcc_chan_destroy(struct rcc_chan *ch);

@@ -96,7 +96,8 @@ int rcc_chan_create(struct rcc_ctx *ctx, const struct rcc_chan_attr *attr, struc
 	uint32_t credits = attr->credits ? attr->credits : RCC_CHAN_CREDITS_DEFAULT;
 	if (msg_max > RCC_CHAN_MSG_MAX || credits < 4 || credits > RCC_CHAN_CREDITS_MAX ||
 	    attr->app_depth > RCC_CHAN_APP_DEPTH_MAX ||
-	    (!attr->cq && (attr->cq_mode < RCC_CQ_POLL || attr->cq_mode > RCC_CQ_HYBRID)))
+	    (!attr->cq && !attr->external_cq &&
+	     (attr->cq_mode < RCC_CQ_POLL || attr->cq_mode > RCC_CQ_HYBRID)))
 		return rcci_fail(-EINVAL,
 				 "rcc_chan_create: msg_max %u (at most %u), credits %u (4..%u), "
 				 "app_depth %u (at most %u) or an unknown CQ mode",
@@ -115,9 +116,10 @@ int rcc_chan_create(struct rcc_ctx *ctx, const struct rcc_chan_attr *attr, struc
 	ch->app_cap = attr->app_depth;
 	/* with its own CQ the channel keeps the application's completions until
 	 * rcc_chan_poll_app(): at most one per request of app_depth */
-	if (!attr->cq && ch->app_cap)
+	bool own_cq = !attr->cq && !attr->external_cq;
+	if (own_cq && ch->app_cap)
 		ch->app_wc = calloc(ch->app_cap, sizeof(*ch->app_wc));
-	if (!ch->rsge || !ch->rwr || !ch->arrived || (!attr->cq && ch->app_cap && !ch->app_wc)) {
+	if (!ch->rsge || !ch->rwr || !ch->arrived || (own_cq && ch->app_cap && !ch->app_wc)) {
 		rc = -ENOMEM;
 		goto err_arrays;
 	}
@@ -131,7 +133,7 @@ int rcc_chan_create(struct rcc_ctx *ctx, const struct rcc_chan_attr *attr, struc
 	rc = rcc_mr_reg(ctx, ch->mem, ch->mem_len, RCC_ACCESS_LOCAL_WRITE, &ch->mr);
 	if (rc)
 		goto err_mem;
-	if (attr->cq) {
+	if (attr->cq || attr->external_cq) {
 		ch->cq = attr->cq;
 	} else {
 		struct rcc_cq_attr ca = { .depth = 2 * credits + attr->app_depth,

@@ -8,6 +8,7 @@
  * or breaks the rules ends the channel after what it sent before.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "pair.h"
@@ -507,6 +508,135 @@ static void chan_write_imm_notes(void)
 	chan_duo_close(&c);
 }
 
+/*
+ * Channels on a session server's connections (external_cq): on_request
+ * names the channel's receives, on_connect binds, on_completion hands every
+ * completion over and echoes what arrived. The clients are rcc_clients on
+ * their channels' own CQs; several at once, on shared-CQ agents.
+ */
+struct echo_side {
+	atomic_int bad, connects, disconnects;
+};
+
+static int echo_request(struct rcc_conn_req *req, void *arg, void **conn,
+			const struct rcc_recv_wr **recv, int *num)
+{
+	struct rcc_chan_attr ca = { .msg_max = MSG_MAX, .credits = CREDITS, .external_cq = true };
+	struct rcc_ep_attr ea = { 0 };
+	struct rcc_chan *ch;
+	(void)arg;
+
+	if (rcc_chan_create(rcc_conn_req_ctx(req), &ca, &ch))
+		return -ENOMEM;
+	if (rcc_chan_ep_attr(ch, &ea)) {
+		rcc_chan_destroy(ch);
+		return -EINVAL;
+	}
+	*recv = ea.initial_recv;
+	*num = ea.num_initial_recv;
+	*conn = ch;
+	return 0;
+}
+
+static int echo_connect(struct rcc_ep *ep, void *arg, void **conn)
+{
+	struct echo_side *e = arg;
+	atomic_fetch_add(&e->connects, 1);
+	return rcc_chan_bind(*conn, ep);
+}
+
+static struct echo_side *echo_of_server; /* the one server of the case */
+
+static void echo_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn)
+{
+	struct rcc_chan *ch = conn;
+	uint8_t buf[MSG_MAX];
+	int n;
+	(void)ep;
+
+	if (rcc_chan_handle(ch, wc) != 1)
+		atomic_fetch_add(&echo_of_server->bad, 1);
+	while ((n = rcc_chan_recv(ch, buf, sizeof(buf), NULL, 0)) > 0)
+		if (rcc_chan_send(ch, buf, (size_t)n, 0))
+			atomic_fetch_add(&echo_of_server->bad, 1);
+}
+
+static void echo_disconnect(struct rcc_ep *ep, void *conn)
+{
+	if (ep)
+		atomic_fetch_add(&echo_of_server->disconnects, 1);
+	/* every completion of the endpoint has been delivered: its receives
+	 * hold nothing of the channel's any more */
+	rcc_chan_destroy(conn);
+}
+
+static const struct rcc_server_ops echo_ops = {
+	.on_request = echo_request,
+	.on_connect = echo_connect,
+	.on_completion = echo_completion,
+	.on_disconnect = echo_disconnect,
+};
+
+#define ECHO_CLIENTS 4
+static void chan_on_server_agents(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_server *srv;
+	struct echo_side side = { 0 };
+	struct rcc_client *cli[ECHO_CLIENTS] = { 0 };
+	struct rcc_chan *ch[ECHO_CLIENTS] = { 0 };
+	char addr[128];
+	uint8_t out[MSG_MAX], in[MSG_MAX];
+
+	echo_of_server = &side;
+	CHECK_OK(test_ctx_open(&ctx));
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	struct rcc_server_attr sa = {
+		.addr = addr,
+		.thread_mode = RCC_THREAD_SHARED_CQ,
+		.num_threads = 2,
+		.cq_mode = RCC_CQ_WAIT,
+		.ep_attr = { .sq_depth = CREDITS, .rq_depth = CREDITS, .rnr_retry = RCC_NO_RETRY },
+		.ops = &echo_ops,
+		.arg = &side,
+	};
+	CHECK_OK(rcc_server_start(ctx, &sa, &srv));
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_server_port(srv));
+	for (int i = 0; i < ECHO_CLIENTS && !test_failed; i++) {
+		struct rcc_chan_attr ca = { .msg_max = MSG_MAX,
+					    .credits = CREDITS,
+					    .cq_mode = RCC_CQ_WAIT };
+		struct rcc_client_attr cla = { .ep_attr = strict_attr() };
+		CHECK_OK(rcc_chan_create(ctx, &ca, &ch[i]));
+		CHECK_OK(rcc_chan_ep_attr(ch[i], &cla.ep_attr));
+		cla.cq = cla.ep_attr.send_cq; /* the channel's own CQ */
+		CHECK_OK(rcc_client_connect(ctx, addr, &cla, &cli[i]));
+		CHECK_OK(rcc_chan_bind(ch[i], rcc_client_ep(cli[i])));
+	}
+	/* every client many times the credits, interleaved, each echo checked */
+	for (uint32_t r = 0; r < 10 * CREDITS && !test_failed; r++) {
+		for (int i = 0; i < ECHO_CLIENTS; i++) {
+			fill_pattern(out, msg_len(r), (uint64_t)i << 32 | r);
+			CHECK_OK(rcc_chan_send(ch[i], out, msg_len(r), TEST_TIMEOUT_MS));
+		}
+		for (int i = 0; i < ECHO_CLIENTS; i++) {
+			int n = rcc_chan_recv(ch[i], in, sizeof(in), NULL, TEST_TIMEOUT_MS);
+			CHECK_EQ(n, msg_len(r));
+			CHECK_EQ(check_pattern(in, (size_t)n, (uint64_t)i << 32 | r), -1);
+		}
+	}
+	for (int i = 0; i < ECHO_CLIENTS; i++) {
+		if (cli[i])
+			TEARDOWN(rcc_client_close(cli[i])); /* its CQ is the channel's */
+		TEARDOWN(rcc_chan_destroy(ch[i]));
+	}
+	TEARDOWN(rcc_server_stop(srv));
+	CHECK_EQ(atomic_load(&side.connects), ECHO_CLIENTS);
+	CHECK_EQ(atomic_load(&side.disconnects), ECHO_CLIENTS);
+	CHECK_EQ(atomic_load(&side.bad), 0);
+	TEARDOWN(rcc_ctx_close(ctx));
+}
+
 /* The peer sends, then leaves: what it sent is read, then -ECONNRESET. */
 static void chan_peer_leaves(void)
 {
@@ -632,6 +762,7 @@ static void chan_hostile_too_long(void) { hostile(TOO_LONG); }
 TEST_MAIN(TEST(chan_roundtrip_poll), TEST(chan_roundtrip_wait), TEST(chan_roundtrip_fd),
 	  TEST(chan_roundtrip_hybrid), TEST(chan_credits_hold_sender), TEST(chan_both_ways),
 	  TEST(chan_refuses_misuse), TEST(chan_on_app_cq), TEST(chan_write_imm_notes),
-	  TEST(chan_peer_leaves), TEST(chan_hostile_bad_version), TEST(chan_hostile_bad_kind),
-	  TEST(chan_hostile_forged_credits), TEST(chan_hostile_empty_message),
-	  TEST(chan_hostile_credit_with_payload), TEST(chan_hostile_too_long))
+	  TEST(chan_on_server_agents), TEST(chan_peer_leaves), TEST(chan_hostile_bad_version),
+	  TEST(chan_hostile_bad_kind), TEST(chan_hostile_forged_credits),
+	  TEST(chan_hostile_empty_message), TEST(chan_hostile_credit_with_payload),
+	  TEST(chan_hostile_too_long))
