@@ -365,6 +365,23 @@ int rcc_chan_poll_app(struct rcc_chan *ch, struct rcc_wc *wc, int max);
  * unbound channel, one on an application's CQ or a timeout below -1. */
 int rcc_chan_wait(struct rcc_chan *ch, int timeout_ms);
 
+/* Wait up to timeout_ms (0: only look; -1: no limit) until every message
+ * and credit message the channel posted has completed -- delivered to the
+ * peer's receive queue -- e.g. before closing the endpoint, which on verbs
+ * discards what is still queued. Returns 0 then; -EAGAIN (timeout 0) or
+ * -ETIMEDOUT while some are outstanding; the channel's failure once it has
+ * failed; -EINVAL as rcc_chan_wait() (with an application's CQ only
+ * timeout 0 is allowed: the application passes the completions). */
+int rcc_chan_flush(struct rcc_chan *ch, int timeout_ms);
+
+/* The CQ the channel's endpoint uses: its own, or the application's
+ * (rcc_chan_attr.cq); NULL with external_cq or a NULL ch. Owned as
+ * rcc_chan_attr says; valid until rcc_chan_destroy(). An application that
+ * sleeps in its own poll(2)/epoll on rcc_cq_fd() of a channel's own FD-mode
+ * CQ calls rcc_chan_wait(ch, 0) or rcc_chan_recv() when it is readable, and
+ * never polls the CQ itself. Never blocks. */
+struct rcc_cq *rcc_chan_cq(const struct rcc_chan *ch);
+
 /* Arrivals taken in and not read yet (a moment's figure); 0 for NULL. */
 uint32_t rcc_chan_pending(const struct rcc_chan *ch);
 

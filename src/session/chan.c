@@ -516,6 +516,29 @@ int rcc_chan_wait(struct rcc_chan *ch, int timeout_ms)
 	}
 }
 
+int rcc_chan_flush(struct rcc_chan *ch, int timeout_ms)
+{
+	int rc = check_call(ch, ch, timeout_ms, "rcc_chan_flush");
+
+	if (rc)
+		return rc;
+	uint64_t deadline = rcci_deadline(timeout_ms);
+	for (;;) {
+		pump(ch, 0);
+		if (ch->err)
+			return ch->err;
+		if (ch->tx_posted == ch->tx_done)
+			return 0;
+		if (gone(ch))
+			return ch->err;
+		rc = wait_turn(ch, deadline, timeout_ms);
+		if (rc)
+			return rc;
+	}
+}
+
+struct rcc_cq *rcc_chan_cq(const struct rcc_chan *ch) { return ch ? ch->cq : NULL; }
+
 uint32_t rcc_chan_pending(const struct rcc_chan *ch) { return ch ? ch->arrived_n : 0; }
 
 int rcc_chan_poll_app(struct rcc_chan *ch, struct rcc_wc *wc, int max)

@@ -194,6 +194,8 @@ static void chan_credits_hold_sender(void)
 	}
 	CHECK_EQ(rcc_chan_send(c.a, out, 1, 0), -EAGAIN);
 	CHECK_EQ(rcc_chan_send(c.a, out, 1, 50), -ETIMEDOUT);
+	/* delivered, though not read: the sends complete */
+	CHECK_OK(rcc_chan_flush(c.a, TEST_TIMEOUT_MS));
 	/* the messages are there, unread, and the connection is fine */
 	CHECK_OK(wait_pending(c.b, CREDITS - 1));
 	CHECK_EQ(rcc_ep_state(c.d.a), RCC_EP_CONNECTED);
@@ -648,7 +650,9 @@ static void chan_peer_leaves(void)
 		fill_pattern(out, msg_len(i), i);
 		CHECK_OK(rcc_chan_send(c.a, out, msg_len(i), TEST_TIMEOUT_MS));
 	}
-	/* all three delivered before the endpoint goes */
+	/* all three delivered before the endpoint goes: the sender knows it */
+	CHECK_OK(rcc_chan_flush(c.a, TEST_TIMEOUT_MS));
+	CHECK_EQ(rcc_chan_flush(c.a, 0), 0);
 	CHECK_OK(wait_pending(c.b, 3));
 	TEARDOWN(rcc_ep_close(c.d.a));
 	c.d.a = NULL;
@@ -661,6 +665,9 @@ static void chan_peer_leaves(void)
 	CHECK_EQ(rcc_chan_recv(c.b, in, sizeof(in), NULL, 2 * TEST_TIMEOUT_MS), -ECONNRESET);
 	CHECK(now_ms() - t0 < TEST_TIMEOUT_MS + 5000);
 	CHECK_EQ(rcc_chan_send(c.b, out, 1, TEST_TIMEOUT_MS), -ECONNRESET);
+	CHECK_EQ(rcc_chan_flush(c.b, TEST_TIMEOUT_MS), -ECONNRESET);
+	CHECK(rcc_chan_cq(c.b) != NULL);
+	CHECK(rcc_chan_cq(NULL) == NULL);
 	chan_duo_close(&c);
 }
 
