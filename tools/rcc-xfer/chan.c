@@ -8,6 +8,7 @@
 #include "chan.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@ struct chan {
 	struct rcc_ep *ep;
 	struct rcc_wc held; /* a completion of ours taken, not yet handed out */
 	bool have_held;
+	bool fd_mode; /* -m fd: sleep in poll(2) on the channel CQ's descriptor */
 	bool is_client;
 	uint8_t token_local[XFER_TOKEN_LEN], token_peer[XFER_TOKEN_LEN];
 	bool sealed;
@@ -90,6 +92,7 @@ static int chan_new(const struct chan_opts *o, struct rcc_ctx *ctx, struct chan 
 		free(c);
 		return rc;
 	}
+	c->fd_mode = o->cq_mode == RCC_CQ_FD;
 	*out = c;
 	return 0;
 }
@@ -320,6 +323,23 @@ static int take(struct chan *c, struct chan_ev *ev)
 	return n == -EAGAIN ? 0 : chan_error(c, n, "receive");
 }
 
+/* Up to ms for something to take: 1, -ETIMEDOUT, or the channel's failure.
+ * With -m fd it sleeps as a program that watches many descriptors would,
+ * in poll(2) on the CQ's descriptor, once the channel has drained it. */
+static int wait_slice(struct chan *c, int ms)
+{
+	if (!c->fd_mode)
+		return rcc_chan_wait(c->ch, ms);
+	int rc = rcc_chan_wait(c->ch, 0);
+	if (rc != -EAGAIN)
+		return rc;
+	struct pollfd pfd = { .fd = rcc_cq_fd(rcc_chan_cq(c->ch)), .events = POLLIN };
+	if (poll(&pfd, 1, ms) <= 0)
+		return -ETIMEDOUT;
+	rc = rcc_chan_wait(c->ch, 0);
+	return rc == -EAGAIN ? -ETIMEDOUT : rc;
+}
+
 int chan_next(struct chan *c, int idle_timeout_ms, int max_wait_ms, struct chan_ev *ev)
 {
 	uint64_t wait_until = max_wait_ms < 0 ? UINT64_MAX :
@@ -348,7 +368,7 @@ int chan_next(struct chan *c, int idle_timeout_ms, int max_wait_ms, struct chan_
 		uint64_t end = idle_end < wait_until ? idle_end : wait_until;
 		uint64_t left_ms = end > now ? (end - now + 999999) / 1000000 : 0;
 		if (left_ms) {
-			rc = rcc_chan_wait(c->ch, left_ms < SLICE_MS ? (int)left_ms : SLICE_MS);
+			rc = wait_slice(c, left_ms < SLICE_MS ? (int)left_ms : SLICE_MS);
 			if (rc == 1)
 				continue;
 			if (rc != -ETIMEDOUT)
@@ -424,22 +444,11 @@ int chan_tick(struct chan *c)
 	return chan_send(c, &m);
 }
 
-/* rcc_chan does not tell when its sends have completed: wait for the peer
- * to read what we sent last and leave, skipping whatever else it says. */
 int chan_drain(struct chan *c, int timeout_ms)
 {
-	uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
-	struct rcc_chan_write_note note;
-	int rc;
+	int rc = rcc_chan_flush(c->ch, timeout_ms);
 
-	for (;;) {
-		uint64_t now = mono_ns();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		uint64_t left_ms = (deadline - now + 999999) / 1000000;
-		rc = rcc_chan_recv(c->ch, c->rx, sizeof(c->rx), &note,
-				   left_ms < SLICE_MS ? (int)left_ms : SLICE_MS);
-		if (rc < 0 && rc != -ETIMEDOUT)
-			return rc == -ECONNRESET ? 0 : rc;
-	}
+	if (rc == -ETIMEDOUT)
+		return fail(c, -ETIMEDOUT, "sends to %s do not complete", chan_peer(c));
+	return rc ? chan_error(c, rc, "send") : 0;
 }
