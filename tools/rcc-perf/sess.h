@@ -7,6 +7,7 @@
 #define RCC_PERF_SESS_H
 
 #include "perf.h"
+#include "rcc/session.h"
 
 void perr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* rcc_strerror(), but says "connection to the peer lost" for the ways a dead
@@ -15,28 +16,22 @@ const char *perf_strerror(int rc);
 
 /* ------------------------------------------------------------------ control */
 
-#define CTRL_SLOTS 16
-#define CTRL_SLOT_LEN 64
-#define CTRL_QUEUE 32
+#define CTRL_SLOTS 16 /* the channel's credits */
 
 struct ctrl {
+	struct rcc_chan *ch; /* own CQ in WAIT mode: a passive side sleeps on it */
 	struct rcc_ep *ep;
-	struct rcc_cq *cq; /* WAIT mode: a passive side sleeps on it */
-	struct rcc_mr *mr;
-	uint8_t *buf; /* CTRL_SLOTS receive slots, then CTRL_SLOTS send slots */
-	struct rcc_sge rsge[CTRL_SLOTS];
-	struct rcc_recv_wr initial[CTRL_SLOTS];
-	struct ctrl_msg queue[CTRL_QUEUE]; /* received, not yet taken */
-	int qhead, qn;
-	unsigned send_next;
-	unsigned sends_out;     /* posted sends not yet completed */
+	struct ctrl_msg back; /* ctrl_unget()'s message, taken first */
+	bool have_back;
 	uint64_t last_heard_ns; /* any message from the peer */
-	int err;                /* the channel failed (messages before it still count) */
+	int err;                /* a malformed message came (those before it still count) */
 };
 
-/* Memory and the receives to pass as initial_recv; then connect/accept. */
+/* The channel; ctrl_fill_attr() for the endpoint to connect/accept, then
+ * ctrl_bind() once c->ep exists. */
 int ctrl_init(struct ctrl *c, struct rcc_ctx *ctx);
 void ctrl_fill_attr(struct ctrl *c, struct rcc_ep_attr *attr);
+int ctrl_bind(struct ctrl *c);
 void ctrl_fini(struct ctrl *c);
 int ctrl_send(struct ctrl *c, const struct ctrl_msg *m);
 /* Non-blocking: 1 with a message, 0 none, negative errno if the connection is gone. */
