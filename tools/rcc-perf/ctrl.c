@@ -11,7 +11,6 @@
 #include "sess.h"
 
 #define SLICE_MS 200
-#define SEND_WAIT_MS 10000 /* only a dead or stuck peer keeps every credit */
 
 int ctrl_init(struct ctrl *c, struct rcc_ctx *ctx)
 {
@@ -75,14 +74,19 @@ void ctrl_unget(struct ctrl *c, const struct ctrl_msg *m)
 
 int ctrl_poll(struct ctrl *c, struct ctrl_msg *m) { return take(c, m, 0); }
 
-int ctrl_send(struct ctrl *c, const struct ctrl_msg *m)
+int ctrl_send_within(struct ctrl *c, const struct ctrl_msg *m, int timeout_ms)
 {
 	uint8_t buf[PERF_CTRL_MSG_LEN];
 
 	if (c->err)
 		return c->err;
 	ctrl_encode(m, buf);
-	return rcc_chan_send(c->ch, buf, sizeof(buf), SEND_WAIT_MS);
+	return rcc_chan_send(c->ch, buf, sizeof(buf), timeout_ms);
+}
+
+int ctrl_send(struct ctrl *c, const struct ctrl_msg *m)
+{
+	return ctrl_send_within(c, m, CTRL_SEND_WAIT_MS);
 }
 
 int ctrl_wait(struct ctrl *c, struct ctrl_msg *m, int timeout_ms)

@@ -17,6 +17,8 @@ const char *perf_strerror(int rc);
 /* ------------------------------------------------------------------ control */
 
 #define CTRL_SLOTS 16 /* the channel's credits */
+/* How long a message waits for a credit: only a dead or stuck peer keeps them all. */
+#define CTRL_SEND_WAIT_MS 10000
 
 struct ctrl {
 	struct rcc_chan *ch; /* own CQ in WAIT mode: a passive side sleeps on it */
@@ -34,6 +36,9 @@ void ctrl_fill_attr(struct ctrl *c, struct rcc_ep_attr *attr);
 int ctrl_bind(struct ctrl *c);
 void ctrl_fini(struct ctrl *c);
 int ctrl_send(struct ctrl *c, const struct ctrl_msg *m);
+/* ctrl_send(), waiting at most timeout_ms for a credit (0: -EAGAIN at once,
+ * else -ETIMEDOUT). */
+int ctrl_send_within(struct ctrl *c, const struct ctrl_msg *m, int timeout_ms);
 /* Non-blocking: 1 with a message, 0 none, negative errno if the connection is gone. */
 int ctrl_poll(struct ctrl *c, struct ctrl_msg *m);
 /* Put back the message ctrl_poll() just returned: it is for a later step. */
