@@ -551,6 +551,50 @@ static void stray_data_connection_turned_away(void)
 	rcc_ctx_close(ctx);
 }
 
+/*
+ * A client of wire protocol 1 (its control messages without the message
+ * channel's header) is turned away at connect time, in the server's words,
+ * and the server goes on to serve a client of its own version.
+ */
+static void older_version_refused(void)
+{
+	struct child srv = { .out = -1 };
+	struct perf_config cfg;
+	char *pargv[] = {
+		"rcc-perf", "--lat", "--test", "send", "-s", "64", "-n", "10", "x", NULL
+	};
+	uint8_t params[PERF_PARAMS_WIRE_LEN];
+	struct rcc_ctx *ctx = NULL;
+	struct rcc_cq *cq = NULL;
+	struct rcc_ep *ctrl = NULL;
+	char addr[128], why[RCC_REJECT_PRIVATE_DATA_MAX + 1];
+	int st;
+
+	memset(&cfg, 0, sizeof(cfg));
+	perf_parse(9, pargv, &cfg);
+	params_encode(&cfg.p, params);
+	params[2] = 1; /* the version byte */
+	int port = server_start(&srv, NULL);
+	CHECK(port > 0);
+	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
+	CHECK_OK(test_ctx_open(&ctx));
+	struct rcc_cq_attr ca = { .depth = 64 };
+	CHECK_OK(rcc_cq_create(ctx, &ca, &cq));
+	CHECK_EQ(fake_connect(ctx, addr, cq, params, sizeof(params), &ctrl, why, sizeof(why)),
+		 -ECONNABORTED);
+	CHECK(strstr(why, "another rcc-perf version") != NULL);
+	if (ctrl)
+		rcc_ep_close(ctrl);
+	st = real_client(port);
+	if (st)
+		show_file("client stderr", cli_err);
+	CHECK_EQ(st, 0);
+	CHECK_OK(reap(&srv, SERVER_EXIT_MS, &st));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	rcc_cq_destroy(cq);
+	rcc_ctx_close(ctx);
+}
+
 /* How long a (polled) file takes to contain what, at most ms; -1 if never. */
 static long ms_until_in_file(const char *path, const char *what, int ms)
 {
@@ -652,6 +696,7 @@ static const struct test_case cases[] = {
 	TEST(peer_dies),
 	TEST(stray_data_connection_turned_away),
 	TEST(hello_then_silence_dropped),
+	TEST(older_version_refused),
 };
 
 int main(int argc, char **argv)
