@@ -313,9 +313,10 @@ static void hybrid_completions(void)
 static void bidirectional(void)
 {
 	RUN(4, "-b", "--bw", "--test", "send,write,write_imm,read", "-s", "1024", "-n", "200");
-	/* 64 DONEs each way at once: more than the control channel's credits,
+	/* 40 DONEs each way at once: more than the control channel's credits,
 	 * so each side takes the other's while its own wait for credits */
-	RUN(2, "-b", "--bw", "-q", "64", "--test", "write,send", "-s", "64", "-n", "20");
+	RUN(2, "-b", "--bw", "-q", "40", "-t", "16", "-r", "16", "--test", "write,send", "-s", "64",
+	    "-n", "20");
 }
 
 static void endpoints_post_lists_moderation(void)
