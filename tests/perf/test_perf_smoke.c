@@ -313,8 +313,9 @@ static void hybrid_completions(void)
 static void bidirectional(void)
 {
 	RUN(4, "-b", "--bw", "--test", "send,write,write_imm,read", "-s", "1024", "-n", "200");
-	/* 40 DONEs each way at once: more than the control channel's credits,
-	 * so each side takes the other's while its own wait for credits */
+	/* 40 DONEs each way at once, more than the control channel's credits,
+	 * and few receives: a side whose DONEs wait for credits must go on
+	 * taking the peer's data and DONEs */
 	RUN(2, "-b", "--bw", "-q", "40", "-t", "16", "-r", "16", "--test", "write,send", "-s", "64",
 	    "-n", "20");
 }

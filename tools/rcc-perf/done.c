@@ -10,11 +10,8 @@
 
 #include "sess.h"
 
-/* done_send(): a wait for a credit between looks for the peer's DONEs */
-#define DONE_SLICE_MS 5
-
 int done_send(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_t size, int ep,
-	      uint64_t count)
+	      uint64_t count, int timeout_ms)
 {
 	struct ctrl_msg m = { .type = CTRL_DONE,
 			      .op = op,
@@ -22,27 +19,9 @@ int done_send(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_t siz
 			      .size = size,
 			      .a = count,
 			      .b = (uint64_t)ep };
-	uint64_t deadline = mono_ns() + CTRL_SEND_WAIT_MS * 1000000ull;
-	int ms = 0, rc;
-	bool heard;
+	int rc = ctrl_send_within(&s->ctrl, &m, timeout_ms);
 
-	/*
-	 * -b: the peer sends its DONEs at the same time, and once the credits
-	 * of both sides are spent each would wait for the other to read. So
-	 * while ours waits, take theirs (done_poll() keeps them for
-	 * done_wait()): that gives the peer its credits back.
-	 */
-	while ((rc = ctrl_send_within(&s->ctrl, &m, ms)) == -EAGAIN || rc == -ETIMEDOUT) {
-		if (mono_ns() > deadline) {
-			rc = -ETIMEDOUT;
-			break;
-		}
-		rc = done_poll(s, &s->peer, &heard);
-		if (rc)
-			return rc;
-		ms = DONE_SLICE_MS;
-	}
-	if (rc)
+	if (rc && rc != -EAGAIN)
 		perr("control channel: %s", perf_strerror(rc));
 	return rc;
 }

@@ -144,8 +144,11 @@ static inline uint8_t *recv_buf(const struct sess *s, const struct pep *e, uint6
 
 /* done.c: the end of a point */
 void done_reset(struct sess *s);
+/* DONE for endpoint ep, waiting up to timeout_ms for a control credit: 0,
+ * -EAGAIN (not printed) when timeout_ms is 0 and none is free, or a printed
+ * error. */
 int done_send(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_t size, int ep,
-	      uint64_t count);
+	      uint64_t count, int timeout_ms);
 /* Non-blocking: take DONEs (and heartbeats: *heard) that arrived. */
 int done_poll(struct sess *s, struct done_set *d, bool *heard);
 /* Until `want` DONEs: asleep on the control channel, or with --target-poll
