@@ -313,6 +313,11 @@ static void hybrid_completions(void)
 static void bidirectional(void)
 {
 	RUN(4, "-b", "--bw", "--test", "send,write,write_imm,read", "-s", "1024", "-n", "200");
+	/* 40 DONEs each way at once, more than the control channel's credits,
+	 * and few receives: a side whose DONEs wait for credits must go on
+	 * taking the peer's data and DONEs */
+	RUN(2, "-b", "--bw", "-q", "40", "-t", "16", "-r", "16", "--test", "write,send", "-s", "64",
+	    "-n", "20");
 }
 
 static void endpoints_post_lists_moderation(void)
@@ -466,6 +471,45 @@ static int fake_connect(struct rcc_ctx *ctx, const char *addr, struct rcc_cq *cq
 	return rc;
 }
 
+/* What a hand-made client needs: a server started with extra options, its
+ * address, a context and a CQ, and the hello of a short latency plan. */
+struct fake_client {
+	struct child srv;
+	int port;
+	char addr[128];
+	uint8_t params[PERF_PARAMS_WIRE_LEN];
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+};
+
+/* f->cq is set once everything is (check it); fake_client_end() frees them. */
+static void fake_client_start(struct fake_client *f, uint32_t cookie, const char *const *extra)
+{
+	struct perf_config cfg;
+	char *pargv[] = {
+		"rcc-perf", "--lat", "--test", "send", "-s", "64", "-n", "10", "x", NULL
+	};
+	struct rcc_cq_attr ca = { .depth = 64 };
+
+	memset(f, 0, sizeof(*f));
+	f->srv.out = -1;
+	memset(&cfg, 0, sizeof(cfg));
+	perf_parse(9, pargv, &cfg);
+	cfg.p.cookie = cookie;
+	params_encode(&cfg.p, f->params);
+	f->port = server_start(&f->srv, extra);
+	CHECK(f->port > 0);
+	snprintf(f->addr, sizeof(f->addr), "%s:%d", test_addr(), f->port);
+	CHECK_OK(test_ctx_open(&f->ctx));
+	CHECK_OK(rcc_cq_create(f->ctx, &ca, &f->cq));
+}
+
+static void fake_client_end(struct fake_client *f)
+{
+	rcc_cq_destroy(f->cq);
+	rcc_ctx_close(f->ctx);
+}
+
 /* A real client (10 latency round trips) against port: its exit status, or
  * -1 when it could not be run or did not end within CLIENT_MS. */
 static int real_client(int port)
@@ -490,62 +534,79 @@ static int real_client(int port)
  */
 static void stray_data_connection_turned_away(void)
 {
-	struct child srv = { .out = -1 };
-	struct perf_config cfg;
-	char *pargv[] = {
-		"rcc-perf", "--lat", "--test", "send", "-s", "64", "-n", "10", "x", NULL
-	};
-	uint8_t params[PERF_PARAMS_WIRE_LEN], hello[PERF_DATA_HELLO_LEN];
-	struct rcc_ctx *ctx = NULL;
-	struct rcc_cq *cq = NULL;
+	struct fake_client f;
+	uint8_t hello[PERF_DATA_HELLO_LEN];
 	struct rcc_ep *ctrl = NULL, *stray = NULL, *other = NULL, *data = NULL;
 	struct tbuf area = { 0 };
-	char addr[128], why[RCC_REJECT_PRIVATE_DATA_MAX + 1];
+	char why[RCC_REJECT_PRIVATE_DATA_MAX + 1];
 	int st;
 
-	memset(&cfg, 0, sizeof(cfg));
-	perf_parse(9, pargv, &cfg);
-	cfg.p.cookie = 0x5eed1234;
-	params_encode(&cfg.p, params);
 	/* this session waits while a whole client runs: no set-up deadline here */
 	const char *const extra[] = { "--setup-timeout", "10m", NULL };
-	int port = server_start(&srv, extra);
-	CHECK(port > 0);
-	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
-	CHECK_OK(test_ctx_open(&ctx));
-	struct rcc_cq_attr ca = { .depth = 64 };
-	CHECK_OK(rcc_cq_create(ctx, &ca, &cq));
-	CHECK_OK(tbuf_alloc(&area, ctx, 1u << 20,
+	fake_client_start(&f, 0x5eed1234, extra);
+	CHECK(f.cq != NULL);
+	CHECK_OK(tbuf_alloc(&area, f.ctx, 1u << 20,
 			    RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE |
 				    RCC_ACCESS_REMOTE_READ));
-	CHECK_OK(fake_connect(ctx, addr, cq, params, sizeof(params), &ctrl, why, sizeof(why)));
+	CHECK_OK(fake_connect(f.ctx, f.addr, f.cq, f.params, sizeof(f.params), &ctrl, why,
+			      sizeof(why)));
 
 	/* the server now waits for data connection 0 */
 	struct rcc_remote_mr mr = rcc_mr_remote(area.mr);
 	data_hello_encode(0x0badc0de, 0, &mr, hello);
-	CHECK_EQ(fake_connect(ctx, addr, cq, hello, sizeof(hello), &stray, why, sizeof(why)),
+	CHECK_EQ(fake_connect(f.ctx, f.addr, f.cq, hello, sizeof(hello), &stray, why, sizeof(why)),
 		 -ECONNABORTED);
 	CHECK(strstr(why, "another run") != NULL);
-	CHECK_EQ(fake_connect(ctx, addr, cq, params, sizeof(params), &other, why, sizeof(why)),
+	CHECK_EQ(fake_connect(f.ctx, f.addr, f.cq, f.params, sizeof(f.params), &other, why,
+			      sizeof(why)),
 		 -ECONNABORTED);
 	CHECK(strstr(why, "busy") != NULL);
 	/* a real client is told the same, in the server's words */
-	CHECK_EQ(real_client(port), 1);
+	CHECK_EQ(real_client(f.port), 1);
 	CHECK_EQ(count_in_file(cli_err,
 			       "the server rejected the connection: busy with another client"),
 		 1);
-	data_hello_encode(cfg.p.cookie, 0, &mr, hello);
-	CHECK_OK(fake_connect(ctx, addr, cq, hello, sizeof(hello), &data, why, sizeof(why)));
+	data_hello_encode(0x5eed1234, 0, &mr, hello);
+	CHECK_OK(fake_connect(f.ctx, f.addr, f.cq, hello, sizeof(hello), &data, why, sizeof(why)));
 
 	/* leaving now ends the session on the server's side: it exits, never hangs */
 	rcc_ep_close(data);
 	rcc_ep_close(ctrl);
-	CHECK_OK(reap(&srv, SERVER_EXIT_MS, &st));
+	CHECK_OK(reap(&f.srv, SERVER_EXIT_MS, &st));
 	CHECK(WIFEXITED(st));
 	CHECK_EQ(count_in_file(srv_err, "turning away"), 3);
 	tbuf_free(&area);
-	rcc_cq_destroy(cq);
-	rcc_ctx_close(ctx);
+	fake_client_end(&f);
+}
+
+/*
+ * A client of wire protocol 1 (its control messages without the message
+ * channel's header) is turned away at connect time, in the server's words,
+ * and the server goes on to serve a client of its own version.
+ */
+static void older_version_refused(void)
+{
+	struct fake_client f;
+	struct rcc_ep *ctrl = NULL;
+	char why[RCC_REJECT_PRIVATE_DATA_MAX + 1];
+	int st;
+
+	fake_client_start(&f, 0x5eed0001, NULL);
+	CHECK(f.cq != NULL);
+	f.params[2] = 1; /* the version byte */
+	CHECK_EQ(fake_connect(f.ctx, f.addr, f.cq, f.params, sizeof(f.params), &ctrl, why,
+			      sizeof(why)),
+		 -ECONNABORTED);
+	CHECK(strstr(why, "another rcc-perf version") != NULL);
+	if (ctrl)
+		rcc_ep_close(ctrl);
+	st = real_client(f.port);
+	if (st)
+		show_file("client stderr", cli_err);
+	CHECK_EQ(st, 0);
+	CHECK_OK(reap(&f.srv, SERVER_EXIT_MS, &st));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	fake_client_end(&f);
 }
 
 /* How long a (polled) file takes to contain what, at most ms; -1 if never. */
@@ -569,43 +630,28 @@ static long ms_until_in_file(const char *path, const char *what, int ms)
  */
 static void hello_then_silence_dropped(void)
 {
-	struct child srv = { .out = -1 };
-	struct perf_config cfg;
-	char *pargv[] = {
-		"rcc-perf", "--lat", "--test", "send", "-s", "64", "-n", "10", "x", NULL
-	};
-	uint8_t params[PERF_PARAMS_WIRE_LEN];
-	struct rcc_ctx *ctx = NULL;
-	struct rcc_cq *cq = NULL;
+	struct fake_client f;
 	struct rcc_ep *ctrl = NULL;
-	char addr[128], why[RCC_REJECT_PRIVATE_DATA_MAX + 1];
+	char why[RCC_REJECT_PRIVATE_DATA_MAX + 1];
 	int st;
 
-	memset(&cfg, 0, sizeof(cfg));
-	perf_parse(9, pargv, &cfg);
-	cfg.p.cookie = 0x5eed4321;
-	params_encode(&cfg.p, params);
 	const char *const extra[] = { "--persistent", "--setup-timeout", "1s", NULL };
-	int port = server_start(&srv, extra);
-	CHECK(port > 0);
-	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), port);
-	CHECK_OK(test_ctx_open(&ctx));
-	struct rcc_cq_attr ca = { .depth = 64 };
-	CHECK_OK(rcc_cq_create(ctx, &ca, &cq));
-	CHECK_OK(fake_connect(ctx, addr, cq, params, sizeof(params), &ctrl, why, sizeof(why)));
+	fake_client_start(&f, 0x5eed4321, extra);
+	CHECK(f.cq != NULL);
+	CHECK_OK(fake_connect(f.ctx, f.addr, f.cq, f.params, sizeof(f.params), &ctrl, why,
+			      sizeof(why)));
 	/* 1 s deadline; 4 s of slack for a loaded host, well under the 15 s
 	 * a session without the deadline would hold the server */
 	long took = ms_until_in_file(srv_err, "within the set-up deadline", 5000);
 	CHECK_MSG(took >= 0, "the server still held the silent client after 5 s");
-	st = real_client(port);
+	st = real_client(f.port);
 	if (st)
 		show_file("client stderr", cli_err);
 	CHECK_EQ(st, 0);
 	rcc_ep_close(ctrl);
-	kill(srv.pid, SIGTERM);
-	CHECK_OK(reap(&srv, SERVER_EXIT_MS, &st));
-	rcc_cq_destroy(cq);
-	rcc_ctx_close(ctx);
+	kill(f.srv.pid, SIGTERM);
+	CHECK_OK(reap(&f.srv, SERVER_EXIT_MS, &st));
+	fake_client_end(&f);
 }
 
 static void setup(void)
@@ -649,6 +695,7 @@ static const struct test_case cases[] = {
 	TEST(peer_dies),
 	TEST(stray_data_connection_turned_away),
 	TEST(hello_then_silence_dropped),
+	TEST(older_version_refused),
 };
 
 int main(int argc, char **argv)

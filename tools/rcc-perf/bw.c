@@ -476,6 +476,39 @@ static int check_target(struct bw *b)
 	return 0;
 }
 
+/*
+ * One DONE per endpoint. With more endpoints than control credits the last
+ * ones wait for the peer to read the first, so meanwhile keep taking what
+ * the peer may be waiting on: its data (its sends need our receives) and its
+ * own DONEs (-b), or each side would wait for the other.
+ */
+static int send_dones(struct bw *b)
+{
+	struct sess *s = b->s;
+	bool progress = false, heard = false, sent = false;
+	int rc;
+
+	for (int i = 0; i < s->neps;) {
+		rc = done_send(s, b->op, KIND_BW, b->size, i, s->eps[i].posted, 0);
+		if (!rc) {
+			i++;
+			sent = true;
+			continue;
+		}
+		if (rc != -EAGAIN)
+			return rc;
+		rc = reap(b, &progress);
+		if (!rc)
+			rc = done_poll(s, &s->peer, &heard);
+		if (!rc)
+			rc = waiter_tick(s, &b->w, progress || heard || sent);
+		if (rc)
+			return rc;
+		sent = false;
+	}
+	return 0;
+}
+
 static int send_side(struct bw *b)
 {
 	const struct perf_params *p = &b->s->p;
@@ -497,14 +530,7 @@ static int send_side(struct bw *b)
 	if (b->duration)
 		b->end_ns = mono_ns() + (uint64_t)p->duration_ms * 1000000ull;
 	rc = pump(b);
-	if (rc)
-		return rc;
-	for (int i = 0; i < b->s->neps; i++) {
-		rc = done_send(b->s, b->op, KIND_BW, b->size, i, b->s->eps[i].posted);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return rc ? rc : send_dones(b);
 }
 
 static int setup(struct bw *b, struct sess *s, enum perf_op op, uint32_t size)

@@ -308,6 +308,11 @@ int sess_client_connect(struct sess *s)
 		perr("connecting to %s: %s", addr, connect_error(rc));
 		return rc;
 	}
+	rc = ctrl_bind(&s->ctrl);
+	if (rc) {
+		perr("control channel: %s", rcc_strerror(rc));
+		return rc;
+	}
 	rc = data_alloc(s);
 	if (rc)
 		return rc;
@@ -468,6 +473,11 @@ int sess_server_accept(struct sess *s, struct rcc_listener *lst)
 	rc = rcc_accept_req(req, &a, &s->ctrl.ep);
 	if (rc) {
 		perr("accepting the client: %s", rcc_strerror(rc));
+		return rc;
+	}
+	rc = ctrl_bind(&s->ctrl);
+	if (rc) {
+		perr("control channel: %s", rcc_strerror(rc));
 		return rc;
 	}
 	rc = data_alloc(s);

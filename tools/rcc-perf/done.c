@@ -11,7 +11,7 @@
 #include "sess.h"
 
 int done_send(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_t size, int ep,
-	      uint64_t count)
+	      uint64_t count, int timeout_ms)
 {
 	struct ctrl_msg m = { .type = CTRL_DONE,
 			      .op = op,
@@ -19,9 +19,9 @@ int done_send(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_t siz
 			      .size = size,
 			      .a = count,
 			      .b = (uint64_t)ep };
-	int rc = ctrl_send(&s->ctrl, &m);
+	int rc = ctrl_send_within(&s->ctrl, &m, timeout_ms);
 
-	if (rc)
+	if (rc && rc != -EAGAIN)
 		perr("control channel: %s", perf_strerror(rc));
 	return rc;
 }

@@ -392,8 +392,8 @@ int run_lat(struct sess *s, enum perf_op op, uint32_t size, struct perf_point *p
 		return rc;
 	rc = client(&l, &smp, &count, &elapsed);
 	if (!rc)
-		rc = done_send(s, op, KIND_LAT, size, 0,
-			       count + plan_warmup(&s->p, KIND_LAT, size));
+		rc = done_send(s, op, KIND_LAT, size, 0, count + plan_warmup(&s->p, KIND_LAT, size),
+			       CTRL_SEND_WAIT_MS);
 	if (!rc)
 		rc = ctrl_expect(&s->ctrl, CTRL_RESULT, &m, s->timeout_ms);
 	if (!rc && m.d) {

@@ -10,8 +10,9 @@
  * role, and finish with a DONE/RESULT exchange.
  *
  * Endpoints of one run:
- *   control  one endpoint on its own CQ (always WAIT mode, so a passive side
- *            sleeps): barrier, counts, results, heartbeats.
+ *   control  one endpoint carrying a message channel (rcc_chan) on its own
+ *            CQ (always WAIT mode, so a passive side sleeps): barrier,
+ *            counts, results, heartbeats.
  *   data     -q endpoints sharing one CQ in the chosen mode (poll|wait|fd|hybrid); each
  *            has one registered region: [local area][target area], the target
  *            area being what the peer writes to, reads from and sends into.
@@ -157,8 +158,8 @@ const char *plan_check(const struct perf_params *p);
 /* wire.c: fixed little-endian encodings (pure)                              */
 /* ------------------------------------------------------------------------ */
 
-#define PERF_WIRE_VERSION 1
-#define PERF_WIRE_STR "1" /* the same, for --version */
+#define PERF_WIRE_VERSION 2 /* 2: control messages over rcc_chan */
+#define PERF_WIRE_STR "2"   /* the same, for --version */
 #define PERF_PARAMS_WIRE_LEN 44
 #define PERF_DATA_HELLO_LEN (10 + RCC_REMOTE_MR_WIRE_SIZE)
 #define PERF_CTRL_MSG_LEN 40

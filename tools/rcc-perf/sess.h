@@ -7,6 +7,7 @@
 #define RCC_PERF_SESS_H
 
 #include "perf.h"
+#include "rcc/session.h"
 
 void perr(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* rcc_strerror(), but says "connection to the peer lost" for the ways a dead
@@ -15,30 +16,29 @@ const char *perf_strerror(int rc);
 
 /* ------------------------------------------------------------------ control */
 
-#define CTRL_SLOTS 16
-#define CTRL_SLOT_LEN 64
-#define CTRL_QUEUE 32
+#define CTRL_SLOTS 16 /* the channel's credits */
+/* How long a message waits for a credit: only a dead or stuck peer keeps them all. */
+#define CTRL_SEND_WAIT_MS 10000
 
 struct ctrl {
+	struct rcc_chan *ch; /* own CQ in WAIT mode: a passive side sleeps on it */
 	struct rcc_ep *ep;
-	struct rcc_cq *cq; /* WAIT mode: a passive side sleeps on it */
-	struct rcc_mr *mr;
-	uint8_t *buf; /* CTRL_SLOTS receive slots, then CTRL_SLOTS send slots */
-	struct rcc_sge rsge[CTRL_SLOTS];
-	struct rcc_recv_wr initial[CTRL_SLOTS];
-	struct ctrl_msg queue[CTRL_QUEUE]; /* received, not yet taken */
-	int qhead, qn;
-	unsigned send_next;
-	unsigned sends_out;     /* posted sends not yet completed */
+	struct ctrl_msg back; /* ctrl_unget()'s message, taken first */
+	bool have_back;
 	uint64_t last_heard_ns; /* any message from the peer */
-	int err;                /* the channel failed (messages before it still count) */
+	int err;                /* a malformed message came (those before it still count) */
 };
 
-/* Memory and the receives to pass as initial_recv; then connect/accept. */
+/* The channel; ctrl_fill_attr() for the endpoint to connect/accept, then
+ * ctrl_bind() once c->ep exists. */
 int ctrl_init(struct ctrl *c, struct rcc_ctx *ctx);
 void ctrl_fill_attr(struct ctrl *c, struct rcc_ep_attr *attr);
+int ctrl_bind(struct ctrl *c);
 void ctrl_fini(struct ctrl *c);
 int ctrl_send(struct ctrl *c, const struct ctrl_msg *m);
+/* ctrl_send(), waiting at most timeout_ms for a credit (0: -EAGAIN at once,
+ * else -ETIMEDOUT). */
+int ctrl_send_within(struct ctrl *c, const struct ctrl_msg *m, int timeout_ms);
 /* Non-blocking: 1 with a message, 0 none, negative errno if the connection is gone. */
 int ctrl_poll(struct ctrl *c, struct ctrl_msg *m);
 /* Put back the message ctrl_poll() just returned: it is for a later step. */
@@ -144,8 +144,11 @@ static inline uint8_t *recv_buf(const struct sess *s, const struct pep *e, uint6
 
 /* done.c: the end of a point */
 void done_reset(struct sess *s);
+/* DONE for endpoint ep, waiting up to timeout_ms for a control credit: 0,
+ * -EAGAIN (not printed) when timeout_ms is 0 and none is free, or a printed
+ * error. */
 int done_send(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_t size, int ep,
-	      uint64_t count);
+	      uint64_t count, int timeout_ms);
 /* Non-blocking: take DONEs (and heartbeats: *heard) that arrived. */
 int done_poll(struct sess *s, struct done_set *d, bool *heard);
 /* Until `want` DONEs: asleep on the control channel, or with --target-poll
