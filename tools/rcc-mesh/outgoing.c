@@ -441,6 +441,13 @@ void out_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn)
 
 	(void)ep;
 	on_wc(c, wc, now);
+	/* a data message done frees a source buffer, which matters only when
+	 * they were all in flight: credits (control receives) move us on */
+	if (WR_KIND(wc->wr_id) == WR_DATA && wc->status == RCC_WC_SUCCESS) {
+		unsigned s = WR_AUX(wc->wr_id);
+		if (c->posted[s] - c->completed[s] != c->m->q[s] - 1)
+			return;
+	}
 	step(c, now);
 }
 
