@@ -68,6 +68,12 @@ struct rcc_server_ops {
 	 * returns. Runs on the connection's agent thread, in the connection's
 	 * order of arrival, interleaved with its on_completion calls. */
 	void (*on_recv)(struct rcc_ep *ep, const struct rcc_wc *wc, const void *data, void *conn);
+	/* Optional. Per-connection work that no completion triggers (a
+	 * deadline, a state change of the application's): runs on the
+	 * connection's agent, for every connection it serves (after on_connect,
+	 * never after on_disconnect), once after each rcc_server_wake() and,
+	 * with attr.wake_ms, at least every wake_ms milliseconds. */
+	void (*on_wake)(struct rcc_ep *ep, void *conn);
 };
 
 /* Largest rcc_server_attr.srq_depth (the largest SRQ, as rcc_srq_create()). */
@@ -112,6 +118,10 @@ struct rcc_server_attr {
 	uint32_t srq_depth;
 	/* Bytes per SRQ receive, up to RCC_MAX_MSG_SIZE; 0: RCC_SERVER_SRQ_BUF_DEFAULT. */
 	uint32_t srq_buf_size;
+	/* With ops->on_wake: call it for every connection at least this often
+	 * (milliseconds, up to 60000), whether or not rcc_server_wake() is
+	 * called; 0: only after rcc_server_wake(). */
+	int wake_ms;
 };
 
 struct rcc_server_stats {
@@ -157,6 +167,13 @@ int rcc_server_reply(struct rcc_conn_req *req, const void *data, size_t len);
 /* From any thread: end one connection of this server (on_disconnect follows
  * on its agent). -ENOENT if ep is not, or no longer, a connection of srv. */
 int rcc_server_disconnect(struct rcc_server *srv, struct rcc_ep *ep);
+/* From any thread: have every agent call ops->on_wake for each connection
+ * it serves, soon (an agent that sleeps is woken, one that spins sees it
+ * within its next round). Wakes that come before the agent gets to them
+ * are served by one round of calls; a wake during a round brings another.
+ * Returns 0, or -EINVAL for a NULL srv or a server without on_wake. Never
+ * blocks on peers. */
+int rcc_server_wake(struct rcc_server *srv);
 /* Stop accepting, disconnect every connection (each gets on_disconnect),
  * join all threads and free the server. Accepts still under way are given
  * up to 6 s to end (each ends within 5 s) and then served and ended like any

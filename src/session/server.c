@@ -249,6 +249,48 @@ static void reap_ended(struct agent *ag)
 	}
 }
 
+/* How long a sleeping agent may wait: until its next on_wake round at most. */
+static int sleep_ms(const struct agent *ag)
+{
+	const struct rcc_server *srv = ag->srv;
+
+	if (!srv->ops.on_wake || !srv->attr.wake_ms)
+		return STATE_CHECK_MS;
+	uint64_t now = rcc_now_ns();
+	if (ag->next_wake_ns <= now)
+		return 0;
+	uint64_t ms = (ag->next_wake_ns - now) / 1000000u + 1;
+	return ms < STATE_CHECK_MS ? (int)ms : STATE_CHECK_MS;
+}
+
+/* A round of on_wake is due: rcc_server_wake() asked, or wake_ms passed. */
+static bool wake_due(struct agent *ag)
+{
+	const struct rcc_server *srv = ag->srv;
+	bool due = false;
+
+	if (!srv->ops.on_wake)
+		return false;
+	if (atomic_load_explicit(&ag->wake, memory_order_relaxed))
+		due = atomic_exchange(&ag->wake, false); /* a wake from now on: another round */
+	if (srv->attr.wake_ms) {
+		uint64_t now = rcc_now_ns();
+		if (now >= ag->next_wake_ns) {
+			due = true;
+			ag->next_wake_ns = now + (uint64_t)srv->attr.wake_ms * 1000000u;
+		}
+	}
+	return due;
+}
+
+static void wake_conns(struct agent *ag)
+{
+	if (!wake_due(ag))
+		return;
+	for (struct conn *c = ag->conns; c; c = c->next)
+		ag->srv->ops.on_wake(c->ep, c->user);
+}
+
 /* Completions, or 0 after a while with nothing to do. */
 static int next_completions(struct agent *ag, struct rcc_wc *wc, int max)
 {
@@ -257,6 +299,8 @@ static int next_completions(struct agent *ag, struct rcc_wc *wc, int max)
 			int n = rcc_cq_poll(ag->cq, wc, max);
 			if (n)
 				return n;
+			if (atomic_load_explicit(&ag->wake, memory_order_relaxed))
+				return 0;
 		}
 		/* Idle for a while: let other runnable threads in. With more busy
 		 * agents than cores, never yielding starves the very peers they wait for. */
@@ -275,12 +319,14 @@ static int next_completions(struct agent *ag, struct rcc_wc *wc, int max)
 			n = rcc_cq_poll(ag->cq, wc, max);
 			if (n)
 				return n;
+			if (atomic_load_explicit(&ag->wake, memory_order_relaxed))
+				return 0;
 			if (i % 64 == 0)
 				sched_yield();
 		}
 	}
 	struct epoll_event ev[2];
-	int k = epoll_wait(ag->epfd, ev, 2, STATE_CHECK_MS);
+	int k = epoll_wait(ag->epfd, ev, 2, sleep_ms(ag));
 	for (int i = 0; i < k; i++)
 		if (ev[i].data.fd == ag->wakefd)
 			drain_fd(ag->wakefd);
@@ -306,6 +352,7 @@ static void *agent_main(void *arg)
 		for (int i = 0; i < n; i++)
 			dispatch(ag, &wc[i]);
 		reap_ended(ag);
+		wake_conns(ag);
 		if (ag->per_ep && served && !ag->conns)
 			break; /* its one connection is over */
 	}
@@ -744,9 +791,11 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 					  "ops->on_completion, and srv are required");
 	if (attr->thread_mode < RCC_THREAD_PER_EP || attr->thread_mode > RCC_THREAD_SHARED_CQ ||
 	    attr->cq_mode < RCC_CQ_POLL || attr->cq_mode > RCC_CQ_HYBRID || attr->num_threads < 0 ||
-	    attr->num_threads > 256 || attr->max_connections < 0)
+	    attr->num_threads > 256 || attr->max_connections < 0 || attr->wake_ms < 0 ||
+	    attr->wake_ms > 60000)
 		return rcci_fail(-EINVAL, "rcc_server_start: unknown thread or CQ mode, threads "
-					  "not in 0..256, or negative max_connections");
+					  "not in 0..256, negative max_connections, or wake_ms "
+					  "not in 0..60000");
 	if (attr->srq_depth &&
 	    (!attr->ops->on_recv || attr->ep_attr.srq || attr->srq_depth > RCC_SERVER_SRQ_MAX ||
 	     attr->srq_buf_size > RCC_MAX_MSG_SIZE))
@@ -864,6 +913,20 @@ int rcc_server_disconnect(struct rcc_server *srv, struct rcc_ep *ep)
 	}
 	pthread_mutex_unlock(&srv->lock);
 	return rc;
+}
+
+int rcc_server_wake(struct rcc_server *srv)
+{
+	if (!srv || !srv->ops.on_wake)
+		return -EINVAL;
+	pthread_mutex_lock(&srv->lock);
+	for (struct agent *ag = srv->agents; ag; ag = ag->next) {
+		atomic_store(&ag->wake, true);
+		if (srv->attr.cq_mode != RCC_CQ_POLL) /* a polling agent sees the flag */
+			rcci_server_wake(ag->wakefd);
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return 0;
 }
 
 int rcc_server_port(const struct rcc_server *srv)

@@ -45,9 +45,11 @@ struct agent {
 	atomic_bool has_incoming;
 	atomic_bool stop;
 	atomic_bool done;
-	atomic_int load;    /* connections assigned, for placement */
-	struct conn *conns; /* agent thread only */
-	struct agent *next; /* srv->agents (srv->lock) */
+	atomic_bool wake;      /* rcc_server_wake(): on_wake for every connection */
+	uint64_t next_wake_ns; /* attr.wake_ms: the next round (agent thread only) */
+	atomic_int load;       /* connections assigned, for placement */
+	struct conn *conns;    /* agent thread only */
+	struct agent *next;    /* srv->agents (srv->lock) */
 };
 
 struct rcc_server {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The receiving side: the session server's callbacks, one incoming connection
- * per peer, each run by the agent thread that owns it.
+ * The receiving side: the session server's callbacks for the connections it
+ * accepts (agents.c), one incoming connection per peer, each run by the agent
+ * thread that owns it.
  *
  * A connection's receives are consumed in arrival order by WRITE-with-
  * immediate notices, data SENDs and control messages alike, so every receive
@@ -21,6 +22,7 @@
 #include "pattern.h"
 
 struct in_conn {
+	enum conn_kind kind; /* CONN_IN */
 	struct mesh *m;
 	struct peer *p;
 	struct rcc_ep *ep;
@@ -116,8 +118,8 @@ static int own_receives(struct mesh *m, struct in_conn *c)
 	return 0;
 }
 
-static int on_request(struct rcc_conn_req *req, void *arg, void **conn,
-		      const struct rcc_recv_wr **recv, int *num_recv)
+int in_request(struct rcc_conn_req *req, void *arg, void **conn, const struct rcc_recv_wr **recv,
+	       int *num_recv)
 {
 	struct mesh *m = arg;
 	struct mesh_hello h;
@@ -141,6 +143,7 @@ static int on_request(struct rcc_conn_req *req, void *arg, void **conn,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		goto err_claim;
+	c->kind = CONN_IN;
 	c->m = m;
 	c->p = p;
 	/* with --srq the server's SRQ takes every receive */
@@ -377,7 +380,7 @@ static void on_message(struct in_conn *c, const struct rcc_wc *wc, const uint8_t
 	}
 }
 
-static void on_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn)
+void in_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn)
 {
 	struct in_conn *c = conn;
 	struct mesh *m = c->m;
@@ -409,7 +412,7 @@ static void on_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn
 }
 
 /* --srq: a message in one of the session server's buffers, which it reposts. */
-static void on_recv(struct rcc_ep *ep, const struct rcc_wc *wc, const void *data, void *conn)
+void in_recv(struct rcc_ep *ep, const struct rcc_wc *wc, const void *data, void *conn)
 {
 	struct in_conn *c = conn;
 	(void)ep;
@@ -419,10 +422,9 @@ static void on_recv(struct rcc_ep *ep, const struct rcc_wc *wc, const void *data
 
 /* -------------------------------------------------------- connect/close */
 
-static int on_connect(struct rcc_ep *ep, void *arg, void **conn)
+int in_connect(struct rcc_ep *ep, struct mesh *m, void *conn)
 {
-	struct mesh *m = arg;
-	struct in_conn *c = *conn;
+	struct in_conn *c = conn;
 	struct ctrl_msg w = { .type = CTRL_WELCOME };
 	int rc;
 
@@ -448,7 +450,7 @@ static int on_connect(struct rcc_ep *ep, void *arg, void **conn)
 	return 0;
 }
 
-static void on_disconnect(struct rcc_ep *ep, void *conn)
+void in_disconnect(struct rcc_ep *ep, void *conn)
 {
 	struct in_conn *c = conn;
 	struct mesh *m = c->m;
@@ -470,11 +472,3 @@ static void on_disconnect(struct rcc_ep *ep, void *conn)
 							    "before traffic");
 	give_back(c);
 }
-
-const struct rcc_server_ops incoming_ops = {
-	.on_request = on_request,
-	.on_connect = on_connect,
-	.on_completion = on_completion,
-	.on_disconnect = on_disconnect,
-	.on_recv = on_recv,
-};

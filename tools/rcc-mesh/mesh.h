@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * rcc-mesh: N processes, each with one rcc_server (incoming connections) and
- * N-1 rcc_clients (outgoing), all moving verified data at once.
+ * rcc-mesh: N processes, each with one rcc_server that accepts the incoming
+ * connections and opens the N-1 outgoing ones (rcc_server_connect()), all
+ * moving verified data at once.
  *
  * Data from rank A to rank B flows on A's outgoing connection to B: A is the
  * sender (WRITE with immediate into B's slots, and SEND into B's receives), B
@@ -10,10 +11,13 @@
  * figures each rank sends to the collector (rank 0 by default) at the end.
  *
  * Threads: the main thread runs the phases (run.c) and the watchdog
- * (faults.c); driver threads run the outgoing side (driver.c, outgoing.c); the
- * session server's agents run the incoming side (incoming.c). Per-connection
- * state belongs to the one thread that drives it; what others need is
- * published into struct peer under mesh.lock.
+ * (faults.c); the session server's agents run both sides, the incoming
+ * (incoming.c) and the outgoing (outgoing.c), each connection on one agent
+ * (agents.c dispatches by the connection's kind). The outgoing side's work
+ * that no completion triggers (READY, traffic at GO, the reports) runs in
+ * on_wake: the main thread calls rcc_server_wake() at each phase change.
+ * Per-connection state belongs to the agent that serves it; what others
+ * need is published into struct peer under mesh.lock.
  */
 #ifndef RCC_MESH_H
 #define RCC_MESH_H
@@ -35,6 +39,8 @@
 #define SRV_CTRL_RECVS 8   /* receives beyond the data window, for control */
 #define CLI_CTRL_RECVS 16  /* WELCOME/CREDIT receives per outgoing connection */
 #define CLI_CTRL_SENDS 8
+/* on_wake at least this often: a closed connection, a peer failed elsewhere */
+#define WAKE_MS 100
 #define MAX_ERRORS_SHOWN 10 /* per connection; the counts stay exact */
 
 enum mesh_ops {
@@ -143,8 +149,6 @@ struct gathered_rank {
 	struct ctrl_done done;
 };
 
-struct driver;
-
 struct mesh {
 	const struct mesh_opts *o;
 	int n, rank;
@@ -155,11 +159,6 @@ struct mesh {
 	struct rcc_pool *ctrl_pool;   /* control buffers of both sides */
 	struct rcc_server *srv;
 	struct peer *peers; /* n entries; ours is unused */
-	struct driver *drivers;
-	int ndrivers;
-	/* shared mode: the outgoing connections' CQs, one per driver thread */
-	struct out_group *groups;
-	int ngroups;
 
 	uint32_t q[2];              /* window per stream; 0: stream not used */
 	uint32_t stride;            /* write slot stride */
@@ -249,44 +248,40 @@ int mesh_listen(struct mesh *m);
 int mesh_connect_all(struct mesh *m, uint64_t deadline_ns);
 void mesh_close(struct mesh *m);
 
-/* incoming.c: the receiving side, run by the server's agents */
-extern const struct rcc_server_ops incoming_ops;
-
-/*
- * Shared mode: connections that complete on one CQ, driven by one thread.
- * Each completion is handed to the connection its endpoint belongs to.
- */
-struct out_group {
-	struct rcc_cq *cq;
-	struct out_conn **conns;
-	int n, cap;
+/* Every connection's state (the conn of the server's callbacks) starts with
+ * its kind, so that one set of callbacks serves both sides (agents.c). */
+enum conn_kind {
+	CONN_IN = 1, /* accepted: incoming.c */
+	CONN_OUT,    /* opened with rcc_server_connect(): outgoing.c */
 };
 
-/* outgoing.c: the sending side of one connection, run by one driver */
-/* grp: the shared CQ to complete on, or NULL for a CQ of its own (per-ep). */
-int out_create(struct mesh *m, struct peer *p, struct out_group *grp, uint64_t deadline_ns,
-	       struct out_conn **out);
-void out_destroy(struct out_conn *c);
-struct rcc_cq *out_cq(const struct out_conn *c);
-struct out_group *out_group_of(const struct out_conn *c);
-/* A CQ deep enough for n connections; conns gets room for them. */
-int out_group_init(struct mesh *m, struct out_group *g, int n);
-void out_group_destroy(struct out_group *g);
-/* Everything on a group's CQ, each completion to the connection it is for.
- * Returns the completions taken. */
-int out_group_drain(struct out_group *g, uint64_t now);
-/* Take completions (a group's: out_group_drain first) and post what the
- * phase allows. Returns the work done (0: idle). */
-int out_step(struct out_conn *c, uint64_t now);
-/* Nothing more will happen on this connection (done or failed). */
-bool out_finished(const struct out_conn *c);
-/* The soonest time this connection needs attention without a completion (0: none). */
-uint64_t out_deadline(const struct out_conn *c);
+/* agents.c: the server's callbacks */
+extern const struct rcc_server_ops mesh_ops;
 
-/* driver.c */
-int drivers_start(struct mesh *m);
-void drivers_wake(struct mesh *m);
-void drivers_stop(struct mesh *m);
+/* incoming.c: the receiving side */
+int in_request(struct rcc_conn_req *req, void *arg, void **conn, const struct rcc_recv_wr **recv,
+	       int *num_recv);
+int in_connect(struct rcc_ep *ep, struct mesh *m, void *conn);
+void in_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn);
+void in_recv(struct rcc_ep *ep, const struct rcc_wc *wc, const void *data, void *conn);
+void in_disconnect(struct rcc_ep *ep, void *conn);
+
+/* outgoing.c: the sending side of one connection */
+/* The connection's state and buffers: 0 or a negative errno (said). */
+int out_create(struct mesh *m, struct peer *p, struct out_conn **out);
+/* Connect it (on the server's agents), retrying until deadline_ns while the
+ * peer is not up yet: 0 or a negative errno (the peer is failed then). */
+int out_connect(struct out_conn *c, uint64_t deadline_ns);
+/* Once the server has stopped (no agent serves it any more). */
+void out_destroy(struct out_conn *c);
+/* Send queue room an outgoing connection needs. */
+uint32_t out_sq_depth(const struct mesh *m);
+/* The server's callbacks for an outgoing connection, on its agent. */
+int out_connected(struct rcc_ep *ep, void *conn);
+void out_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn);
+void out_recv(struct rcc_ep *ep, const struct rcc_wc *wc, const void *data, void *conn);
+void out_wake(struct rcc_ep *ep, void *conn);
+void out_disconnect(struct rcc_ep *ep, void *conn);
 
 /* faults.c */
 void peer_fail(struct peer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

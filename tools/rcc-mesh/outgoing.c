@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The sending side of one outgoing connection, run by one driver thread.
+ * The sending side of one outgoing connection: opened with rcc_server_connect()
+ * and run by the session server's agent that serves it (agents.c). Its
+ * completions move it on, and so does on_wake: the main thread wakes the
+ * agents when the phase changes (and at the end of the traffic time), and
+ * they call it every WAKE_MS anyway.
  *
  * Life of a connection: wait for the peer's WELCOME (where its write slots
  * are), send READY once our mesh is complete, then at GO keep both streams'
@@ -14,13 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mesh.h"
 #include "opts.h"
 #include "pattern.h"
 
 #define POST_BATCH 32
-#define POLL_BATCH 32
+#define CONNECT_ATTEMPT_MS 5000
 
 enum out_state {
 	OUT_WAIT_WELCOME = 0,
@@ -49,12 +54,10 @@ static const char *const state_name[] = {
 };
 
 struct out_conn {
+	enum conn_kind kind; /* CONN_OUT */
 	struct mesh *m;
 	struct peer *p;
-	struct rcc_client *cli;
-	struct rcc_ep *ep;
-	struct rcc_cq *cq;
-	struct out_group *grp; /* NULL: cq is the connection's own */
+	struct rcc_ep *ep; /* set on the agent, by on_connect */
 	enum out_state st;
 	struct rcc_remote_mr target;
 	uint32_t rstride, rslots;
@@ -73,14 +76,7 @@ struct out_conn {
 	struct histogram lat;
 };
 
-struct rcc_cq *out_cq(const struct out_conn *c) { return c->cq; }
-struct out_group *out_group_of(const struct out_conn *c) { return c->grp; }
-bool out_finished(const struct out_conn *c) { return c->st == OUT_DONE || c->st == OUT_FAILED; }
-
-uint64_t out_deadline(const struct out_conn *c)
-{
-	return c->st == OUT_TRAFFIC && !c->m->o->bytes ? c->m->t_stop : 0;
-}
+static bool finished(const struct out_conn *c) { return c->st == OUT_DONE || c->st == OUT_FAILED; }
 
 static void fail(struct out_conn *c, const char *what, const char *detail)
 {
@@ -110,7 +106,7 @@ static void publish_up(struct out_conn *c)
 	pthread_mutex_unlock(&c->m->lock);
 }
 
-static void on_ctrl(struct out_conn *c, void *buf, uint32_t len)
+static void on_ctrl(struct out_conn *c, const void *buf, uint32_t len)
 {
 	struct mesh *m = c->m;
 	struct ctrl_msg msg;
@@ -328,45 +324,6 @@ static void on_wc(struct out_conn *c, const struct rcc_wc *wc, uint64_t now)
 	}
 }
 
-static struct out_conn *group_find(const struct out_group *g, const struct rcc_ep *ep)
-{
-	for (int i = 0; i < g->n; i++)
-		if (g->conns[i]->ep == ep)
-			return g->conns[i];
-	return NULL;
-}
-
-int out_group_drain(struct out_group *g, uint64_t now)
-{
-	struct rcc_wc wc[POLL_BATCH];
-	int n, work = 0;
-
-	while ((n = rcc_cq_poll(g->cq, wc, POLL_BATCH)) > 0) {
-		for (int i = 0; i < n; i++) {
-			struct out_conn *c = group_find(g, wc[i].ep);
-			if (c)
-				on_wc(c, &wc[i], now);
-		}
-		work += n;
-	}
-	return work;
-}
-
-static int drain(struct out_conn *c, uint64_t now)
-{
-	struct rcc_wc wc[POLL_BATCH];
-	int n, work = 0;
-
-	if (c->grp)
-		return out_group_drain(c->grp, now);
-	while (c->st != OUT_FAILED && (n = rcc_cq_poll(c->cq, wc, POLL_BATCH)) > 0) {
-		for (int i = 0; i < n; i++)
-			on_wc(c, &wc[i], now);
-		work += n;
-	}
-	return work;
-}
-
 /* Post what the phase allows. */
 static int advance(struct out_conn *c, uint64_t now)
 {
@@ -436,37 +393,97 @@ static int advance(struct out_conn *c, uint64_t now)
 	}
 }
 
-int out_step(struct out_conn *c, uint64_t now)
+/* Post what the phase allows, as far as the windows let us. */
+static void step(struct out_conn *c, uint64_t now)
 {
-	if (out_finished(c))
-		return 0;
+	if (finished(c))
+		return;
 	if (atomic_load_explicit(&c->p->failed, memory_order_relaxed)) {
 		/* declared dead elsewhere (its incoming side, the watchdog): stop talking to it */
 		c->st = OUT_FAILED;
 		atomic_store(&c->p->out_busy, false);
 		rcc_ep_disconnect(c->ep);
-		return 1;
+		return;
 	}
-	/* a group's CQ was drained by its driver just before this step */
-	int work = c->grp ? 0 : drain(c, now);
+	while (advance(c, now) > 0)
+		;
+}
+
+/* ------------------------------------------------- the server's callbacks */
+
+/* The accept's private data says who answered: silently refused here, the
+ * connecting thread says why (out_connect()). */
+static bool right_server(const struct out_conn *c, struct rcc_ep *ep)
+{
+	size_t len;
+	const void *pd = rcc_ep_private_data(ep, &len);
+	uint16_t rank, nodes;
+
+	return !accept_decode(pd, len, &rank, &nodes) && rank == c->p->rank && nodes == c->m->n;
+}
+
+int out_connected(struct rcc_ep *ep, void *conn)
+{
+	struct out_conn *c = conn;
+
+	c->ep = ep;
+	if (!right_server(c, ep)) {
+		c->st = OUT_FAILED;
+		return -EPROTO;
+	}
+	return 0;
+}
+
+void out_completion(struct rcc_ep *ep, const struct rcc_wc *wc, void *conn)
+{
+	struct out_conn *c = conn;
+	uint64_t now = mono_ns();
+
+	(void)ep;
+	on_wc(c, wc, now);
+	/* a data message done frees a source buffer, which matters only when
+	 * they were all in flight: credits (control receives) move us on */
+	if (WR_KIND(wc->wr_id) == WR_DATA && wc->status == RCC_WC_SUCCESS) {
+		unsigned s = WR_AUX(wc->wr_id);
+		if (c->posted[s] - c->completed[s] != c->m->q[s] - 1)
+			return;
+	}
+	step(c, now);
+}
+
+/* --srq: a control message in one of the server's SRQ buffers. */
+void out_recv(struct rcc_ep *ep, const struct rcc_wc *wc, const void *data, void *conn)
+{
+	struct out_conn *c = conn;
+	uint64_t now = mono_ns();
+
+	(void)ep;
 	if (c->st == OUT_FAILED)
-		return work;
-	work += advance(c, now);
-	if (c->st == OUT_FAILED || c->st == OUT_DONE)
-		return work;
-	if (rcc_ep_state(c->ep) != RCC_EP_CONNECTED) {
-		/*
-		 * Completions queued before the state changed come first: they may
-		 * end us orderly. A control message still in flight completes by
-		 * itself (delivered, or flushed: rule 4 of rcc.h), so its
-		 * completion decides, not the order in which the news arrived.
-		 */
-		work += drain(c, now);
-		if (c->st != OUT_DONE && c->st != OUT_FAILED && !c->ctrl.busy)
-			fail(c, "our connection to it closed",
-			     rcc_ep_state_str(rcc_ep_state(c->ep)));
+		return;
+	atomic_store_explicit(&c->p->out_seen_ns, now, memory_order_relaxed);
+	if (!data || !(wc->wc_flags & RCC_WC_WITH_IMM) || wc->imm_data != MESH_CTRL_IMM) {
+		fail(c, "sent a message we did not agree on", rcc_wc_opcode_str(wc->opcode));
+		return;
 	}
-	return work;
+	on_ctrl(c, data, wc->byte_len);
+	step(c, now);
+}
+
+void out_wake(struct rcc_ep *ep, void *conn)
+{
+	(void)ep;
+	step(conn, mono_ns());
+}
+
+/* Every completion has been delivered: a control message that was in flight
+ * decided by itself (delivered, or flushed: rule 4 of rcc.h) whether we end
+ * in order. */
+void out_disconnect(struct rcc_ep *ep, void *conn)
+{
+	struct out_conn *c = conn;
+
+	if (ep && !finished(c) && atomic_load(&c->m->phase) != PH_EXIT)
+		fail(c, "our connection to it closed", rcc_ep_state_str(rcc_ep_state(ep)));
 }
 
 /* ---------------------------------------------------------- lifecycle */
@@ -497,10 +514,11 @@ static void give_back(struct out_conn *c)
 	free(c);
 }
 
-static int check_server(struct out_conn *c)
+/* What the server's accept says about it, said as the peer's failure. */
+static int check_server(struct out_conn *c, struct rcc_ep *ep)
 {
 	size_t len;
-	const void *pd = rcc_ep_private_data(c->ep, &len);
+	const void *pd = rcc_ep_private_data(ep, &len);
 	uint16_t rank, nodes;
 
 	if (accept_decode(pd, len, &rank, &nodes)) {
@@ -517,52 +535,19 @@ static int check_server(struct out_conn *c)
 	return 0;
 }
 
-/* Queue room one connection needs: its sends (data, control, slack) and receives. */
-static uint32_t conn_sq_depth(const struct mesh *m)
-{
-	return m->q[0] + m->q[1] + CLI_CTRL_SENDS + 2;
-}
+/* Queue room one connection needs: its sends (data, control, slack). */
+uint32_t out_sq_depth(const struct mesh *m) { return m->q[0] + m->q[1] + CLI_CTRL_SENDS + 2; }
 
-int out_group_init(struct mesh *m, struct out_group *g, int n)
-{
-	struct rcc_cq_attr a = {
-		/* sleeping modes use the CQ's fd so a driver can watch it and be woken */
-		.mode = m->o->cq_mode == RCC_CQ_POLL ? RCC_CQ_POLL : RCC_CQ_FD,
-		.depth = (uint32_t)n * (conn_sq_depth(m) + CLI_CTRL_RECVS),
-	};
-	int rc;
-
-	*g = (struct out_group){ .cap = n };
-	g->conns = calloc((size_t)n, sizeof(*g->conns));
-	if (!g->conns)
-		return -ENOMEM;
-	rc = rcc_cq_create(m->ctx, &a, &g->cq);
-	if (rc) {
-		free(g->conns);
-		g->conns = NULL;
-	}
-	return rc;
-}
-
-void out_group_destroy(struct out_group *g)
-{
-	if (g->cq)
-		rcc_cq_destroy(g->cq);
-	free(g->conns);
-	*g = (struct out_group){ 0 };
-}
-
-int out_create(struct mesh *m, struct peer *p, struct out_group *grp, uint64_t deadline_ns,
-	       struct out_conn **out)
+int out_create(struct mesh *m, struct peer *p, struct out_conn **out)
 {
 	struct out_conn *c = calloc(1, sizeof(*c));
-	uint8_t hello[HELLO_LEN];
 	int rc = -ENOMEM;
 
 	if (!c) {
 		complain(m, "out of memory");
 		return rc;
 	}
+	c->kind = CONN_OUT;
 	c->m = m;
 	c->p = p;
 	hist_init(&c->lat);
@@ -582,7 +567,8 @@ int out_create(struct mesh *m, struct peer *p, struct out_group *grp, uint64_t d
 			if ((rc = take(m->src_pool, &c->src[s][i], c)))
 				goto err;
 	}
-	for (int i = 0; i < CLI_CTRL_RECVS; i++) {
+	/* with --srq the server's SRQ takes every receive, ours too */
+	for (int i = 0; i < CLI_CTRL_RECVS && !m->srq_depth; i++) {
 		if ((rc = take(m->ctrl_pool, &c->crecv[i], c)))
 			goto err;
 		c->rsge[i] = rcc_pool_sge(m->ctrl_pool, c->crecv[i], CTRL_SIZE);
@@ -594,6 +580,36 @@ int out_create(struct mesh *m, struct peer *p, struct out_group *grp, uint64_t d
 		complain(m, "buffer pool exhausted for rank %d: %s", p->rank, rcc_strerror(rc));
 		goto err;
 	}
+	*out = c;
+	return 0;
+err:
+	give_back(c);
+	return rc;
+}
+
+/* rcc_server_connect() does not retry: errors that mean "the peer is not up
+ * yet" (as rcc_client_connect() retries them) are worth another attempt. */
+static bool retryable(int rc)
+{
+	return rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -EHOSTUNREACH ||
+	       rc == -ENETUNREACH || rc == -ECONNRESET || rc == -EADDRNOTAVAIL;
+}
+
+static void pause_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+int out_connect(struct out_conn *c, uint64_t deadline_ns)
+{
+	struct mesh *m = c->m;
+	struct peer *p = c->p;
+	uint8_t hello[HELLO_LEN];
+	struct rcc_ep *ep;
+	long backoff_ms = 10;
+	int rc;
 
 	struct mesh_hello h = {
 		.src = (uint16_t)m->rank,
@@ -605,54 +621,44 @@ int out_create(struct mesh *m, struct peer *p, struct out_group *grp, uint64_t d
 		.list_hash = m->list_hash,
 	};
 	hello_encode(&h, hello);
+	struct rcc_ep_attr ea = {
+		.sq_depth = out_sq_depth(m),
+		.rq_depth = CLI_CTRL_RECVS,
+		.private_data = hello,
+		.private_data_len = sizeof(hello),
+		.initial_recv = m->srq_depth ? NULL : c->rwr,
+		.num_initial_recv = m->srq_depth ? 0 : CLI_CTRL_RECVS,
+	};
 	uint64_t now = mono_ns();
 	int left_ms = deadline_ns > now ? (int)((deadline_ns - now) / 1000000) : 0;
-	struct rcc_client_attr ca = {
-		.cq = grp ? grp->cq : NULL,
-		/* sleeping modes use the CQ's fd so a driver can watch many and be woken */
-		.cq_mode = m->o->cq_mode == RCC_CQ_POLL ? RCC_CQ_POLL : RCC_CQ_FD,
-		.ep_attr = {
-			.sq_depth = conn_sq_depth(m),
-			.rq_depth = CLI_CTRL_RECVS,
-			.private_data = hello,
-			.private_data_len = sizeof(hello),
-			.initial_recv = c->rwr,
-			.num_initial_recv = CLI_CTRL_RECVS,
-		},
-		.connect_timeout_ms = left_ms < 5000 ? (left_ms > 0 ? left_ms : 1) : 5000,
-		.retry_for_ms = left_ms,
-	};
-	rc = rcc_client_connect(m->ctx, p->node->addr, &ca, &c->cli);
+	for (;;) {
+		now = mono_ns();
+		long left = deadline_ns > now ? (long)((deadline_ns - now) / 1000000) : 0;
+		int attempt = left < CONNECT_ATTEMPT_MS ? (left > 0 ? (int)left : 1) :
+							  CONNECT_ATTEMPT_MS;
+		rc = rcc_server_connect(m->srv, p->node->addr, &ea, attempt, c, &ep);
+		if (!rc || !retryable(rc) || left == 0)
+			break;
+		now = mono_ns();
+		left = deadline_ns > now ? (long)((deadline_ns - now) / 1000000) : 0;
+		pause_ms(backoff_ms < left ? backoff_ms : left);
+		if (backoff_ms < 200)
+			backoff_ms *= 2;
+	}
 	if (rc == -ECONNABORTED) {
 		peer_fail(p, "it refused our connection (its messages say why: node lists or "
 			     "options differ?)");
-		goto err;
+		return rc;
 	}
 	if (rc) {
 		peer_fail(p, "cannot connect to it within %d ms: %s", left_ms, explain_status(rc));
-		goto err;
+		return rc;
 	}
-	c->ep = rcc_client_ep(c->cli);
-	c->cq = rcc_client_cq(c->cli);
-	if ((rc = check_server(c)))
-		goto err_cli;
-	if (grp) {
-		c->grp = grp;
-		grp->conns[grp->n++] = c;
-	}
-	*out = c;
-	return 0;
-
-err_cli:
-	rcc_client_close(c->cli);
-err:
-	give_back(c);
+	/* its agent refuses it too (out_connected()); the connection is the
+	 * server's now, ended there */
+	if ((rc = check_server(c, ep)))
+		rcc_server_disconnect(m->srv, ep);
 	return rc;
 }
 
-void out_destroy(struct out_conn *c)
-{
-	if (c->cli)
-		rcc_client_close(c->cli); /* no posted buffer is referenced after this */
-	give_back(c);
-}
+void out_destroy(struct out_conn *c) { give_back(c); }

@@ -268,7 +268,7 @@ static void print_table(struct mesh *m, const bool *dead, const struct totals *t
 	       "cq %s, %s\n",
 	       m->n, rcc_transport_name(rcc_ctx_transport(m->ctx)), o->size, o->depth,
 	       ops_name(o->ops), thread_mode_name(o->thread_mode),
-	       o->thread_mode == RCC_THREAD_PER_EP ? 2 * (m->n - 1) : 2 * o->threads,
+	       o->thread_mode == RCC_THREAD_PER_EP ? 2 * (m->n - 1) : o->threads,
 	       cq_mode_name(o->cq_mode), dur);
 	/* one word per header, with its unit: MB is 10^6 bytes, latency in microseconds */
 	printf("%5s %4s %5s %10s %11s %9s %9s %9s %9s %10s  %s\n", "src", "dst", "path", "MB/s",

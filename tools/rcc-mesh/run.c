@@ -4,7 +4,7 @@
  *   setup    listen, connect to every peer, wait until every peer's connection
  *            to us is up too ("mesh complete"), then the barrier: READY to
  *            everyone, wait for everyone's READY -- so traffic starts together
- *   traffic  GO: the drivers send until the deadline or the byte count, then FIN
+ *   traffic  GO: the agents send until the deadline or the byte count, then FIN
  *   end      wait for our FINs to be delivered and every peer's FIN to arrive
  *   report   our figures go to the collector, which waits for everyone's
  * Every wait is bounded and watches for failed peers and for SIGINT/SIGTERM.
@@ -21,10 +21,18 @@
 
 static bool interrupted;
 
+/* The outgoing side's work that no completion triggers runs in on_wake. */
+static void wake_agents(struct mesh *m)
+{
+	int rc = m->srv ? rcc_server_wake(m->srv) : 0;
+	if (rc)
+		complain(m, "cannot wake the server's threads: %s", rcc_strerror(rc));
+}
+
 void mesh_set_phase(struct mesh *m, enum phase ph)
 {
 	atomic_store_explicit(&m->phase, ph, memory_order_release);
-	drivers_wake(m);
+	wake_agents(m);
 }
 
 static bool signalled(void)
@@ -175,9 +183,6 @@ static int setup(struct mesh *m, uint64_t t0)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (rc)
 		return any_failed(m) ? MESH_EXIT_PEER : MESH_EXIT_FAIL;
-	if ((rc = drivers_start(m)))
-		return MESH_EXIT_FAIL;
-
 	rc = wait_for(m, mesh_up, deadline);
 	if (rc == -EINTR)
 		return MESH_EXIT_FAIL;
@@ -220,8 +225,16 @@ static int traffic(struct mesh *m)
 	    o->ops == (OPS_WRITE | OPS_SEND) ? " + " : "", o->ops & OPS_SEND ? "SEND" : "",
 	    m->n - 1, what);
 
+	int rc = 0;
+	if (!o->bytes) {
+		/* connections whose window is full at the end hear of it from us */
+		rc = wait_for(m, traffic_done, m->t_stop);
+		if (rc == -EINTR)
+			return rc;
+		wake_agents(m);
+	}
 	/* With a byte count there is no deadline: the watchdog catches silent peers. */
-	int rc = wait_for(m, traffic_done, o->bytes ? UINT64_MAX : m->t_stop + limit);
+	rc = wait_for(m, traffic_done, o->bytes ? UINT64_MAX : m->t_stop + limit);
 	if (rc == -EINTR)
 		return rc;
 	if (rc == -ETIMEDOUT) {
@@ -284,7 +297,6 @@ int mesh_run(struct mesh *m)
 			status = report_print(m, local_status(m));
 	}
 	mesh_set_phase(m, PH_EXIT);
-	drivers_stop(m);
 
 	if (interrupted)
 		complain(m, "interrupted");

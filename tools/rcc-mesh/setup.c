@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bring-up and teardown: the context, the registered pools, the server, and
- * one client per peer. Pools are sized for the whole mesh up front, so no
+ * its connection to each peer. Pools are sized for the whole mesh up front, so no
  * registration happens while traffic runs.
  */
 #include <errno.h>
@@ -15,6 +15,7 @@
 
 #define ACC_LOCAL RCC_ACCESS_LOCAL_WRITE
 #define ACC_TARGET (RCC_ACCESS_LOCAL_WRITE | RCC_ACCESS_REMOTE_WRITE)
+#define SHARED_CQ_MIN 16384u /* the session server's own shared CQ depth */
 
 static int pool(struct mesh *m, const char *what, size_t piece, uint32_t count, unsigned access,
 		struct rcc_pool **out)
@@ -139,6 +140,27 @@ err_mem:
 	return rc;
 }
 
+/*
+ * Shared mode: each agent's CQ takes the completions of its share of both
+ * sides' connections (the server deals them out evenly, a few more for the
+ * ones placed at the same moment), each at most its queues' depth, plus the
+ * SRQ's receives, which may all complete on one CQ. Never less than the
+ * server's own default. Per-ep mode: the server sizes each CQ for its one
+ * endpoint (0).
+ */
+static uint32_t shared_cq_depth(const struct mesh *m)
+{
+	int threads = m->o->threads > 0 ? m->o->threads : 1;
+	uint32_t in = SRV_CTRL_SENDS + 2 + (m->srq_depth ? 0 : m->nrecv);
+	uint32_t out = out_sq_depth(m) + (m->srq_depth ? 0 : CLI_CTRL_RECVS);
+	uint32_t per = (uint32_t)((2 * (m->n - 1) + threads - 1) / threads) + 2;
+	uint32_t need = per * (in > out ? in : out);
+
+	if (m->o->thread_mode != RCC_THREAD_SHARED_CQ)
+		return 0;
+	return (need > SHARED_CQ_MIN ? need : SHARED_CQ_MIN) + m->srq_depth;
+}
+
 int mesh_listen(struct mesh *m)
 {
 	const struct node *me = &m->o->nodes[m->rank];
@@ -156,17 +178,20 @@ int mesh_listen(struct mesh *m)
 		.thread_mode = m->o->thread_mode,
 		.num_threads = m->o->threads,
 		.cq_mode = m->o->cq_mode,
+		.cq_depth = shared_cq_depth(m),
 		.ep_attr = {
 			.sq_depth = SRV_CTRL_SENDS + 2,
 			.rq_depth = m->nrecv,
 			.private_data = m->accept_pd,
 			.private_data_len = ACCEPT_LEN,
 		},
-		.max_connections = m->n, /* room for a stray connection to be told off */
-		.ops = &incoming_ops,
+		/* ours out and in, and room for a stray connection to be told off */
+		.max_connections = 2 * m->n,
+		.ops = &mesh_ops,
 		.arg = m,
 		.srq_depth = m->srq_depth,
 		.srq_buf_size = m->recv_piece,
+		.wake_ms = WAKE_MS,
 	};
 	rc = rcc_server_start(m->ctx, &attr, &m->srv);
 	if (rc) {
@@ -183,44 +208,17 @@ int mesh_listen(struct mesh *m)
 }
 
 /*
- * One peer after the other: each rcc_client retries while its peer is not up
+ * One peer after the other: each connect is retried while its peer is not up
  * yet, and our server accepts meanwhile, so no start order can deadlock.
  */
-/* Shared mode: one CQ per driver thread, the peers dealt out in turn. */
-static int groups_create(struct mesh *m)
-{
-	int peers = m->n - 1;
-	int ng = m->o->threads < peers ? m->o->threads : peers;
-
-	m->groups = calloc((size_t)ng, sizeof(*m->groups));
-	if (!m->groups)
-		return -ENOMEM;
-	for (int i = 0; i < ng; i++) {
-		int rc = out_group_init(m, &m->groups[i], (peers + ng - 1 - i) / ng);
-		if (rc) {
-			complain(m, "cannot create a shared completion queue: %s",
-				 explain_status(rc));
-			return rc;
-		}
-		m->ngroups = i + 1;
-	}
-	return 0;
-}
-
 int mesh_connect_all(struct mesh *m, uint64_t deadline_ns)
 {
-	bool shared = m->o->thread_mode == RCC_THREAD_SHARED_CQ && m->n > 1;
-
-	if (shared) {
-		int rc = groups_create(m);
-		if (rc)
-			return rc;
-	}
 	for (int k = 1; k < m->n; k++) {
 		/* start with the next rank so the nodes do not all queue at rank 0 */
 		struct peer *p = &m->peers[(m->rank + k) % m->n];
-		struct out_group *g = shared ? &m->groups[(k - 1) % m->ngroups] : NULL;
-		int rc = out_create(m, p, g, deadline_ns, &p->out);
+		int rc = out_create(m, p, &p->out);
+		if (!rc)
+			rc = out_connect(p->out, deadline_ns);
 		if (rc)
 			return rc;
 		if (atomic_load(&m->phase) == PH_EXIT)
@@ -232,18 +230,13 @@ int mesh_connect_all(struct mesh *m, uint64_t deadline_ns)
 void mesh_close(struct mesh *m)
 {
 	if (m->srv)
-		rcc_server_stop(m->srv); /* every incoming connection ends first */
+		rcc_server_stop(m->srv); /* every connection, both sides, ends first */
 	m->srv = NULL;
 	for (int i = 0; i < m->n; i++) {
 		if (m->peers[i].out)
 			out_destroy(m->peers[i].out);
 		m->peers[i].out = NULL;
 	}
-	for (int i = 0; i < m->ngroups; i++)
-		out_group_destroy(&m->groups[i]);
-	free(m->groups);
-	m->groups = NULL;
-	m->ngroups = 0;
 	pools_destroy(m);
 	if (m->ctx && rcc_ctx_close(m->ctx))
 		complain(m, "the context still had objects open at exit");
