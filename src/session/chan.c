@@ -393,19 +393,43 @@ static int check_call(const struct rcc_chan *ch, const void *buf, int timeout_ms
 	return 0;
 }
 
-/* Wait for a credit a message may take (and, with a slot, a send slot). */
-static int wait_credit(struct rcc_chan *ch, bool slot, int timeout_ms)
+/* What a blocking call of the channel waits for. */
+enum chan_want {
+	WANT_MSG_CREDIT,   /* a credit a message may take, and a send slot */
+	WANT_WRITE_CREDIT, /* a credit a WRITE_WITH_IMM may take */
+	WANT_ARRIVAL,      /* something for rcc_chan_recv() or rcc_chan_poll_app() */
+	WANT_FLUSHED,      /* every send of the channel completed */
+};
+
+static bool have(const struct rcc_chan *ch, enum chan_want w)
+{
+	switch (w) {
+	case WANT_MSG_CREDIT:
+		if (ch->tx_posted - ch->tx_done >= ch->credits)
+			return false;
+		/* fall through */
+	case WANT_WRITE_CREDIT:
+		/* the last credit is kept for giving credits back */
+		return !ch->err && ch->tx_credits >= 2;
+	case WANT_ARRIVAL:
+		return ch->arrived_n || ch->app_n; /* what came before a failure first */
+	case WANT_FLUSHED:
+		return !ch->err && ch->tx_posted == ch->tx_done;
+	}
+	return false;
+}
+
+/* Up to timeout_ms until w holds: 0; the channel's failure; -EAGAIN
+ * (timeout 0) or -ETIMEDOUT. */
+static int wait_for(struct rcc_chan *ch, enum chan_want w, int timeout_ms)
 {
 	uint64_t deadline = rcci_deadline(timeout_ms);
 
 	for (;;) {
 		pump(ch, 0);
-		if (ch->err)
-			return ch->err;
-		/* The last credit is kept for giving credits back. */
-		if (ch->tx_credits >= 2 && (!slot || ch->tx_posted - ch->tx_done < ch->credits))
+		if (have(ch, w))
 			return 0;
-		if (gone(ch))
+		if (ch->err || gone(ch))
 			return ch->err;
 		int rc = wait_turn(ch, deadline, timeout_ms);
 		if (rc)
@@ -422,7 +446,7 @@ int rcc_chan_send(struct rcc_chan *ch, const void *buf, size_t len, int timeout_
 	if (!len || len > ch->msg_max)
 		return rcci_fail(-EMSGSIZE, "rcc_chan_send: %zu bytes, want 1..%u", len,
 				 ch->msg_max);
-	rc = wait_credit(ch, true, timeout_ms);
+	rc = wait_for(ch, WANT_MSG_CREDIT, timeout_ms);
 	return rc ? rc : post_one(ch, CHAN_MSG, buf, (uint32_t)len);
 }
 
@@ -436,7 +460,7 @@ int rcc_chan_write_imm(struct rcc_chan *ch, const struct rcc_sge *sge, int num_s
 		return rc;
 	if ((wr_id & WR_TAG_MASK) == WR_TAG)
 		return rcci_fail(-EINVAL, "rcc_chan_write_imm: wr_id carries the channel's tag");
-	rc = wait_credit(ch, false, timeout_ms);
+	rc = wait_for(ch, WANT_WRITE_CREDIT, timeout_ms);
 	if (rc)
 		return rc;
 	rc = rcc_post_write_imm(ch->ep, sge, num_sge, remote_addr, rkey, imm, wr_id, flags);
@@ -501,40 +525,15 @@ int rcc_chan_wait(struct rcc_chan *ch, int timeout_ms)
 
 	if (rc)
 		return rc;
-	uint64_t deadline = rcci_deadline(timeout_ms);
-	for (;;) {
-		pump(ch, 0);
-		if (ch->arrived_n || ch->app_n)
-			return 1;
-		if (ch->err)
-			return ch->err;
-		if (gone(ch))
-			return ch->err;
-		rc = wait_turn(ch, deadline, timeout_ms);
-		if (rc)
-			return rc;
-	}
+	rc = wait_for(ch, WANT_ARRIVAL, timeout_ms);
+	return rc ? rc : 1;
 }
 
 int rcc_chan_flush(struct rcc_chan *ch, int timeout_ms)
 {
 	int rc = check_call(ch, ch, timeout_ms, "rcc_chan_flush");
 
-	if (rc)
-		return rc;
-	uint64_t deadline = rcci_deadline(timeout_ms);
-	for (;;) {
-		pump(ch, 0);
-		if (ch->err)
-			return ch->err;
-		if (ch->tx_posted == ch->tx_done)
-			return 0;
-		if (gone(ch))
-			return ch->err;
-		rc = wait_turn(ch, deadline, timeout_ms);
-		if (rc)
-			return rc;
-	}
+	return rc ? rc : wait_for(ch, WANT_FLUSHED, timeout_ms);
 }
 
 struct rcc_cq *rcc_chan_cq(const struct rcc_chan *ch) { return ch ? ch->cq : NULL; }
