@@ -237,9 +237,11 @@ int rcc_server_connect(struct rcc_server *srv, const char *addr, const struct rc
  * A receive is posted again when rcc_chan_recv() has copied its message
  * out, and the freed credits travel back on the next message, or in a
  * credit message of their own once half of them are waiting. The last
- * credit is kept for such a credit message, so two sides that read what
- * they get never stop each other; a side that only sends while its peer
- * never reads waits (rcc_chan_send() times out), as a socket's writer does.
+ * credit is kept for such a credit message, so two sides that read while
+ * they wait never stop each other. A side whose peer does not read waits
+ * (rcc_chan_send() times out), as a socket's writer does -- and so do two
+ * sides that each send more than the credits before reading: wait with
+ * timeout 0 and read in between.
  *
  * Every byte the peer sends is checked (header, credit count, length): a
  * peer that breaks the rules fails the channel with -EPROTO and is cut off

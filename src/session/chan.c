@@ -12,7 +12,9 @@
  * credits instead of meeting an empty receive queue.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -61,7 +63,8 @@ struct rcc_chan {
 	/* own CQ: completions of the application's requests, kept in order */
 	struct rcc_wc *app_wc;
 	uint32_t app_cap, app_head, app_n;
-	int err; /* why the channel failed; messages that arrived still count */
+	int err;       /* why the channel failed; messages that arrived still count */
+	char why[128]; /* ... in words, for rcc_last_error() */
 };
 
 static uint8_t *recv_slot(const struct rcc_chan *ch, uint32_t i)
@@ -190,16 +193,28 @@ int rcc_chan_bind(struct rcc_chan *ch, struct rcc_ep *ep)
 
 /* The channel fails: the first reason stays. A peer that broke the rules
  * is cut off, so it cannot go on sending into our receive queue. */
-static void chan_fail(struct rcc_chan *ch, int status)
+static void chan_fail(struct rcc_chan *ch, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void chan_fail(struct rcc_chan *ch, int status, const char *fmt, ...)
 {
+	va_list ap;
+
 	if (ch->err)
 		return;
 	ch->err = status;
+	va_start(ap, fmt);
+	vsnprintf(ch->why, sizeof(ch->why), fmt, ap);
+	va_end(ap);
 	if (status == -EPROTO) {
-		log_warn("message channel to %s: the peer broke the rules; cut off",
-			 rcc_ep_peer(ch->ep));
+		log_warn("message channel to %s: %s; cut off", rcc_ep_peer(ch->ep), ch->why);
 		rcc_ep_disconnect(ch->ep);
 	}
+}
+
+/* The failure, returned by a call, with its reason for rcc_last_error(). */
+static int failed(const struct rcc_chan *ch)
+{
+	return rcci_fail(ch->err, "message channel to %s: %s", rcc_ep_peer(ch->ep), ch->why);
 }
 
 static int post_one(struct rcc_chan *ch, enum chan_kind kind, const void *buf, uint32_t len)
@@ -213,8 +228,8 @@ static int post_one(struct rcc_chan *ch, enum chan_kind kind, const void *buf, u
 	struct rcc_sge sge = rcc_mr_sge(ch->mr, p, CHAN_HDR_LEN + len);
 	int rc = rcc_post_send(ch->ep, &sge, 1, WR_TAG | WR_SEND | slot, RCC_SEND_SIGNALED);
 	if (rc == -ENOTCONN) {
-		chan_fail(ch, -ECONNRESET);
-		return -ECONNRESET;
+		chan_fail(ch, -ECONNRESET, "the connection is gone");
+		return failed(ch);
 	}
 	if (rc)
 		return rc;
@@ -246,7 +261,7 @@ static void repost(struct rcc_chan *ch, uint32_t slot)
 		ch->rx_posted++;
 		ch->to_return++;
 	} else if (rc != -ENOTCONN) {
-		chan_fail(ch, rc);
+		chan_fail(ch, rc, "cannot post a receive again: %s", rcc_strerror(rc));
 	}
 }
 
@@ -269,9 +284,14 @@ static void took_message(struct rcc_chan *ch, uint32_t slot, const struct rcc_wc
 		return;
 	}
 	if (chan_hdr_decode(recv_slot(ch, slot), wc->byte_len, ch->msg_max, &h) ||
-	    (wc->wc_flags & RCC_WC_WITH_IMM) || h.credits > ch->credits - ch->tx_credits) {
-		/* more credits than we ever took: a forged count */
-		chan_fail(ch, -EPROTO);
+	    (wc->wc_flags & RCC_WC_WITH_IMM)) {
+		chan_fail(ch, -EPROTO, "the peer sent a malformed message (%u bytes)",
+			  wc->byte_len);
+		return;
+	}
+	if (h.credits > ch->credits - ch->tx_credits) {
+		chan_fail(ch, -EPROTO, "the peer gave back %u credits, more than it had",
+			  h.credits);
 		return;
 	}
 	ch->tx_credits += h.credits;
@@ -313,7 +333,8 @@ int rcc_chan_handle(struct rcc_chan *ch, const struct rcc_wc *wc)
 	else
 		ch->rx_posted--;
 	if (wc->status != RCC_WC_SUCCESS) {
-		chan_fail(ch, wc_status_errno(wc, kind == WR_RECV));
+		chan_fail(ch, wc_status_errno(wc, kind == WR_RECV), "a %s completed with '%s'",
+			  kind == WR_RECV ? "receive" : "send", rcc_wc_status_str(wc->status));
 		return 1;
 	}
 	/* A message that arrived before the connection failed still counts;
@@ -336,7 +357,7 @@ static int pump(struct rcc_chan *ch, int ms)
 	if (n == -ETIMEDOUT)
 		return 0;
 	if (n < 0) {
-		chan_fail(ch, n);
+		chan_fail(ch, n, "its CQ failed: %s", rcc_strerror(n));
 		return n;
 	}
 	for (int i = 0; i < n; i++) {
@@ -347,7 +368,7 @@ static int pump(struct rcc_chan *ch, int ms)
 			log_warn("message channel to %s: an application completion beyond "
 				 "its sq_depth (%u)",
 				 rcc_ep_peer(ch->ep), ch->app_cap);
-			chan_fail(ch, -EOVERFLOW);
+			chan_fail(ch, -EOVERFLOW, "more application completions than app_depth");
 			continue;
 		}
 		ch->app_wc[(ch->app_head + ch->app_n++) % ch->app_cap] = wc[i];
@@ -367,7 +388,7 @@ static bool gone(struct rcc_chan *ch)
 	if (rcc_ep_state(ch->ep) == RCC_EP_CONNECTED || ch->rx_posted ||
 	    ch->tx_posted != ch->tx_done)
 		return false;
-	chan_fail(ch, -ECONNRESET);
+	chan_fail(ch, -ECONNRESET, "the connection is gone");
 	return true;
 }
 
@@ -430,7 +451,7 @@ static int wait_for(struct rcc_chan *ch, enum chan_want w, int timeout_ms)
 		if (have(ch, w))
 			return 0;
 		if (ch->err || gone(ch))
-			return ch->err;
+			return failed(ch);
 		int rc = wait_turn(ch, deadline, timeout_ms);
 		if (rc)
 			return rc;
@@ -465,8 +486,8 @@ int rcc_chan_write_imm(struct rcc_chan *ch, const struct rcc_sge *sge, int num_s
 		return rc;
 	rc = rcc_post_write_imm(ch->ep, sge, num_sge, remote_addr, rkey, imm, wr_id, flags);
 	if (rc == -ENOTCONN) {
-		chan_fail(ch, -ECONNRESET);
-		return -ECONNRESET;
+		chan_fail(ch, -ECONNRESET, "the connection is gone");
+		return failed(ch);
 	}
 	if (!rc)
 		ch->tx_credits--;
@@ -486,8 +507,10 @@ int rcc_chan_recv(struct rcc_chan *ch, void *buf, size_t cap, struct rcc_chan_wr
 		if (ch->arrived_n) {
 			struct arrival a = ch->arrived[ch->arrived_head];
 			if (a.write && !note) {
-				chan_fail(ch, -EPROTO);
-				return ch->err;
+				chan_fail(ch, -EPROTO,
+					  "the peer wrote with immediate data, which this "
+					  "reader did not ask for");
+				return failed(ch);
 			}
 			if (!a.write && cap < a.len)
 				return rcci_fail(
@@ -507,11 +530,11 @@ int rcc_chan_recv(struct rcc_chan *ch, void *buf, size_t cap, struct rcc_chan_wr
 			return a.write ? 0 : (int)a.len;
 		}
 		if (ch->err)
-			return ch->err;
+			return failed(ch);
 		if (gone(ch)) {
 			if (ch->arrived_n)
 				continue;
-			return ch->err;
+			return failed(ch);
 		}
 		rc = wait_turn(ch, deadline, timeout_ms);
 		if (rc)

@@ -742,6 +742,12 @@ static void hostile(enum forgery f)
 	CHECK_EQ(rcc_chan_recv(b, in, sizeof(in), NULL, TEST_TIMEOUT_MS), 4);
 	CHECK(!memcmp(in, "good", 4));
 	CHECK_EQ(rcc_chan_recv(b, in, sizeof(in), NULL, TEST_TIMEOUT_MS), -EPROTO);
+	/* the reason, in words, for the application to show */
+	const char *why = f == FORGED_CREDITS ? "more than it had" :
+			  f == TOO_LONG       ? "a receive completed with" :
+						"malformed message";
+	CHECK_MSG(strstr(rcc_last_error(), why), "rcc_last_error() says '%s', wanted '%s'",
+		  rcc_last_error(), why);
 	CHECK_EQ(rcc_chan_send(b, in, 1, 0), -EPROTO);
 	/* cut off: the raw side sees its connection end, bounded */
 	CHECK_OK(wait_one(raw_cq, &wc, TEST_TIMEOUT_MS));

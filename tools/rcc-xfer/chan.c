@@ -64,13 +64,15 @@ static int chan_error(struct chan *c, int rc, const char *what)
 	case -ECONNRESET:
 		return fail(c, -ECONNRESET, "connection lost (peer closed or vanished)");
 	case -EPROTO:
-		return fail(c, -EBADMSG, "%s broke the message channel's rules", chan_peer(c));
+		/* the channel's words say which rule (escaped: peer-controlled) */
+		return fail(c, -EBADMSG, "%s broke the message channel's rules (%s)", chan_peer(c),
+			    rcc_last_error());
 	case -ETIMEDOUT:
 		return fail(c, -ETIMEDOUT, "sends to %s do not complete", chan_peer(c));
 	case -EOVERFLOW:
 		return fail(c, -EIO, "more RDMA writes outstanding than the channel allows");
 	default:
-		return fail(c, -EIO, "%s: %s", what, rcc_strerror(rc));
+		return fail(c, -EIO, "%s: %s (%s)", what, rcc_strerror(rc), rcc_last_error());
 	}
 }
 

@@ -88,7 +88,7 @@ run_ok() {
 	st=$WAIT_ST
 	local dt res
 	dt=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN{printf "%.1f", b-a}')
-	res=$(awk '$1 == "mesh" {print $3 " MB/s, " $4 " msg/s"}' "$logdir/$name.0")
+	res=$(awk '$1 == "mesh" {print $3 " " $4 " MB/s, " $5 " msg/s"}' "$logdir/$name.0")
 	if [ "$st" != "0 0 0" ] || ! grep -q "6/6 pairs verified" "$logdir/$name.0"; then
 		dump "$name"
 		check "$name" 1 "statuses $st"
