@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The control channel of one connection: an rcc endpoint with the session
- * layer's message channel (rcc_chan_*, rcc/session.h) on it, which keeps the
- * receives posted and holds a sender back by credits. chan_next() turns what
- * arrives into events: a decoded (and, once sealed, authenticated) message, a
- * chunk that arrived by WRITE_WITH_IMM, or a finished local RDMA WRITE.
- * Keepalives are answered and swallowed here.
+ * The control channel of one connection: an rcc endpoint with its own CQ, a
+ * ring of registered receive buffers kept posted and a few send buffers.
+ * chan_next() turns completions into events: a decoded (and, once sealed,
+ * authenticated) message, a chunk that arrived by WRITE_WITH_IMM, or a
+ * finished local RDMA WRITE. Keepalives are answered and swallowed here.
  *
  * Every wait is bounded and checks the stop flag. Errors are negative:
  *   -ETIMEDOUT   the peer was silent for too long
@@ -29,6 +28,8 @@
 
 struct chan_opts {
 	enum rcc_cq_mode cq_mode;
+	uint32_t rx_count;    /* receives kept posted (control + one per chunk in flight) */
+	uint32_t tx_count;    /* send buffers */
 	uint32_t write_depth; /* RDMA WRITEs that may be outstanding */
 };
 
@@ -86,9 +87,7 @@ int chan_write_imm(struct chan *c, const struct rcc_sge *sge, uint64_t raddr, ui
 		   uint32_t imm, uint32_t id);
 /* Send a keepalive if nothing was sent for a while (call during long local work). */
 int chan_tick(struct chan *c);
-/* Before closing after a last message (closing discards unsent work on
- * verbs): wait (bounded) until the peer has left, skipping what it sends.
- * 0 once it has, -ETIMEDOUT; chan_why() is left alone. */
+/* Wait (bounded) until every send has completed, e.g. before closing. */
 int chan_drain(struct chan *c, int timeout_ms);
 
 #endif
