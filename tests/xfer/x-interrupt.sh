@@ -50,7 +50,11 @@ check "receiver killed: transfer got going" wait_mid s2
 kill -KILL "$(child_of "$RECV_PID_r2")"
 wait_status "$SEND_PID" 15; st=$ST
 expect_status "receiver killed: sender notices" 6 "$st" "$WORK/s2.err"
-check "receiver killed: sender says so" has_line "$WORK/s2.err" 'connection lost'
+# On Soft-RoCE the dead receiver's memory can go before its connection does:
+# a WRITE in flight then fails with a remote access error, which the sender
+# reports as such (seen in CI9, beside a loaded host); either is the right news
+check "receiver killed: sender says so" has_line "$WORK/s2.err" \
+	'connection lost|RDMA write failed: remote access error'
 check "receiver killed: no final file" test ! -e "$d/data.bin"
 start_recv r2b "$d" --once || finish
 send s2b "$RECV_PORT_r2b" "$src/data.bin"
