@@ -112,9 +112,11 @@ static void private_data(void)
 	CHECK(!memcmp(tok, back, sizeof(tok)));
 	CHECK_EQ(pdata_decode(pd, sizeof(pd) - 1, back), -EPROTO);
 	CHECK_EQ(pdata_decode(NULL, 0, back), -EPROTO);
-	pd[4] = 2; /* another version */
+	pd[4] = XFER_PROTO_VERSION - 1; /* the one before (raw SENDs, no channel) */
 	CHECK_EQ(pdata_decode(pd, sizeof(pd), back), -EPROTONOSUPPORT);
-	pd[4] = 1;
+	pd[4] = XFER_PROTO_VERSION + 1;
+	CHECK_EQ(pdata_decode(pd, sizeof(pd), back), -EPROTONOSUPPORT);
+	pd[4] = XFER_PROTO_VERSION;
 	pd[0] ^= 1;
 	CHECK_EQ(pdata_decode(pd, sizeof(pd), back), -EPROTO);
 }

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Files of 0 B, 1 B, 4 KiB + 1 and 64 MiB arrive byte-identical (checked with
 # sha256sum), with mode and modification time; several senders at once; the
-# receipt printed by the sender matches the receiver's.
+# receipt printed by the sender matches the receiver's; the widest window (64
+# chunks) in flight without a stall.
 . "$(dirname "$0")/lib.sh"
 
 src=$WORK/src dst=$WORK/dst
@@ -46,6 +47,17 @@ expect_status "concurrent sender 1" 0 "$st2" "$WORK/s2.err"
 expect_status "concurrent sender 2" 0 "$st3" "$WORK/s3.err"
 check "concurrent files identical" same "$src/other.bin" "$dst/other.bin"
 check "concurrent files identical (2)" same "$src/b/twin.bin" "$dst/twin.bin"
+
+# The widest window: 64 chunks in flight, each holding one of the receiver's
+# message-channel receives until it is read, beside the control messages
+# both ways (the credits both ends agree on cover it).
+start_recv wide "$WORK/dst-wide" --window 64 --chunk-size 64K || finish
+t0=$(now_ms)
+send s8 "$RECV_PORT_wide" "$src/other.bin"
+expect_status "64-chunk window: sent" 0 $? "$WORK/s8.err" "$WORK/wide.err"
+check "64-chunk window: file identical" same "$src/other.bin" "$WORK/dst-wide/other.bin"
+check "64-chunk window: never waits for a keepalive to bring credits back ($(($(now_ms) - t0)) ms)" \
+	test $(($(now_ms) - t0)) -lt 2500
 
 # A receiver at its --max-conns turns a further sender away at once.
 start_recv one "$WORK/dst-one" --max-conns 1 --chunk-size 1M || finish

@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control channel on the session layer's message channel (rcc_chan_*,
+ * session.h): it keeps the receives posted, the send buffers, the credits
+ * and the completions of our WRITEs; here are only the frames (encoding,
+ * sealing, checking), keepalives, deadlines and the reasons for failures.
+ */
 #include "chan.h"
 
 #include <errno.h>
@@ -7,34 +13,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "opts.h"
+#include "rcc/session.h"
 #include "stats.h"
 #include "stop.h"
 
-/* wr_id layout: kind in the top byte, index below. */
-#define WR_RX (1ull << 56)
-#define WR_TX (2ull << 56)
-#define WR_WRITE (3ull << 56)
-#define WR_KIND(id) ((id) & (0xffull << 56))
-#define WR_INDEX(id) ((uint32_t)((id)&0xffffffffu))
-
 #define SLICE_MS 200
+#define SEND_WAIT_MS 30000 /* for a credit: the peer reads none of our messages */
 #define KEEPALIVE_NS (3ull * 1000000000ull)
 
 struct chan {
-	struct rcc_ctx *ctx;
-	struct rcc_cq *cq;
+	struct rcc_chan *ch;
 	struct rcc_ep *ep;
-	uint8_t *rx_mem, *tx_mem;
-	size_t rx_bytes, tx_bytes;
-	struct rcc_mr *rx_mr, *tx_mr;
-	uint32_t nrx, ntx;
-	uint32_t *tx_free;
-	uint32_t ntx_free;
-	struct rcc_wc *stash; /* completions pulled but not yet handed out */
-	uint32_t stash_cap, stash_head, stash_count;
+	struct rcc_wc held; /* a completion of ours taken, not yet handed out */
+	bool have_held;
+	bool fd_mode; /* -m fd: sleep in poll(2) on the channel CQ's descriptor */
 	bool is_client;
 	uint8_t token_local[XFER_TOKEN_LEN], token_peer[XFER_TOKEN_LEN];
 	bool sealed;
@@ -42,10 +36,11 @@ struct chan {
 	uint8_t skey[XFER_MAC_LEN];
 	uint64_t seq_tx, seq_rx;
 	uint64_t last_tx_ns;
-	uint64_t last_rx_ns;      /* last completion of any kind: the peer is alive */
+	uint64_t last_rx_ns;      /* last arrival or completion: the peer is alive */
 	int dead;                 /* first fatal status, 0 while alive */
 	const atomic_bool *abort; /* chan_set_abort() */
 	char why[160];
+	uint8_t rx[XFER_FRAME_MAX];
 };
 
 static int fail(struct chan *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -62,69 +57,46 @@ static int fail(struct chan *c, int rc, const char *fmt, ...)
 	return rc;
 }
 
-static void *map_zero(size_t len)
+/* A failure of the message channel, as chan.h's statuses. */
+static int chan_error(struct chan *c, int rc, const char *what)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	switch (rc) {
+	case -ECONNRESET:
+		return fail(c, -ECONNRESET, "connection lost (peer closed or vanished)");
+	case -EPROTO:
+		/* the channel's words say which rule (escaped: peer-controlled) */
+		return fail(c, -EBADMSG, "%s broke the message channel's rules (%s)", chan_peer(c),
+			    rcc_last_error());
+	case -ETIMEDOUT:
+		return fail(c, -ETIMEDOUT, "sends to %s do not complete", chan_peer(c));
+	case -EOVERFLOW:
+		return fail(c, -EIO, "more RDMA writes outstanding than the channel allows");
+	default:
+		return fail(c, -EIO, "%s: %s (%s)", what, rcc_strerror(rc), rcc_last_error());
+	}
 }
 
-static struct rcc_sge rx_sge(const struct chan *c, uint32_t i)
+/* Both ends must agree on msg_max (the largest frame) and the credits
+ * (proto.h); the sender's WRITEs (write_depth) are the channel's app_depth. */
+static int chan_new(const struct chan_opts *o, struct rcc_ctx *ctx, struct chan **out)
 {
-	return rcc_mr_sge(c->rx_mr, c->rx_mem + (size_t)i * XFER_FRAME_MAX, XFER_FRAME_MAX);
-}
-
-/* Everything but the endpoint, in the order chan_close() undoes it. */
-static int chan_alloc(struct rcc_ctx *ctx, const struct chan_opts *o, struct chan **out)
-{
+	struct rcc_chan_attr ca = { .msg_max = XFER_FRAME_MAX,
+				    .credits = XFER_CHAN_CREDITS,
+				    .cq_mode = o->cq_mode,
+				    .app_depth = o->write_depth };
 	struct chan *c = calloc(1, sizeof(*c));
-	struct rcc_cq_attr ca = { 0 };
-	int rc = -ENOMEM;
+	int rc;
 
 	if (!c)
 		return -ENOMEM;
-	c->ctx = ctx;
-	c->nrx = o->rx_count;
-	c->ntx = o->tx_count;
-	c->stash_cap = o->rx_count + o->tx_count + o->write_depth;
-	ca.depth = c->stash_cap;
-	ca.mode = o->cq_mode;
-	rc = rcc_cq_create(ctx, &ca, &c->cq);
-	if (rc)
-		goto err_free;
-	rc = -ENOMEM;
-	c->rx_bytes = (size_t)c->nrx * XFER_FRAME_MAX;
-	c->tx_bytes = (size_t)c->ntx * XFER_FRAME_MAX;
-	c->rx_mem = map_zero(c->rx_bytes);
-	c->tx_mem = map_zero(c->tx_bytes);
-	c->tx_free = calloc(c->ntx, sizeof(*c->tx_free));
-	c->stash = calloc(c->stash_cap, sizeof(*c->stash));
-	if (!c->rx_mem || !c->tx_mem || !c->tx_free || !c->stash)
-		goto err_mem;
-	rc = rcc_mr_reg(ctx, c->rx_mem, c->rx_bytes, RCC_ACCESS_LOCAL_WRITE, &c->rx_mr);
-	if (rc)
-		goto err_mem;
-	rc = rcc_mr_reg(ctx, c->tx_mem, c->tx_bytes, RCC_ACCESS_LOCAL_WRITE, &c->tx_mr);
-	if (rc)
-		goto err_rx_mr;
-	for (uint32_t i = 0; i < c->ntx; i++)
-		c->tx_free[i] = c->ntx - 1 - i;
-	c->ntx_free = c->ntx;
+	rc = rcc_chan_create(ctx, &ca, &c->ch);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	c->fd_mode = o->cq_mode == RCC_CQ_FD;
 	*out = c;
 	return 0;
-
-err_rx_mr:
-	rcc_mr_dereg(c->rx_mr);
-err_mem:
-	free(c->stash);
-	free(c->tx_free);
-	if (c->tx_mem)
-		munmap(c->tx_mem, c->tx_bytes);
-	if (c->rx_mem)
-		munmap(c->rx_mem, c->rx_bytes);
-	rcc_cq_destroy(c->cq);
-err_free:
-	free(c);
-	return rc;
 }
 
 void chan_disconnect(struct chan *c)
@@ -141,45 +113,9 @@ void chan_close(struct chan *c)
 		return;
 	if (c->ep)
 		rcc_ep_close(c->ep);
-	rcc_mr_dereg(c->tx_mr);
-	rcc_mr_dereg(c->rx_mr);
-	free(c->stash);
-	free(c->tx_free);
-	munmap(c->tx_mem, c->tx_bytes);
-	munmap(c->rx_mem, c->rx_bytes);
-	rcc_cq_destroy(c->cq);
+	rcc_chan_destroy(c->ch);
 	memset(c->skey, 0, sizeof(c->skey));
 	free(c);
-}
-
-/* Endpoint attributes with every receive buffer posted up front. */
-static int ep_attr_for(struct chan *c, const struct chan_opts *o, const uint8_t *pdata,
-		       struct rcc_ep_attr *a, struct rcc_recv_wr **wrs, struct rcc_sge **sges)
-{
-	*wrs = calloc(c->nrx, sizeof(**wrs));
-	*sges = calloc(c->nrx, sizeof(**sges));
-	if (!*wrs || !*sges) {
-		free(*wrs);
-		free(*sges);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < c->nrx; i++) {
-		(*sges)[i] = rx_sge(c, i);
-		(*wrs)[i] = (struct rcc_recv_wr){ .wr_id = WR_RX | i,
-						  .sg_list = &(*sges)[i],
-						  .num_sge = 1 };
-	}
-	memset(a, 0, sizeof(*a));
-	a->send_cq = c->cq;
-	a->sq_depth = c->ntx + o->write_depth;
-	a->rq_depth = c->nrx;
-	a->max_send_sge = 1;
-	a->max_recv_sge = 1;
-	a->private_data = pdata;
-	a->private_data_len = XFER_PDATA_LEN;
-	a->initial_recv = *wrs;
-	a->num_initial_recv = (int)c->nrx;
-	return 0;
 }
 
 /* A reason worth showing: printable ASCII only (it comes from the peer). */
@@ -197,16 +133,14 @@ int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *
 		 struct chan **out, char *err, size_t errlen)
 {
 	uint8_t pdata[XFER_PDATA_LEN];
-	struct rcc_ep_attr a;
-	struct rcc_recv_wr *wrs;
-	struct rcc_sge *sges;
+	struct rcc_ep_attr a = { .private_data = pdata, .private_data_len = XFER_PDATA_LEN };
 	const void *peer_pd;
 	size_t peer_len, why_len = 0;
 	uint8_t why[RCC_REJECT_PRIVATE_DATA_MAX];
 	struct chan *c;
 	int rc;
 
-	rc = chan_alloc(ctx, o, &c);
+	rc = chan_new(o, ctx, &c);
 	if (rc) {
 		snprintf(err, errlen, "cannot set up buffers: %s", rcc_strerror(rc));
 		return rc;
@@ -218,14 +152,9 @@ int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *
 		goto err_chan;
 	}
 	pdata_encode(c->token_local, pdata);
-	rc = ep_attr_for(c, o, pdata, &a, &wrs, &sges);
-	if (rc) {
-		snprintf(err, errlen, "out of memory");
-		goto err_chan;
-	}
-	rc = rcc_connect_ex(ctx, addr, &a, timeout_ms, &c->ep, why, &why_len);
-	free(wrs);
-	free(sges);
+	rc = rcc_chan_ep_attr(c->ch, &a);
+	if (!rc)
+		rc = rcc_connect_ex(ctx, addr, &a, timeout_ms, &c->ep, why, &why_len);
 	if (rc) {
 		if (rc == -ECONNABORTED && printable(why, why_len))
 			snprintf(err, errlen, "the receiver turned the connection away: %.*s",
@@ -238,6 +167,7 @@ int chan_connect(struct rcc_ctx *ctx, const char *addr, const struct chan_opts *
 			snprintf(err, errlen, "%s", explain_status(rc));
 		goto err_chan;
 	}
+	rcc_chan_bind(c->ch, c->ep);
 	peer_pd = rcc_ep_private_data(c->ep, &peer_len);
 	rc = pdata_decode(peer_pd, peer_len, c->token_peer);
 	if (rc) {
@@ -260,13 +190,11 @@ int chan_accept(struct rcc_ctx *ctx, struct rcc_conn_req *req,
 		struct chan **out, char *err, size_t errlen)
 {
 	uint8_t pdata[XFER_PDATA_LEN];
-	struct rcc_ep_attr a;
-	struct rcc_recv_wr *wrs;
-	struct rcc_sge *sges;
+	struct rcc_ep_attr a = { .private_data = pdata, .private_data_len = XFER_PDATA_LEN };
 	struct chan *c;
 	int rc;
 
-	rc = chan_alloc(ctx, o, &c);
+	rc = chan_new(o, ctx, &c);
 	if (rc) {
 		snprintf(err, errlen, "cannot set up buffers: %s", rcc_strerror(rc));
 		rcc_reject_req(req, NULL, 0);
@@ -275,7 +203,7 @@ int chan_accept(struct rcc_ctx *ctx, struct rcc_conn_req *req,
 	memcpy(c->token_peer, peer_token, XFER_TOKEN_LEN);
 	rc = random_bytes(c->token_local, XFER_TOKEN_LEN);
 	if (!rc)
-		rc = ep_attr_for(c, o, pdata, &a, &wrs, &sges);
+		rc = rcc_chan_ep_attr(c->ch, &a);
 	if (rc) {
 		snprintf(err, errlen, "cannot prepare the connection: %s", rcc_strerror(rc));
 		rcc_reject_req(req, NULL, 0);
@@ -283,12 +211,11 @@ int chan_accept(struct rcc_ctx *ctx, struct rcc_conn_req *req,
 	}
 	pdata_encode(c->token_local, pdata);
 	rc = rcc_accept_req(req, &a, &c->ep);
-	free(wrs);
-	free(sges);
 	if (rc) {
 		snprintf(err, errlen, "accept failed: %s", rcc_strerror(rc));
 		goto err_chan;
 	}
+	rcc_chan_bind(c->ch, c->ep);
 	c->last_tx_ns = c->last_rx_ns = mono_ns();
 	*out = c;
 	return 0;
@@ -298,7 +225,7 @@ err_chan:
 	return rc;
 }
 
-const char *chan_peer(const struct chan *c) { return rcc_ep_peer(c->ep); }
+const char *chan_peer(const struct chan *c) { return c->ep ? rcc_ep_peer(c->ep) : "the peer"; }
 
 void chan_tokens(const struct chan *c, uint8_t token_s[XFER_TOKEN_LEN],
 		 uint8_t token_r[XFER_TOKEN_LEN])
@@ -316,67 +243,6 @@ void chan_seal(struct chan *c, enum auth_role role, const uint8_t skey[XFER_MAC_
 	c->dir_rx = role == AUTH_SENDER ? AUTH_RECEIVER : AUTH_SENDER;
 	c->seq_tx = c->seq_rx = 0;
 	c->sealed = true;
-}
-
-static int status_error(struct chan *c, const struct rcc_wc *wc)
-{
-	const char *what = WR_KIND(wc->wr_id) == WR_RX ? "receive" :
-			   WR_KIND(wc->wr_id) == WR_TX ? "send" :
-							 "RDMA write";
-
-	if (wc->status == RCC_WC_WR_FLUSH_ERR)
-		return fail(c, -ECONNRESET, "connection lost (peer closed or vanished)");
-	return fail(c, -EIO, "%s failed: %s", what, rcc_wc_status_str(wc->status));
-}
-
-/* Wait up to ms for completions. Finished sends are recycled at once; the
- * rest is stashed in arrival order for chan_next(). */
-static int pull(struct chan *c, int ms)
-{
-	struct rcc_wc wc[16];
-	int n;
-
-	if (ms > 0 && rcc_cq_get_mode(c->cq) == RCC_CQ_FD) {
-		/* -m fd: sleep in poll(2) on the CQ's descriptor, as a program that
-		 * watches many descriptors would, once the CQ is drained */
-		n = rcc_cq_poll(c->cq, wc, 16);
-		if (n == 0) {
-			struct pollfd pfd = { .fd = rcc_cq_fd(c->cq), .events = POLLIN };
-			if (poll(&pfd, 1, ms) > 0)
-				n = rcc_cq_poll(c->cq, wc, 16);
-		}
-	} else {
-		n = ms > 0 ? rcc_cq_wait(c->cq, wc, 16, ms) : rcc_cq_poll(c->cq, wc, 16);
-	}
-	if (n == -ETIMEDOUT || n == 0)
-		return 0;
-	if (n < 0)
-		return fail(c, -EIO, "completion queue: %s", rcc_strerror(n));
-	c->last_rx_ns = mono_ns();
-	for (int i = 0; i < n; i++) {
-		if (WR_KIND(wc[i].wr_id) == WR_TX && wc[i].status == RCC_WC_SUCCESS) {
-			c->tx_free[c->ntx_free++] = WR_INDEX(wc[i].wr_id);
-			continue;
-		}
-		if (c->stash_count == c->stash_cap)
-			return fail(c, -EIO, "completion stash overflow");
-		c->stash[(c->stash_head + c->stash_count++) % c->stash_cap] = wc[i];
-	}
-	return n;
-}
-
-static int repost(struct chan *c, uint32_t idx)
-{
-	struct rcc_sge sge = rx_sge(c, idx);
-	int rc = rcc_post_recv(c->ep, &sge, 1, WR_RX | idx);
-
-	/* Disconnected: the message in hand is still good, and the flushed
-	 * receives queued behind it report the loss in order. */
-	if (rc == -ENOTCONN)
-		return 0;
-	if (rc)
-		return fail(c, -EIO, "cannot post a receive: %s", rcc_strerror(rc));
-	return 0;
 }
 
 /* A received frame: check it, authenticate it once sealed, decode it. */
@@ -413,41 +279,66 @@ static int open_frame(struct chan *c, const uint8_t *f, uint32_t len, struct xms
 	return 0;
 }
 
-/* 1: an event for the caller; 0: consumed here; < 0: fatal. */
-static int handle(struct chan *c, const struct rcc_wc *wc, struct chan_ev *ev)
+/* 1: an event for the caller; 0: nothing yet; < 0: fatal. Our WRITEs'
+ * completions come first, except a failed one: what the peer said before the
+ * connection failed is handed out before that. */
+static int take(struct chan *c, struct chan_ev *ev)
 {
-	uint32_t idx = WR_INDEX(wc->wr_id);
-	int rc;
+	struct rcc_chan_write_note note;
+	int n;
 
-	if (wc->status != RCC_WC_SUCCESS)
-		return status_error(c, wc);
-	switch (WR_KIND(wc->wr_id)) {
-	case WR_RX:
-		if (idx >= c->nrx)
-			return fail(c, -EIO, "completion for an unknown receive");
-		if (wc->opcode == RCC_WC_RECV_WRITE_IMM) {
+	if (!c->have_held) {
+		n = rcc_chan_poll_app(c->ch, &c->held, 1);
+		if (n < 0)
+			return fail(c, -EIO, "completion queue: %s", rcc_strerror(n));
+		c->have_held = n == 1;
+	}
+	if (c->have_held && c->held.status == RCC_WC_SUCCESS) {
+		c->have_held = false;
+		c->last_rx_ns = mono_ns();
+		ev->type = CEV_WRITE_DONE;
+		ev->id = (uint32_t)c->held.wr_id;
+		return 1;
+	}
+	while ((n = rcc_chan_recv(c->ch, c->rx, sizeof(c->rx), &note, 0)) >= 0) {
+		c->last_rx_ns = mono_ns();
+		if (n == 0) {
 			ev->type = CEV_CHUNK;
-			ev->imm = wc->imm_data;
-			ev->len = wc->byte_len;
-			return repost(c, idx) ? c->dead : 1;
+			ev->imm = note.imm;
+			ev->len = note.len;
+			return 1;
 		}
-		rc = open_frame(c, c->rx_mem + (size_t)idx * XFER_FRAME_MAX, wc->byte_len,
-				&ev->msg);
+		int rc = open_frame(c, c->rx, (uint32_t)n, &ev->msg);
 		if (rc)
 			return rc;
-		if (repost(c, idx))
-			return c->dead;
-		if (ev->msg.type == XM_KEEPALIVE)
-			return 0;
-		ev->type = CEV_MSG;
-		return 1;
-	case WR_WRITE:
-		ev->type = CEV_WRITE_DONE;
-		ev->id = idx;
-		return 1;
-	default:
-		return fail(c, -EIO, "completion with an unknown work request id");
+		if (ev->msg.type != XM_KEEPALIVE) {
+			ev->type = CEV_MSG;
+			return 1;
+		}
 	}
+	if (c->have_held) {
+		c->have_held = false;
+		if (c->held.status == RCC_WC_WR_FLUSH_ERR)
+			return fail(c, -ECONNRESET, "connection lost (peer closed or vanished)");
+		return fail(c, -EIO, "RDMA write failed: %s", rcc_wc_status_str(c->held.status));
+	}
+	return n == -EAGAIN ? 0 : chan_error(c, n, "receive");
+}
+
+/* With -m fd it sleeps as a program that watches many descriptors would,
+ * in poll(2) on the CQ's descriptor, once the channel has drained it. */
+int chan_wait(struct chan *c, int ms)
+{
+	if (!c->fd_mode)
+		return rcc_chan_wait(c->ch, ms);
+	int rc = rcc_chan_wait(c->ch, 0);
+	if (rc != -EAGAIN)
+		return rc;
+	struct pollfd pfd = { .fd = rcc_cq_fd(rcc_chan_cq(c->ch)), .events = POLLIN };
+	if (poll(&pfd, 1, ms) <= 0)
+		return -ETIMEDOUT;
+	rc = rcc_chan_wait(c->ch, 0);
+	return rc == -EAGAIN ? -ETIMEDOUT : rc;
 }
 
 int chan_next(struct chan *c, int idle_timeout_ms, int max_wait_ms, struct chan_ev *ev)
@@ -460,33 +351,32 @@ int chan_next(struct chan *c, int idle_timeout_ms, int max_wait_ms, struct chan_
 	if (c->dead)
 		return c->dead;
 	for (;;) {
-		while (c->stash_count) {
-			struct rcc_wc wc = c->stash[c->stash_head];
-			c->stash_head = (c->stash_head + 1) % c->stash_cap;
-			c->stash_count--;
-			rc = handle(c, &wc, ev);
-			if (rc)
-				return rc > 0 ? 0 : rc;
-		}
+		/* Before taking: a peer that keeps the channel busy (a stream of
+		 * completions and credits) must not keep a stop from being seen */
 		if (stop_requested())
 			return fail(c, -EINTR, "interrupted");
+		rc = take(c, ev);
+		if (rc)
+			return rc > 0 ? 0 : rc;
 		if (c->abort && atomic_load(c->abort))
 			return fail(c, -ECANCELED,
 				    "dropped before authenticating (too many such connections)");
 		rc = chan_tick(c);
 		if (rc)
 			return rc;
-		/* Deadlines are checked only after a look at the CQ, so that time
-		 * spent on local work is not mistaken for a silent peer. */
+		/* Deadlines are checked only after a look at the channel, so that
+		 * time spent on local work is not mistaken for a silent peer. */
 		uint64_t now = mono_ns();
 		uint64_t idle_end = c->last_rx_ns + idle_ns;
 		uint64_t end = idle_end < wait_until ? idle_end : wait_until;
 		uint64_t left_ms = end > now ? (end - now + 999999) / 1000000 : 0;
-		rc = pull(c, left_ms < SLICE_MS ? (int)left_ms : SLICE_MS);
-		if (rc < 0)
-			return rc;
-		if (rc > 0)
-			continue;
+		if (left_ms) {
+			rc = chan_wait(c, left_ms < SLICE_MS ? (int)left_ms : SLICE_MS);
+			if (rc == 1)
+				continue;
+			if (rc != -ETIMEDOUT)
+				return chan_error(c, rc, "wait");
+		}
 		now = mono_ns();
 		if (now >= c->last_rx_ns + idle_ns)
 			return fail(c, -ETIMEDOUT, "%s was silent for %d s", chan_peer(c),
@@ -496,24 +386,23 @@ int chan_next(struct chan *c, int idle_timeout_ms, int max_wait_ms, struct chan_
 	}
 }
 
+/* A post that finds the connection gone: not dead yet, as what the peer
+ * sent before it left is still queued and chan_next() hands it out first. */
+static int post_failed(struct chan *c, int rc, const char *what)
+{
+	if (rc != -ECONNRESET)
+		return chan_error(c, rc, what);
+	snprintf(c->why, sizeof(c->why), "connection lost (peer closed or vanished)");
+	return -ECONNRESET;
+}
+
 int chan_send(struct chan *c, const struct xmsg *m)
 {
-	uint64_t deadline = mono_ns() + 30ull * 1000000000ull;
-	uint32_t idx;
-	uint8_t *f;
+	uint8_t f[XFER_FRAME_MAX];
 	int len, rc;
 
 	if (c->dead)
 		return c->dead;
-	while (!c->ntx_free) {
-		if (mono_ns() > deadline)
-			return fail(c, -ETIMEDOUT, "sends to %s do not complete", chan_peer(c));
-		rc = pull(c, SLICE_MS);
-		if (rc < 0)
-			return rc;
-	}
-	idx = c->tx_free[c->ntx_free - 1];
-	f = c->tx_mem + (size_t)idx * XFER_FRAME_MAX;
 	len = xmsg_encode(m, f, XFER_FRAME_MAX - XFER_TAG_LEN);
 	if (len < 0)
 		return fail(c, -EIO, "cannot encode %s: %s", xmsg_type_name(m->type),
@@ -525,17 +414,9 @@ int chan_send(struct chan *c, const struct xmsg *m)
 		c->seq_tx++;
 		len += XFER_TAG_LEN;
 	}
-	struct rcc_sge sge = rcc_mr_sge(c->tx_mr, f, (uint32_t)len);
-	rc = rcc_post_send(c->ep, &sge, 1, WR_TX | idx, RCC_SEND_SIGNALED);
-	if (rc == -ENOTCONN) {
-		/* Not dead yet: what the peer sent before it left is still
-		 * queued, and chan_next() hands it out before the loss. */
-		snprintf(c->why, sizeof(c->why), "connection lost (peer closed or vanished)");
-		return -ECONNRESET;
-	}
+	rc = rcc_chan_send(c->ch, f, (size_t)len, SEND_WAIT_MS);
 	if (rc)
-		return fail(c, -EIO, "cannot post a send: %s", rcc_strerror(rc));
-	c->ntx_free--;
+		return post_failed(c, rc, "cannot post a send");
 	c->last_tx_ns = mono_ns();
 	return 0;
 }
@@ -547,14 +428,10 @@ int chan_write_imm(struct chan *c, const struct rcc_sge *sge, uint64_t raddr, ui
 
 	if (c->dead)
 		return c->dead;
-	rc = rcc_post_write_imm(c->ep, sge, 1, raddr, rkey, imm, WR_WRITE | id, RCC_SEND_SIGNALED);
-	if (rc == -ENOTCONN) {
-		/* As in chan_send(): what the peer said before leaving comes first. */
-		snprintf(c->why, sizeof(c->why), "connection lost (peer closed or vanished)");
-		return -ECONNRESET;
-	}
+	rc = rcc_chan_write_imm(c->ch, sge, 1, raddr, rkey, imm, id, RCC_SEND_SIGNALED,
+				SEND_WAIT_MS);
 	if (rc)
-		return fail(c, -EIO, "cannot post an RDMA write: %s", rcc_strerror(rc));
+		return post_failed(c, rc, "cannot post an RDMA write");
 	c->last_tx_ns = mono_ns();
 	return 0;
 }
@@ -570,23 +447,27 @@ int chan_tick(struct chan *c)
 	return chan_send(c, &m);
 }
 
+/*
+ * What we sent last (an ERROR, a BYE) must reach the peer's reader, not only
+ * its receive queue: a peer blocked in a send waits for credits that only
+ * our reading gives back, and would meet the closed connection before it
+ * read our last word. So read (and drop) what it says until it leaves, or
+ * the bound passes.
+ */
 int chan_drain(struct chan *c, int timeout_ms)
 {
 	uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct rcc_chan_write_note note;
 	int rc;
 
-	while (c->ntx_free < c->ntx && !c->dead) {
-		if (mono_ns() >= deadline)
-			return fail(c, -ETIMEDOUT, "sends to %s do not complete", chan_peer(c));
-		rc = pull(c, SLICE_MS);
-		if (rc < 0)
-			return rc;
-		/* A failed send is stashed, not recycled: look for it. */
-		for (uint32_t i = 0; i < c->stash_count; i++) {
-			const struct rcc_wc *wc = &c->stash[(c->stash_head + i) % c->stash_cap];
-			if (wc->status != RCC_WC_SUCCESS)
-				return status_error(c, wc);
-		}
+	for (;;) {
+		uint64_t now = mono_ns();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		uint64_t left_ms = (deadline - now + 999999) / 1000000;
+		rc = rcc_chan_recv(c->ch, c->rx, sizeof(c->rx), &note,
+				   left_ms < SLICE_MS ? (int)left_ms : SLICE_MS);
+		if (rc < 0 && rc != -ETIMEDOUT)
+			return rc == -ECONNRESET ? 0 : rc;
 	}
-	return c->dead;
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The control channel of one connection: an rcc endpoint with its own CQ, a
- * ring of registered receive buffers kept posted and a few send buffers.
- * chan_next() turns completions into events: a decoded (and, once sealed,
- * authenticated) message, a chunk that arrived by WRITE_WITH_IMM, or a
- * finished local RDMA WRITE. Keepalives are answered and swallowed here.
+ * The control channel of one connection: an rcc endpoint with the session
+ * layer's message channel (rcc_chan_*, rcc/session.h) on it, which keeps the
+ * receives posted and holds a sender back by credits. chan_next() turns what
+ * arrives into events: a decoded (and, once sealed, authenticated) message, a
+ * chunk that arrived by WRITE_WITH_IMM, or a finished local RDMA WRITE.
+ * Keepalives are answered and swallowed here.
  *
  * Every wait is bounded and checks the stop flag. Errors are negative:
  *   -ETIMEDOUT   the peer was silent for too long
@@ -28,8 +29,6 @@
 
 struct chan_opts {
 	enum rcc_cq_mode cq_mode;
-	uint32_t rx_count;    /* receives kept posted (control + one per chunk in flight) */
-	uint32_t tx_count;    /* send buffers */
 	uint32_t write_depth; /* RDMA WRITEs that may be outstanding */
 };
 
@@ -78,16 +77,23 @@ const char *chan_why(const struct chan *c);
 void chan_seal(struct chan *c, enum auth_role role, const uint8_t skey[XFER_MAC_LEN]);
 
 int chan_send(struct chan *c, const struct xmsg *m);
-/* The next event. Fails with -ETIMEDOUT when nothing at all (keepalives
+/* The next event. Fails with -EINTR once a stop was requested, even with
+ * events waiting; with -ETIMEDOUT when nothing at all (keepalives
  * included) came from the peer for idle_timeout_ms; returns -EAGAIN when
  * max_wait_ms (>= 0) passed first, for callers that pace themselves. */
 int chan_next(struct chan *c, int idle_timeout_ms, int max_wait_ms, struct chan_ev *ev);
+/* Wait up to ms (0: only look) until chan_next() has something to return at
+ * once, taking nothing: 1 then, -ETIMEDOUT (-EAGAIN for 0) when nothing came,
+ * or the channel's failure. Neither checks the stop flag nor deadlines. */
+int chan_wait(struct chan *c, int ms);
 /* Post a signalled RDMA WRITE_WITH_IMM; its completion is CEV_WRITE_DONE(id). */
 int chan_write_imm(struct chan *c, const struct rcc_sge *sge, uint64_t raddr, uint32_t rkey,
 		   uint32_t imm, uint32_t id);
 /* Send a keepalive if nothing was sent for a while (call during long local work). */
 int chan_tick(struct chan *c);
-/* Wait (bounded) until every send has completed, e.g. before closing. */
+/* Before closing after a last message (closing discards unsent work on
+ * verbs): wait (bounded) until the peer has left, skipping what it sends.
+ * 0 once it has, -ETIMEDOUT; chan_why() is left alone. */
 int chan_drain(struct chan *c, int timeout_ms);
 
 #endif

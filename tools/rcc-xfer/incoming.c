@@ -352,10 +352,7 @@ static void give_served_slot(struct receiver *r)
 int serve_connection(struct receiver *r, struct rcc_conn_req *req,
 		     const uint8_t token[XFER_TOKEN_LEN], struct conn_ctl *ctl)
 {
-	struct chan_opts co = { .cq_mode = r->o->cq_mode,
-				.rx_count = r->o->window + 16,
-				.tx_count = r->o->window + 8,
-				.write_depth = 0 };
+	struct chan_opts co = { .cq_mode = r->o->cq_mode, .write_depth = 0 };
 	struct session ss;
 	struct chan_ev ev;
 	char err[256], peer[128];

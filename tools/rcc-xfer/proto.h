@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcc-xfer control messages: what travels by SEND/RECV between sender and
- * receiver. Every message is a frame with an explicit little-endian header,
+ * receiver, as messages of the session layer's message channel (rcc_chan_*,
+ * which puts its own 8-byte header with the credits in front of each: see
+ * docs/rcc-xfer.md). Every message is a frame with an explicit little-endian
+ * header,
  *
  *   u32 magic "RCX1" | u8 type | u8 flags | u16 reserved (0) | u32 body_len
  *
@@ -21,7 +24,8 @@
 
 #include "rcc/rcc.h"
 
-#define XFER_PROTO_VERSION 1
+/* 2: frames travel on rcc_chan (its header, credits); 1 had raw SENDs. */
+#define XFER_PROTO_VERSION 2
 #define XFER_MAGIC 0x31584352u /* "RCX1" on the wire */
 #define XFER_HDR_LEN 12
 #define XFER_TAG_LEN 32
@@ -40,6 +44,13 @@
 #define XFER_MAX_CHUNKS 64u
 #define XFER_MIN_CHUNK (4u << 10)
 #define XFER_MAX_CHUNK (64u << 20)
+
+/* The message channel's credits, which both ends must use: a constant, so
+ * that neither has to learn the other's before the first message. A chunk
+ * in flight holds one of the receiver's receives until it is read, so the
+ * largest window any receiver may offer fits, with room for the control
+ * messages beside it; the receives kept posted are what the old wire had. */
+#define XFER_CHAN_CREDITS (XFER_MAX_CHUNKS + 16)
 
 enum xmsg_type {
 	XM_HELLO = 1, /* S->R: version, sender nonce, sender id */

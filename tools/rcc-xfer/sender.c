@@ -25,8 +25,6 @@
 #include "window.h"
 
 #define READ_PIECE (1u << 20) /* read and hash in cache-sized pieces */
-#define SENDER_RX (XFER_MAX_CHUNKS + 16)
-#define SENDER_TX 8
 
 struct sender {
 	const struct xfer_opts *o;
@@ -654,10 +652,7 @@ static void print_summary(const struct sender *s)
 int xfer_send(const struct xfer_opts *o)
 {
 	struct sender s;
-	struct chan_opts co = { .cq_mode = o->cq_mode,
-				.rx_count = SENDER_RX,
-				.tx_count = SENDER_TX,
-				.write_depth = XFER_MAX_CHUNKS };
+	struct chan_opts co = { .cq_mode = o->cq_mode, .write_depth = XFER_MAX_CHUNKS };
 	char err[256], jpeer[400];
 	int warn, rc, i;
 
