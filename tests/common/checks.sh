@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The verdict helpers of the tool test scripts (sourced by tests/xfer/lib.sh,
 # tests/pingpong/pingpong.sh and tests/tools/launch-pair.sh): counted checks, a
-# final verdict that fails when no case ran, bounded polling, and kill_tree.
+# final verdict that fails when no case ran, bounded polling, bounded waits
+# for a background process, and kill_tree.
 # shellcheck shell=bash
 
 PASSES=0
@@ -47,6 +48,19 @@ wait_until() {
 		[ "$(now_ms)" -ge "$end" ] && return 1
 		sleep 0.02
 	done
+}
+
+# wait_status PID TIMEOUT_S: wait for a background process; its exit status
+# (or "timeout") goes to ST. Not in a subshell: only the parent can wait.
+wait_status() {
+	local pid=$1 t=$2
+	if ! wait_until "$t" bash -c "! kill -0 $pid 2>/dev/null || \
+		[ \"\$(awk '{print \$3}' /proc/$pid/stat 2>/dev/null)\" = Z ]"; then
+		ST=timeout
+		return
+	fi
+	wait "$pid" 2>/dev/null
+	ST=$?
 }
 
 # kill_tree PID: the process and its children. A tool under `timeout` must go

@@ -89,19 +89,6 @@ send_bg() {
 	PIDS+=("$SEND_PID")
 }
 
-# wait_status PID TIMEOUT_S: wait for a background process; its exit status
-# (or "timeout") goes to ST. Not in a subshell: only the parent can wait.
-wait_status() {
-	local pid=$1 t=$2
-	if ! wait_until "$t" bash -c "! kill -0 $pid 2>/dev/null || \
-		[ \"\$(awk '{print \$3}' /proc/$pid/stat 2>/dev/null)\" = Z ]"; then
-		ST=timeout
-		return
-	fi
-	wait "$pid" 2>/dev/null
-	ST=$?
-}
-
 # progress_at_least FILE BYTES: a JSON progress line at or past BYTES.
 progress_at_least() {
 	grep -o '"event":"progress"[^}]*"bytes":[0-9]*' "$1" 2>/dev/null |
