@@ -52,12 +52,9 @@ check "concurrent files identical (2)" same "$src/b/twin.bin" "$dst/twin.bin"
 # message-channel receives until it is read, beside the control messages
 # both ways (the credits both ends agree on cover it).
 start_recv wide "$WORK/dst-wide" --window 64 --chunk-size 64K || finish
-t0=$(now_ms)
 send s8 "$RECV_PORT_wide" "$src/other.bin"
 expect_status "64-chunk window: sent" 0 $? "$WORK/s8.err" "$WORK/wide.err"
 check "64-chunk window: file identical" same "$src/other.bin" "$WORK/dst-wide/other.bin"
-check "64-chunk window: never waits for a keepalive to bring credits back ($(($(now_ms) - t0)) ms)" \
-	test $(($(now_ms) - t0)) -lt 2500
 
 # A receiver at its --max-conns turns a further sender away at once.
 start_recv one "$WORK/dst-one" --max-conns 1 --chunk-size 1M || finish
