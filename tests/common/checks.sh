@@ -50,13 +50,35 @@ wait_until() {
 	done
 }
 
+# stacks PID: every thread's stack in PID and its children (a tool under
+# `timeout`), printed before a process found hung is killed: what it waited
+# for is the first thing to know, and a rare hang may not come again. gdb
+# when installed (scripts/lib.sh installs it for the tests), else each
+# thread's kernel wait channel.
+stacks() {
+	local p t
+	for p in "$1" $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
+		say "    stacks of $p ($(cat "/proc/$p/comm" 2>/dev/null)):"
+		if command -v gdb >/dev/null; then
+			timeout 60 gdb -p "$p" -batch -nx -ex 'thread apply all bt' 2>&1 |
+				grep -E '^(Thread |#)' | sed 's/^/      /'
+		else
+			for t in /proc/"$p"/task/*; do
+				say "      thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)): $(cat "$t/wchan" 2>/dev/null)"
+			done
+		fi
+	done
+}
+
 # wait_status PID TIMEOUT_S: wait for a background process; its exit status
-# (or "timeout") goes to ST. Not in a subshell: only the parent can wait.
+# (or "timeout", after its stacks are printed) goes to ST. Not in a subshell:
+# only the parent can wait.
 wait_status() {
 	local pid=$1 t=$2
 	if ! wait_until "$t" bash -c "! kill -0 $pid 2>/dev/null || \
 		[ \"\$(awk '{print \$3}' /proc/$pid/stat 2>/dev/null)\" = Z ]"; then
 		ST=timeout
+		stacks "$pid"
 		return
 	fi
 	wait "$pid" 2>/dev/null

@@ -77,8 +77,9 @@ for mode in poll wait fd hybrid; do
 			wait_until 5 eval "[ \$(grep -c 'left after' '$WORK/$name.srv') -ge 5 ]"
 		check "$name: server still running" alive "$SRV_PID"
 		kill -TERM "$SRV_PID"
-		wait "$SRV_PID"
-		check "$name: server exits 0 on SIGTERM" test $? -eq 0
+		wait_status "$SRV_PID" 30
+		check "$name: server exits 0 on SIGTERM (exit $ST)" test "$ST" = 0 ||
+			sed 's/^/      /' "$WORK/$name.srv"
 		check "$name: server counts 5 clients served" \
 			grep -q 'served 5 clients (0 turned away)' "$WORK/$name.srv"
 	done
