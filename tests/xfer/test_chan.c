@@ -82,12 +82,24 @@ static void chan_pair_close(struct chan_pair *cp)
 	TEARDOWN(rcc_ctx_close(cp->ctx));
 }
 
-static struct xmsg credit(uint32_t slot)
+/* n CREDIT messages from the client, slot i carrying a persisted count only
+ * it has; check_credit() knows each one again. */
+static void send_credits(struct chan_pair *cp, uint32_t n)
 {
-	struct xmsg m = { .type = XM_CREDIT };
-	m.u.credit.slot = slot;
-	m.u.credit.persisted = 0x100000000ull + slot;
-	return m;
+	for (uint32_t i = 0; i < n; i++) {
+		struct xmsg m = { .type = XM_CREDIT };
+		m.u.credit.slot = i;
+		m.u.credit.persisted = 0x100000000ull + i;
+		CHECK_OK(chan_send(cp->client, &m));
+	}
+}
+
+static void check_credit(const struct chan_ev *ev, uint32_t i)
+{
+	CHECK_EQ(ev->type, CEV_MSG);
+	CHECK_EQ(ev->msg.type, XM_CREDIT);
+	CHECK_EQ(ev->msg.u.credit.slot, i);
+	CHECK_EQ(ev->msg.u.credit.persisted, 0x100000000ull + i);
 }
 
 /* Messages come out one by one, in the order sent, each intact. */
@@ -97,16 +109,10 @@ static void messages_in_order(void)
 	struct chan_ev ev;
 
 	chan_pair_open(&cp);
-	for (uint32_t i = 0; i < 5; i++) {
-		struct xmsg m = credit(i);
-		CHECK_OK(chan_send(cp.client, &m));
-	}
+	send_credits(&cp, 5);
 	for (uint32_t i = 0; i < 5; i++) {
 		CHECK_OK(chan_next(cp.server, WAIT_MS, WAIT_MS, &ev));
-		CHECK_EQ(ev.type, CEV_MSG);
-		CHECK_EQ(ev.msg.type, XM_CREDIT);
-		CHECK_EQ(ev.msg.u.credit.slot, i);
-		CHECK_EQ(ev.msg.u.credit.persisted, 0x100000000ull + i);
+		check_credit(&ev, i);
 	}
 	/* nothing more: a bounded wait says so */
 	CHECK_EQ(chan_next(cp.server, WAIT_MS, 50, &ev), -EAGAIN);
@@ -121,12 +127,9 @@ static void stop_beats_waiting_events(void)
 	struct chan_ev ev;
 
 	chan_pair_open(&cp);
-	for (uint32_t i = 0; i < 3; i++) {
-		struct xmsg m = credit(i);
-		CHECK_OK(chan_send(cp.client, &m));
-	}
+	send_credits(&cp, 3);
 	CHECK_OK(chan_next(cp.server, WAIT_MS, WAIT_MS, &ev));
-	CHECK_EQ(ev.msg.u.credit.slot, 0);
+	check_credit(&ev, 0);
 	CHECK_EQ(chan_wait(cp.server, WAIT_MS), 1); /* the next one is there */
 	CHECK_OK(stop_install());
 	CHECK_OK(raise(SIGINT));
