@@ -135,6 +135,10 @@ struct rcc_server_stats {
  * says which; srq_depth without ops->on_recv included), or the status of
  * creating the listener, the SRQ and its buffers, or a thread. Does not
  * block on peers. Thread-safe; *srv is the caller's until rcc_server_stop().
+ * attr, its addr and its ops table are copied during the call; what
+ * ep_attr points to (private data, initial receives) is used for every
+ * accept and arg is handed to every callback, so those stay valid until
+ * rcc_server_stop() returns.
  *
  * The listener thread never waits on one client: it starts each accept
  * (rcc_accept_start()) and hands the connection to its agent (on_connect)

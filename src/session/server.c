@@ -807,6 +807,7 @@ int rcc_server_start(struct rcc_ctx *ctx, const struct rcc_server_attr *attr,
 		return -ENOMEM;
 	srv->ctx = ctx;
 	srv->attr = *attr;
+	srv->attr.addr = NULL; /* the caller's string: read here, by rcc_listen(), only */
 	srv->spin_ns = (uint64_t)rcci_cq_spin_us(0) * 1000;
 	srv->ops = *attr->ops;
 	srv->attr.ops = &srv->ops;
