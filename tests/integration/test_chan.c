@@ -13,6 +13,7 @@
 
 #include "pair.h"
 #include "rcc/session.h"
+#include "server_start.h"
 
 #define MSG_MAX 512
 #define CREDITS 8
@@ -592,9 +593,7 @@ static void chan_on_server_agents(void)
 
 	echo_of_server = &side;
 	CHECK_OK(test_ctx_open(&ctx));
-	snprintf(addr, sizeof(addr), "%s:0", test_addr());
 	struct rcc_server_attr sa = {
-		.addr = addr,
 		.thread_mode = RCC_THREAD_SHARED_CQ,
 		.num_threads = 2,
 		.cq_mode = RCC_CQ_WAIT,
@@ -602,8 +601,7 @@ static void chan_on_server_agents(void)
 		.ops = &echo_ops,
 		.arg = &side,
 	};
-	CHECK_OK(rcc_server_start(ctx, &sa, &srv));
-	snprintf(addr, sizeof(addr), "%s:%d", test_addr(), rcc_server_port(srv));
+	CHECK_OK(test_server_start(ctx, sa, &srv, addr, sizeof(addr)));
 	for (int i = 0; i < ECHO_CLIENTS && !test_failed; i++) {
 		struct rcc_chan_attr ca = { .msg_max = MSG_MAX,
 					    .credits = CREDITS,

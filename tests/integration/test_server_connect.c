@@ -15,6 +15,7 @@
 
 #include "pair.h"
 #include "rcc/session.h"
+#include "server_start.h"
 
 #define MSG 256
 #define SLOTS 4
@@ -325,10 +326,7 @@ static int start_server(struct rcc_ctx *ctx, enum rcc_thread_mode tm, int thread
 			uint32_t srq_depth, const struct rcc_server_ops *ops, void *arg,
 			struct rcc_server **srv)
 {
-	char listen_addr[128];
-	snprintf(listen_addr, sizeof(listen_addr), "%s:0", test_addr());
 	struct rcc_server_attr a = {
-		.addr = listen_addr,
 		.thread_mode = tm,
 		.num_threads = threads,
 		.cq_mode = RCC_CQ_WAIT,
@@ -338,7 +336,7 @@ static int start_server(struct rcc_ctx *ctx, enum rcc_thread_mode tm, int thread
 		.ops = ops,
 		.arg = arg,
 	};
-	return rcc_server_start(ctx, &a, srv);
+	return test_server_start(ctx, a, srv, NULL, 0);
 }
 
 /* A (thread mode tm, threads, srq_depth) and B (one shared-CQ agent), each on

@@ -16,6 +16,7 @@
 
 #include "pair.h"
 #include "rcc/session.h"
+#include "server_start.h"
 
 #define NCONN 2 /* [0]: accepted, [1]: rcc_server_connect()'s */
 #define ROUNDS 5
@@ -115,10 +116,7 @@ static const struct rcc_server_ops b_ops = { .on_completion = a_completion };
 static int start(struct rcc_ctx *ctx, enum rcc_thread_mode tm, int threads, enum rcc_cq_mode cm,
 		 int wake_ms, const struct rcc_server_ops *ops, void *arg, struct rcc_server **srv)
 {
-	char addr[128];
-	snprintf(addr, sizeof(addr), "%s:0", test_addr());
 	struct rcc_server_attr a = {
-		.addr = addr,
 		.thread_mode = tm,
 		.num_threads = threads,
 		.cq_mode = cm,
@@ -127,7 +125,7 @@ static int start(struct rcc_ctx *ctx, enum rcc_thread_mode tm, int threads, enum
 		.arg = arg,
 		.wake_ms = wake_ms,
 	};
-	return rcc_server_start(ctx, &a, srv);
+	return test_server_start(ctx, a, srv, NULL, 0);
 }
 
 static bool both_up(struct env *e)

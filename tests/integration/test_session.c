@@ -10,6 +10,7 @@
 #include "rcc/session.h"
 #ifdef RCC_TEST_CM_SILENT
 #include "cm_silent.h"
+#include "server_start.h"
 #endif
 
 /* ------------------------------------------------- an echo server's state */
@@ -111,10 +112,7 @@ static const struct rcc_server_ops echo_ops = {
 static int start_echo(struct echo_srv *s, enum rcc_thread_mode tm, enum rcc_cq_mode cm, int threads,
 		      int max_conn, struct rcc_server **srv, char *addr, size_t len)
 {
-	char listen_addr[128];
-	snprintf(listen_addr, sizeof(listen_addr), "%s:0", test_addr());
 	struct rcc_server_attr a = {
-		.addr = listen_addr,
 		.thread_mode = tm,
 		.num_threads = threads,
 		.cq_mode = cm,
@@ -123,10 +121,7 @@ static int start_echo(struct echo_srv *s, enum rcc_thread_mode tm, enum rcc_cq_m
 		.ops = &echo_ops,
 		.arg = s,
 	};
-	int rc = rcc_server_start(s->ctx, &a, srv);
-	if (!rc)
-		snprintf(addr, len, "%s:%d", test_addr(), rcc_server_port(*srv));
-	return rc;
+	return test_server_start(s->ctx, a, srv, addr, len);
 }
 
 /* ------------------------------------------------------------- clients */

@@ -8,6 +8,7 @@
 
 #include "pair.h"
 #include "rcc/session.h"
+#include "server_start.h"
 
 #define MSG 256
 /* far fewer receives than messages in flight: without reposting, or with a
@@ -153,10 +154,7 @@ static void *sender_main(void *arg)
 static int start_srq_server(struct srq_srv *s, enum rcc_thread_mode tm, int threads,
 			    struct rcc_server **srv, char *addr, size_t len)
 {
-	char listen_addr[128];
-	snprintf(listen_addr, sizeof(listen_addr), "%s:0", test_addr());
 	struct rcc_server_attr a = {
-		.addr = listen_addr,
 		.thread_mode = tm,
 		.num_threads = threads,
 		.cq_mode = RCC_CQ_WAIT,
@@ -166,10 +164,7 @@ static int start_srq_server(struct srq_srv *s, enum rcc_thread_mode tm, int thre
 		.srq_depth = SRQ_DEPTH,
 		.srq_buf_size = MSG,
 	};
-	int rc = rcc_server_start(s->ctx, &a, srv);
-	if (!rc)
-		snprintf(addr, len, "%s:%d", test_addr(), rcc_server_port(*srv));
-	return rc;
+	return test_server_start(s->ctx, a, srv, addr, len);
 }
 
 static void srq_many_clients(enum rcc_thread_mode tm, int threads)
