@@ -388,6 +388,21 @@ int rcc_chan_poll_app(struct rcc_chan *ch, struct rcc_wc *wc, int max);
  * unbound channel, one on an application's CQ or a timeout below -1. */
 int rcc_chan_wait(struct rcc_chan *ch, int timeout_ms);
 
+/* Events of rcc_chan_wait_any(), as poll(2)'s POLLIN and POLLOUT. */
+#define RCC_CHAN_CAN_RECV 1u /* rcc_chan_recv() or rcc_chan_poll_app() has something */
+#define RCC_CHAN_CAN_SEND 2u /* rcc_chan_send() posts a message without waiting */
+
+/* As rcc_chan_wait(), for any of events (RCC_CHAN_CAN_RECV,
+ * RCC_CHAN_CAN_SEND, or both): one sleep for a program that sends a burst
+ * while it reads what the peer sends -- whose sends wait on credits that
+ * come back only as the peer reads -- woken by a message and by a credit
+ * alike. Returns which of events hold (> 0); -ETIMEDOUT (-EAGAIN for
+ * timeout 0) when none came; the channel's failure once nothing is left
+ * to take; -EINVAL as rcc_chan_wait() or for events 0 or with other bits.
+ * rcc_chan_wait(ch, t) is rcc_chan_wait_any(ch, RCC_CHAN_CAN_RECV, t).
+ * Blocks up to timeout_ms; thread-safety as every call on the channel. */
+int rcc_chan_wait_any(struct rcc_chan *ch, unsigned events, int timeout_ms);
+
 /* Wait up to timeout_ms (0: only look; -1: no limit) until every message
  * and credit message the channel posted has completed -- delivered to the
  * peer's receive queue -- e.g. before closing the endpoint, which on verbs

@@ -414,12 +414,12 @@ static int check_call(const struct rcc_chan *ch, const void *buf, int timeout_ms
 	return 0;
 }
 
-/* What a blocking call of the channel waits for. */
+/* What a blocking call of the channel waits for: a set of these bits. */
 enum chan_want {
-	WANT_MSG_CREDIT,   /* a credit a message may take, and a send slot */
-	WANT_WRITE_CREDIT, /* a credit a WRITE_WITH_IMM may take */
-	WANT_ARRIVAL,      /* something for rcc_chan_recv() or rcc_chan_poll_app() */
-	WANT_FLUSHED,      /* every send of the channel completed */
+	WANT_ARRIVAL = RCC_CHAN_CAN_RECV,    /* something for rcc_chan_recv() or _poll_app() */
+	WANT_MSG_CREDIT = RCC_CHAN_CAN_SEND, /* a credit a message may take, and a send slot */
+	WANT_WRITE_CREDIT = 4u,              /* a credit a WRITE_WITH_IMM may take */
+	WANT_FLUSHED = 8u,                   /* every send of the channel completed */
 };
 
 static bool have(const struct rcc_chan *ch, enum chan_want w)
@@ -440,16 +440,28 @@ static bool have(const struct rcc_chan *ch, enum chan_want w)
 	return false;
 }
 
-/* Up to timeout_ms until w holds: 0; the channel's failure; -EAGAIN
- * (timeout 0) or -ETIMEDOUT. */
-static int wait_for(struct rcc_chan *ch, enum chan_want w, int timeout_ms)
+/* Which of wants hold now. */
+static unsigned have_any(const struct rcc_chan *ch, unsigned wants)
+{
+	unsigned got = 0;
+
+	for (unsigned bit = 1; bit <= WANT_FLUSHED; bit <<= 1)
+		if ((wants & bit) && have(ch, (enum chan_want)bit))
+			got |= bit;
+	return got;
+}
+
+/* Up to timeout_ms until one of wants holds: which ones (> 0); the
+ * channel's failure; -EAGAIN (timeout 0) or -ETIMEDOUT. */
+static int wait_for(struct rcc_chan *ch, unsigned wants, int timeout_ms)
 {
 	uint64_t deadline = rcci_deadline(timeout_ms);
 
 	for (;;) {
 		pump(ch, 0);
-		if (have(ch, w))
-			return 0;
+		unsigned got = have_any(ch, wants);
+		if (got)
+			return (int)got;
 		if (ch->err || gone(ch))
 			return failed(ch);
 		int rc = wait_turn(ch, deadline, timeout_ms);
@@ -468,7 +480,7 @@ int rcc_chan_send(struct rcc_chan *ch, const void *buf, size_t len, int timeout_
 		return rcci_fail(-EMSGSIZE, "rcc_chan_send: %zu bytes, want 1..%u", len,
 				 ch->msg_max);
 	rc = wait_for(ch, WANT_MSG_CREDIT, timeout_ms);
-	return rc ? rc : post_one(ch, CHAN_MSG, buf, (uint32_t)len);
+	return rc < 0 ? rc : post_one(ch, CHAN_MSG, buf, (uint32_t)len);
 }
 
 int rcc_chan_write_imm(struct rcc_chan *ch, const struct rcc_sge *sge, int num_sge,
@@ -482,7 +494,7 @@ int rcc_chan_write_imm(struct rcc_chan *ch, const struct rcc_sge *sge, int num_s
 	if ((wr_id & WR_TAG_MASK) == WR_TAG)
 		return rcci_fail(-EINVAL, "rcc_chan_write_imm: wr_id carries the channel's tag");
 	rc = wait_for(ch, WANT_WRITE_CREDIT, timeout_ms);
-	if (rc)
+	if (rc < 0)
 		return rc;
 	rc = rcc_post_write_imm(ch->ep, sge, num_sge, remote_addr, rkey, imm, wr_id, flags);
 	if (rc == -ENOTCONN) {
@@ -544,19 +556,31 @@ int rcc_chan_recv(struct rcc_chan *ch, void *buf, size_t cap, struct rcc_chan_wr
 
 int rcc_chan_wait(struct rcc_chan *ch, int timeout_ms)
 {
+	return rcc_chan_wait_any(ch, RCC_CHAN_CAN_RECV, timeout_ms);
+}
+
+int rcc_chan_wait_any(struct rcc_chan *ch, unsigned events, int timeout_ms)
+{
 	int rc = check_call(ch, ch, timeout_ms, "rcc_chan_wait");
 
 	if (rc)
 		return rc;
-	rc = wait_for(ch, WANT_ARRIVAL, timeout_ms);
-	return rc ? rc : 1;
+	if (!events || (events & ~(RCC_CHAN_CAN_RECV | RCC_CHAN_CAN_SEND)))
+		return rcci_fail(-EINVAL,
+				 "rcc_chan_wait_any: events 0x%x, want RCC_CHAN_CAN_RECV, "
+				 "RCC_CHAN_CAN_SEND or both",
+				 events);
+	return wait_for(ch, events, timeout_ms);
 }
 
 int rcc_chan_flush(struct rcc_chan *ch, int timeout_ms)
 {
 	int rc = check_call(ch, ch, timeout_ms, "rcc_chan_flush");
 
-	return rc ? rc : wait_for(ch, WANT_FLUSHED, timeout_ms);
+	if (rc)
+		return rc;
+	rc = wait_for(ch, WANT_FLUSHED, timeout_ms);
+	return rc < 0 ? rc : 0;
 }
 
 struct rcc_cq *rcc_chan_cq(const struct rcc_chan *ch) { return ch ? ch->cq : NULL; }

@@ -227,6 +227,7 @@ struct talker {
 	struct rcc_chan *ch;
 	uint32_t count;
 	uint64_t seed_out, seed_in;
+	bool sleep; /* when it can neither send nor read: rcc_chan_wait_any() */
 	int rc;
 	uint32_t bad;
 };
@@ -239,25 +240,40 @@ static void *talker_main(void *arg)
 	uint64_t until = now_ms() + 2 * TEST_TIMEOUT_MS;
 
 	while ((sent < t->count || got < t->count) && now_ms() < until) {
+		bool moved = false;
 		if (sent < t->count) {
 			fill_pattern(out, msg_len(sent), t->seed_out + sent);
 			int rc = rcc_chan_send(t->ch, out, msg_len(sent), 0);
-			if (rc == 0)
+			if (rc == 0) {
 				sent++;
-			else if (rc != -EAGAIN) {
+				moved = true;
+			} else if (rc != -EAGAIN) {
 				t->rc = rc;
 				return NULL;
 			}
 		}
-		int n = rcc_chan_recv(t->ch, in, sizeof(in), NULL, sent < t->count ? 0 : 100);
+		int n = rcc_chan_recv(t->ch, in, sizeof(in), NULL,
+				      sent < t->count || t->sleep ? 0 : 100);
 		if (n > 0) {
 			if ((size_t)n != msg_len(got) ||
 			    check_pattern(in, (size_t)n, t->seed_in + got) != -1)
 				t->bad++;
 			got++;
+			moved = true;
 		} else if (n != -EAGAIN && n != -ETIMEDOUT) {
 			t->rc = n;
 			return NULL;
+		}
+		if (t->sleep && !moved && (sent < t->count || got < t->count)) {
+			/* a credit coming back must wake it as a message does:
+			 * the peer may have nothing more to say */
+			unsigned want = RCC_CHAN_CAN_RECV |
+					(sent < t->count ? RCC_CHAN_CAN_SEND : 0);
+			int rc = rcc_chan_wait_any(t->ch, want, TEST_TIMEOUT_MS);
+			if (rc < 0) {
+				t->rc = rc;
+				return NULL;
+			}
 		}
 	}
 	if (sent < t->count || got < t->count)
@@ -265,21 +281,72 @@ static void *talker_main(void *arg)
 	return NULL;
 }
 
-static void chan_both_ways(void)
+static void both_ways(enum rcc_cq_mode mode, bool sleep)
 {
 	struct chan_duo c;
 	struct talker ta, tb;
 	pthread_t th;
 
-	CHECK_OK(chan_duo_open(&c, RCC_CQ_POLL));
-	ta = (struct talker){ .ch = c.a, .count = 50 * CREDITS, .seed_out = 1000, .seed_in = 9000 };
-	tb = (struct talker){ .ch = c.b, .count = 50 * CREDITS, .seed_out = 9000, .seed_in = 1000 };
+	CHECK_OK(chan_duo_open(&c, mode));
+	ta = (struct talker){
+		.ch = c.a, .count = 50 * CREDITS, .seed_out = 1000, .seed_in = 9000, .sleep = sleep
+	};
+	tb = (struct talker){
+		.ch = c.b, .count = 50 * CREDITS, .seed_out = 9000, .seed_in = 1000, .sleep = sleep
+	};
 	CHECK_OK(-pthread_create(&th, NULL, talker_main, &tb));
 	talker_main(&ta);
 	pthread_join(th, NULL);
 	CHECK_OK(ta.rc);
 	CHECK_OK(tb.rc);
 	CHECK_EQ(ta.bad + tb.bad, 0);
+	chan_duo_close(&c);
+}
+
+static void chan_both_ways(void) { both_ways(RCC_CQ_POLL, false); }
+/* Each side sends a burst larger than the credits while it reads, and
+ * sleeps in rcc_chan_wait_any() whenever it can do neither. */
+static void chan_both_ways_sleeping(void) { both_ways(RCC_CQ_WAIT, true); }
+
+/*
+ * rcc_chan_wait_any(): a sender out of credits sleeps until one comes back
+ * -- a credit message, which rcc_chan_wait() alone does not wake for --
+ * and the events say what holds.
+ */
+static void chan_wait_any_credit_wakes(void)
+{
+	struct chan_duo c;
+	uint8_t out[MSG_MAX], in[MSG_MAX];
+	const unsigned both = RCC_CHAN_CAN_RECV | RCC_CHAN_CAN_SEND;
+
+	CHECK_OK(chan_duo_open(&c, RCC_CQ_WAIT));
+	CHECK_EQ(rcc_chan_wait_any(c.a, both, 0), RCC_CHAN_CAN_SEND);
+	for (uint32_t i = 0; i < CREDITS - 1; i++) {
+		fill_pattern(out, msg_len(i), i);
+		CHECK_OK(rcc_chan_send(c.a, out, msg_len(i), 0));
+	}
+	CHECK_EQ(rcc_chan_wait_any(c.a, both, 0), -EAGAIN);
+	CHECK_EQ(rcc_chan_wait_any(c.a, RCC_CHAN_CAN_SEND, 50), -ETIMEDOUT);
+	/* the reader takes them all: its credit message brings a credit back,
+	 * and nothing to read with it */
+	for (uint32_t i = 0; i < CREDITS - 1; i++) {
+		int n = rcc_chan_recv(c.b, in, sizeof(in), NULL, TEST_TIMEOUT_MS);
+		CHECK_EQ(n, msg_len(i));
+		CHECK_EQ(check_pattern(in, msg_len(i), i), -1);
+	}
+	CHECK_EQ(rcc_chan_wait_any(c.a, both, TEST_TIMEOUT_MS), RCC_CHAN_CAN_SEND);
+	CHECK_EQ(rcc_chan_wait(c.a, 0), -EAGAIN);
+	/* a message: both hold */
+	fill_pattern(out, 7, 77);
+	CHECK_OK(rcc_chan_send(c.b, out, 7, TEST_TIMEOUT_MS));
+	CHECK_EQ(rcc_chan_wait_any(c.a, RCC_CHAN_CAN_RECV, TEST_TIMEOUT_MS), RCC_CHAN_CAN_RECV);
+	CHECK_EQ(rcc_chan_wait_any(c.a, both, 0), both);
+	CHECK_EQ(rcc_chan_recv(c.a, in, sizeof(in), NULL, 0), 7);
+	CHECK_EQ(check_pattern(in, 7, 77), -1);
+	/* events must name RCC_CHAN_CAN_RECV, RCC_CHAN_CAN_SEND or both */
+	CHECK_EQ(rcc_chan_wait_any(c.a, 0, 0), -EINVAL);
+	CHECK_EQ(rcc_chan_wait_any(c.a, 4, 0), -EINVAL);
+	CHECK_EQ(rcc_chan_wait_any(NULL, both, 0), -EINVAL);
 	chan_duo_close(&c);
 }
 
@@ -772,6 +839,7 @@ static void chan_hostile_too_long(void) { hostile(TOO_LONG); }
 
 TEST_MAIN(TEST(chan_roundtrip_poll), TEST(chan_roundtrip_wait), TEST(chan_roundtrip_fd),
 	  TEST(chan_roundtrip_hybrid), TEST(chan_credits_hold_sender), TEST(chan_both_ways),
+	  TEST(chan_both_ways_sleeping), TEST(chan_wait_any_credit_wakes),
 	  TEST(chan_refuses_misuse), TEST(chan_on_app_cq), TEST(chan_write_imm_notes),
 	  TEST(chan_on_server_agents), TEST(chan_peer_leaves), TEST(chan_hostile_bad_version),
 	  TEST(chan_hostile_bad_kind), TEST(chan_hostile_forged_credits),
