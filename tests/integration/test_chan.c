@@ -52,17 +52,22 @@ static struct rcc_ep_attr strict_attr(void)
 	return (struct rcc_ep_attr){ .rnr_retry = RCC_NO_RETRY };
 }
 
-/* Two channels a <-> b on their own CQs of this mode. */
+/* Two channels a <-> b, each with room for app_depth requests of the
+ * application's: on their own CQs of this mode, or (app_cqs) on the
+ * application's CQs cq_a and cq_b, which the case polls. */
 struct chan_duo {
 	struct duo d;
+	struct rcc_cq *cq_a, *cq_b; /* NULL: the channels' own */
 	struct rcc_chan *a, *b;
 };
 
-static int chan_duo_open(struct chan_duo *c, enum rcc_cq_mode mode)
+static int chan_duo_open_ex(struct chan_duo *c, enum rcc_cq_mode mode, uint32_t app_depth,
+			    bool app_cqs)
 {
 	struct rcc_chan_attr ca = {
-		.msg_max = MSG_MAX, .credits = CREDITS, .cq_mode = mode, .app_depth = 16
+		.msg_max = MSG_MAX, .credits = CREDITS, .cq_mode = mode, .app_depth = app_depth
 	};
+	struct rcc_cq_attr cqa = { .depth = 256, .mode = mode };
 	struct rcc_ep_attr aa = strict_attr(), ab = strict_attr();
 	int rc;
 
@@ -70,22 +75,48 @@ static int chan_duo_open(struct chan_duo *c, enum rcc_cq_mode mode)
 	rc = duo_ctx(&c->d);
 	if (rc)
 		return rc;
-	if ((rc = rcc_chan_create(c->d.ctx, &ca, &c->a)) ||
-	    (rc = rcc_chan_create(c->d.ctx, &ca, &c->b)) || (rc = rcc_chan_ep_attr(c->a, &aa)) ||
-	    (rc = rcc_chan_ep_attr(c->b, &ab)) || (rc = duo_connect(&c->d, &aa, &ab)) ||
-	    (rc = rcc_chan_bind(c->a, c->d.a)) || (rc = rcc_chan_bind(c->b, c->d.b))) {
-		fprintf(stderr, "chan_duo_open: %s\n", rcc_strerror(rc));
-		if (c->d.a) {
-			rcc_ep_close(c->d.a);
-			rcc_ep_close(c->d.b);
-		}
-		rcc_chan_destroy(c->a);
-		rcc_chan_destroy(c->b);
-		rcc_listener_close(c->d.lst);
-		rcc_ctx_close(c->d.ctx);
-		return rc;
+	if (app_cqs && ((rc = rcc_cq_create(c->d.ctx, &cqa, &c->cq_a)) ||
+			(rc = rcc_cq_create(c->d.ctx, &cqa, &c->cq_b))))
+		goto fail;
+	ca.cq = c->cq_a;
+	if ((rc = rcc_chan_create(c->d.ctx, &ca, &c->a)))
+		goto fail;
+	ca.cq = c->cq_b;
+	if ((rc = rcc_chan_create(c->d.ctx, &ca, &c->b)) || (rc = rcc_chan_ep_attr(c->a, &aa)) ||
+	    (rc = rcc_chan_ep_attr(c->b, &ab)))
+		goto fail;
+	/* the send queue has room for the channel's requests and the application's */
+	if (aa.sq_depth != CREDITS + app_depth) {
+		fprintf(stderr, "chan_duo_open: sq_depth %u, want %u\n", aa.sq_depth,
+			CREDITS + app_depth);
+		rc = -ERANGE;
+		goto fail;
 	}
+	if ((rc = duo_connect(&c->d, &aa, &ab)) || (rc = rcc_chan_bind(c->a, c->d.a)) ||
+	    (rc = rcc_chan_bind(c->b, c->d.b)))
+		goto fail;
 	return 0;
+
+fail:
+	fprintf(stderr, "chan_duo_open: %s\n", rcc_strerror(rc));
+	if (c->d.a) {
+		rcc_ep_close(c->d.a);
+		rcc_ep_close(c->d.b);
+	}
+	rcc_chan_destroy(c->a);
+	rcc_chan_destroy(c->b);
+	if (c->cq_a)
+		rcc_cq_destroy(c->cq_a);
+	if (c->cq_b)
+		rcc_cq_destroy(c->cq_b);
+	rcc_listener_close(c->d.lst);
+	rcc_ctx_close(c->d.ctx);
+	return rc;
+}
+
+static int chan_duo_open(struct chan_duo *c, enum rcc_cq_mode mode)
+{
+	return chan_duo_open_ex(c, mode, 16, false);
 }
 
 static void chan_duo_close(struct chan_duo *c)
@@ -96,6 +127,10 @@ static void chan_duo_close(struct chan_duo *c)
 		TEARDOWN(rcc_ep_close(c->d.b));
 	TEARDOWN(rcc_chan_destroy(c->a));
 	TEARDOWN(rcc_chan_destroy(c->b));
+	if (c->cq_a)
+		TEARDOWN(rcc_cq_destroy(c->cq_a));
+	if (c->cq_b)
+		TEARDOWN(rcc_cq_destroy(c->cq_b));
 	TEARDOWN(rcc_listener_close(c->d.lst));
 	TEARDOWN(rcc_ctx_close(c->d.ctx));
 }
@@ -408,49 +443,31 @@ static void chan_refuses_misuse(void)
  */
 static void chan_on_app_cq(void)
 {
-	struct duo d;
-	struct rcc_cq *cq_a, *cq_b;
-	struct rcc_cq_attr cqa = { .depth = 256 };
-	struct rcc_chan *a, *b;
+	struct chan_duo c;
 	struct tbuf src, dst;
 	uint8_t out[MSG_MAX], in[MSG_MAX];
 	struct rcc_wc wc[8];
 
-	CHECK_OK(duo_ctx(&d));
-	CHECK_OK(rcc_cq_create(d.ctx, &cqa, &cq_a));
-	CHECK_OK(rcc_cq_create(d.ctx, &cqa, &cq_b));
-	struct rcc_chan_attr ca_a = {
-		.msg_max = MSG_MAX, .credits = CREDITS, .cq = cq_a, .app_depth = 16
-	};
-	struct rcc_chan_attr ca_b = { .msg_max = MSG_MAX, .credits = CREDITS, .cq = cq_b };
-	CHECK_OK(rcc_chan_create(d.ctx, &ca_a, &a));
-	CHECK_OK(rcc_chan_create(d.ctx, &ca_b, &b));
-	struct rcc_ep_attr aa = strict_attr(), ab = strict_attr();
-	CHECK_OK(rcc_chan_ep_attr(a, &aa));
-	CHECK_OK(rcc_chan_ep_attr(b, &ab));
-	CHECK_EQ(aa.sq_depth, 16 + CREDITS);
-	CHECK(aa.send_cq == cq_a);
-	CHECK_OK(duo_connect(&d, &aa, &ab));
-	CHECK_OK(rcc_chan_bind(a, d.a));
-	CHECK_OK(rcc_chan_bind(b, d.b));
-	CHECK_OK(tbuf_alloc(&src, d.ctx, 4096, ALL_ACCESS));
-	CHECK_OK(tbuf_alloc(&dst, d.ctx, 4096, ALL_ACCESS));
+	CHECK_OK(chan_duo_open_ex(&c, RCC_CQ_POLL, 16, true));
+	CHECK(rcc_chan_cq(c.a) == c.cq_a && rcc_ep_send_cq(c.d.a) == c.cq_a);
+	CHECK_OK(tbuf_alloc(&src, c.d.ctx, 4096, ALL_ACCESS));
+	CHECK_OK(tbuf_alloc(&dst, c.d.ctx, 4096, ALL_ACCESS));
 	fill_pattern(src.p, 4096, 42);
 
-	CHECK_EQ(rcc_chan_send(a, out, 1, 10), -EINVAL); /* never waits here */
+	CHECK_EQ(rcc_chan_send(c.a, out, 1, 10), -EINVAL); /* never waits here */
 	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
 	struct rcc_sge sge = tbuf_sge(&src, 0, 4096);
-	CHECK_OK(rcc_post_write(d.a, &sge, 1, rm.addr, rm.rkey, 77, RCC_SEND_SIGNALED));
+	CHECK_OK(rcc_post_write(c.d.a, &sge, 1, rm.addr, rm.rkey, 77, RCC_SEND_SIGNALED));
 	fill_pattern(out, 100, 5);
-	CHECK_OK(rcc_chan_send(a, out, 100, 0));
+	CHECK_OK(rcc_chan_send(c.a, out, 100, 0));
 
 	int mine = 0, theirs_a = 0, got = 0;
 	uint64_t until = now_ms() + TEST_TIMEOUT_MS;
 	while ((mine < 1 || theirs_a < 1 || got < 1) && now_ms() < until) {
-		int n = rcc_cq_poll(cq_a, wc, 8);
+		int n = rcc_cq_poll(c.cq_a, wc, 8);
 		CHECK_OK(n);
 		for (int i = 0; i < n; i++) {
-			int h = rcc_chan_handle(a, &wc[i]);
+			int h = rcc_chan_handle(c.a, &wc[i]);
 			CHECK_OK(h);
 			if (h)
 				theirs_a++;
@@ -460,11 +477,11 @@ static void chan_on_app_cq(void)
 				mine++;
 			}
 		}
-		n = rcc_cq_poll(cq_b, wc, 8);
+		n = rcc_cq_poll(c.cq_b, wc, 8);
 		CHECK_OK(n);
 		for (int i = 0; i < n; i++)
-			CHECK_EQ(rcc_chan_handle(b, &wc[i]), 1);
-		int len = rcc_chan_recv(b, in, sizeof(in), NULL, 0);
+			CHECK_EQ(rcc_chan_handle(c.b, &wc[i]), 1);
+		int len = rcc_chan_recv(c.b, in, sizeof(in), NULL, 0);
 		if (len > 0) {
 			CHECK_EQ(len, 100);
 			CHECK_EQ(check_pattern(in, 100, 5), -1);
@@ -478,22 +495,19 @@ static void chan_on_app_cq(void)
 	CHECK_EQ(got, 1);
 	CHECK_EQ(check_pattern(dst.p, 4096, 42), -1);
 	/* another endpoint's or another tag's completion is not the channel's */
-	struct rcc_wc other = { .wr_id = (uint64_t)RCC_CHAN_WR_ID_TAG << 56, .ep = d.b };
-	CHECK_EQ(rcc_chan_handle(a, &other), 0);
-	other.ep = d.a;
+	struct rcc_wc other = { .wr_id = (uint64_t)RCC_CHAN_WR_ID_TAG << 56, .ep = c.d.b };
+	CHECK_EQ(rcc_chan_handle(c.a, &other), 0);
+	other.ep = c.d.a;
 	other.wr_id = 1;
-	CHECK_EQ(rcc_chan_handle(a, &other), 0);
+	CHECK_EQ(rcc_chan_handle(c.a, &other), 0);
 
-	TEARDOWN(rcc_ep_close(d.a));
-	TEARDOWN(rcc_ep_close(d.b));
+	TEARDOWN(rcc_ep_close(c.d.a));
+	c.d.a = NULL;
+	TEARDOWN(rcc_ep_close(c.d.b));
+	c.d.b = NULL;
 	tbuf_free(&src);
 	tbuf_free(&dst);
-	TEARDOWN(rcc_chan_destroy(a));
-	TEARDOWN(rcc_chan_destroy(b));
-	TEARDOWN(rcc_cq_destroy(cq_a));
-	TEARDOWN(rcc_cq_destroy(cq_b));
-	TEARDOWN(rcc_listener_close(d.lst));
-	TEARDOWN(rcc_ctx_close(d.ctx));
+	chan_duo_close(&c);
 }
 
 /*
