@@ -851,6 +851,74 @@ static void chan_hostile_empty_message(void) { hostile(EMPTY_MSG); }
 static void chan_hostile_credit_with_payload(void) { hostile(CREDIT_WITH_PAYLOAD); }
 static void chan_hostile_too_long(void) { hostile(TOO_LONG); }
 
+/*
+ * A WRITE_WITH_IMM the peer's memory refuses (a wrong rkey, or past the end
+ * of its region): the writer's own completion says so through
+ * rcc_chan_poll_app(), and, as any failed request does (rule 4 of rcc.h),
+ * it takes the endpoint out of service on both sides, so each channel ends
+ * as one whose connection is gone, after what arrived before.
+ */
+static void write_imm_refused(bool bad_rkey)
+{
+	struct chan_duo c;
+	struct tbuf src, win;
+	uint8_t out[MSG_MAX], in[MSG_MAX];
+	struct rcc_chan_write_note note;
+	struct rcc_wc wc[4];
+
+	CHECK_OK(chan_duo_open(&c, RCC_CQ_WAIT));
+	CHECK_OK(tbuf_alloc(&src, c.d.ctx, CHUNK, ALL_ACCESS));
+	CHECK_OK(tbuf_alloc(&win, c.d.ctx, 4096, ALL_ACCESS));
+	fill_pattern(win.p, 4096, 3);
+	struct rcc_remote_mr rm = rcc_mr_remote(win.mr);
+	uint64_t raddr = bad_rkey ? rm.addr : rm.addr + rm.length - CHUNK / 2;
+	uint32_t rkey = bad_rkey ? rm.rkey ^ 0x5a5a0000u : rm.rkey;
+	fill_pattern(out, 5, 1);
+	CHECK_OK(rcc_chan_send(c.a, out, 5, TEST_TIMEOUT_MS));
+	struct rcc_sge sge = tbuf_sge(&src, 0, CHUNK);
+	CHECK_OK(rcc_chan_write_imm(c.a, &sge, 1, raddr, rkey, 0x77, 4242, RCC_SEND_SIGNALED,
+				    TEST_TIMEOUT_MS));
+
+	/* the writer's channel ends: its receives are flushed */
+	CHECK_EQ(rcc_chan_recv(c.a, in, sizeof(in), &note, TEST_TIMEOUT_MS), -ECONNRESET);
+	CHECK_MSG(strstr(rcc_last_error(), "message channel to"), "rcc_last_error() says '%s'",
+		  rcc_last_error());
+	/* the refusal itself is the application's, whichever queue flushed first */
+	int n = 0;
+	uint64_t until = now_ms() + TEST_TIMEOUT_MS;
+	while (n == 0 && now_ms() < until)
+		n = rcc_chan_poll_app(c.a, wc, 4);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(wc[0].wr_id, 4242);
+	CHECK_WC(wc[0], RCC_WC_REM_ACCESS_ERR);
+	CHECK_EQ(rcc_ep_state(c.d.a), RCC_EP_ERROR);
+	CHECK_EQ(rcc_chan_poll_app(c.a, wc, 4), 0);
+	CHECK_EQ(rcc_chan_wait(c.a, 0), -ECONNRESET);
+	CHECK_EQ(rcc_chan_send(c.a, out, 1, 0), -ECONNRESET);
+	CHECK_EQ(rcc_chan_write_imm(c.a, &sge, 1, rm.addr, rm.rkey, 1, 1, 0, 0), -ECONNRESET);
+	CHECK_EQ(rcc_chan_flush(c.a, 0), -ECONNRESET);
+
+	/* the peer: the message sent before, then the end; nothing was written */
+	CHECK_EQ(rcc_chan_recv(c.b, in, sizeof(in), &note, TEST_TIMEOUT_MS), 5);
+	CHECK_EQ(check_pattern(in, 5, 1), -1);
+	/* its receive of the refused WRITE is flushed (Soft-RoCE may complete
+	 * it with the refusal instead: -EIO, a request that failed) */
+	int rc = rcc_chan_recv(c.b, in, sizeof(in), &note, TEST_TIMEOUT_MS);
+	CHECK_MSG(rc == -ECONNRESET || (test_on_verbs() && rc == -EIO), "peer: %s",
+		  rcc_strerror(rc));
+	CHECK_EQ(check_pattern(win.p, 4096, 3), -1);
+	TEARDOWN(rcc_ep_close(c.d.a));
+	c.d.a = NULL;
+	TEARDOWN(rcc_ep_close(c.d.b));
+	c.d.b = NULL;
+	tbuf_free(&src);
+	tbuf_free(&win);
+	chan_duo_close(&c);
+}
+
+static void chan_write_imm_bad_rkey(void) { write_imm_refused(true); }
+static void chan_write_imm_out_of_bounds(void) { write_imm_refused(false); }
+
 TEST_MAIN(TEST(chan_roundtrip_poll), TEST(chan_roundtrip_wait), TEST(chan_roundtrip_fd),
 	  TEST(chan_roundtrip_hybrid), TEST(chan_credits_hold_sender), TEST(chan_both_ways),
 	  TEST(chan_both_ways_sleeping), TEST(chan_wait_any_credit_wakes),
@@ -858,4 +926,5 @@ TEST_MAIN(TEST(chan_roundtrip_poll), TEST(chan_roundtrip_wait), TEST(chan_roundt
 	  TEST(chan_on_server_agents), TEST(chan_peer_leaves), TEST(chan_hostile_bad_version),
 	  TEST(chan_hostile_bad_kind), TEST(chan_hostile_forged_credits),
 	  TEST(chan_hostile_empty_message), TEST(chan_hostile_credit_with_payload),
-	  TEST(chan_hostile_too_long))
+	  TEST(chan_hostile_too_long), TEST(chan_write_imm_bad_rkey),
+	  TEST(chan_write_imm_out_of_bounds))
