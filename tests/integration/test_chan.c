@@ -919,6 +919,61 @@ static void write_imm_refused(bool bad_rkey)
 static void chan_write_imm_bad_rkey(void) { write_imm_refused(true); }
 static void chan_write_imm_out_of_bounds(void) { write_imm_refused(false); }
 
+/*
+ * The channel keeps up to app_depth completions of the application's own
+ * requests that its calls took from its CQ; one more fails the channel with
+ * -EOVERFLOW, and what it kept is still handed out.
+ */
+static void chan_app_depth_overflow(void)
+{
+	struct chan_duo c;
+	struct tbuf src, dst;
+	uint8_t out[MSG_MAX], in[MSG_MAX];
+	struct rcc_wc wc[4];
+
+	CHECK_OK(chan_duo_open_ex(&c, RCC_CQ_WAIT, 2, false));
+	CHECK_OK(tbuf_alloc(&src, c.d.ctx, 64, ALL_ACCESS));
+	CHECK_OK(tbuf_alloc(&dst, c.d.ctx, 64, ALL_ACCESS));
+	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+	struct rcc_sge sge = tbuf_sge(&src, 0, 64);
+	fill_pattern(out, 10, 1);
+	/* as many WRITEs as app_depth, then a message: once it is flushed (send
+	 * completions come in order) the channel has taken both WRITEs' too */
+	CHECK_OK(rcc_post_write(c.d.a, &sge, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED));
+	CHECK_OK(rcc_post_write(c.d.a, &sge, 1, rm.addr, rm.rkey, 2, RCC_SEND_SIGNALED));
+	CHECK_OK(rcc_chan_send(c.a, out, 10, TEST_TIMEOUT_MS));
+	CHECK_OK(rcc_chan_flush(c.a, TEST_TIMEOUT_MS));
+	/* one beyond the depth (the message may find it taken already) */
+	CHECK_OK(rcc_post_write(c.d.a, &sge, 1, rm.addr, rm.rkey, 3, RCC_SEND_SIGNALED));
+	int rc = rcc_chan_send(c.a, out, 10, TEST_TIMEOUT_MS);
+	CHECK_MSG(rc == 0 || rc == -EOVERFLOW, "send: %s", rcc_strerror(rc));
+	int sent = rc == 0 ? 2 : 1;
+	CHECK_EQ(rcc_chan_flush(c.a, TEST_TIMEOUT_MS), -EOVERFLOW);
+	CHECK_MSG(strstr(rcc_last_error(), "app_depth"), "rcc_last_error() says '%s'",
+		  rcc_last_error());
+	CHECK_EQ(rcc_chan_poll_app(c.a, wc, 4), 2);
+	CHECK_EQ(wc[0].wr_id, 1);
+	CHECK_WC(wc[0], RCC_WC_SUCCESS);
+	CHECK_EQ(wc[1].wr_id, 2);
+	CHECK_WC(wc[1], RCC_WC_SUCCESS);
+	CHECK_EQ(rcc_chan_poll_app(c.a, wc, 4), 0);
+	CHECK_EQ(rcc_chan_wait(c.a, 0), -EOVERFLOW);
+	CHECK_EQ(rcc_chan_recv(c.a, in, sizeof(in), NULL, 0), -EOVERFLOW);
+	CHECK_EQ(rcc_chan_send(c.a, out, 10, 0), -EOVERFLOW);
+	/* a failure of this side alone: the peer reads what was sent */
+	for (int i = 0; i < sent; i++) {
+		CHECK_EQ(rcc_chan_recv(c.b, in, sizeof(in), NULL, TEST_TIMEOUT_MS), 10);
+		CHECK_EQ(check_pattern(in, 10, 1), -1);
+	}
+	TEARDOWN(rcc_ep_close(c.d.a));
+	c.d.a = NULL;
+	TEARDOWN(rcc_ep_close(c.d.b));
+	c.d.b = NULL;
+	tbuf_free(&src);
+	tbuf_free(&dst);
+	chan_duo_close(&c);
+}
+
 TEST_MAIN(TEST(chan_roundtrip_poll), TEST(chan_roundtrip_wait), TEST(chan_roundtrip_fd),
 	  TEST(chan_roundtrip_hybrid), TEST(chan_credits_hold_sender), TEST(chan_both_ways),
 	  TEST(chan_both_ways_sleeping), TEST(chan_wait_any_credit_wakes),
@@ -927,4 +982,4 @@ TEST_MAIN(TEST(chan_roundtrip_poll), TEST(chan_roundtrip_wait), TEST(chan_roundt
 	  TEST(chan_hostile_bad_kind), TEST(chan_hostile_forged_credits),
 	  TEST(chan_hostile_empty_message), TEST(chan_hostile_credit_with_payload),
 	  TEST(chan_hostile_too_long), TEST(chan_write_imm_bad_rkey),
-	  TEST(chan_write_imm_out_of_bounds))
+	  TEST(chan_write_imm_out_of_bounds), TEST(chan_app_depth_overflow))
