@@ -974,6 +974,45 @@ static void chan_app_depth_overflow(void)
 	chan_duo_close(&c);
 }
 
+/*
+ * rcc_chan_flush() on the application's CQ only looks (timeout 0): the
+ * messages count as outstanding until the application has passed their
+ * completions to rcc_chan_handle() -- taken from the CQ is not enough.
+ */
+static void chan_flush_on_app_cq(void)
+{
+	struct chan_duo c;
+	uint8_t out[MSG_MAX];
+	struct rcc_wc wc[4];
+
+	CHECK_OK(chan_duo_open_ex(&c, RCC_CQ_POLL, 0, true));
+	CHECK_EQ(rcc_chan_flush(c.a, 0), 0); /* nothing sent yet */
+	for (uint32_t i = 0; i < 3; i++) {
+		fill_pattern(out, msg_len(i), i);
+		CHECK_OK(rcc_chan_send(c.a, out, msg_len(i), 0));
+	}
+	CHECK_EQ(rcc_chan_flush(c.a, 10), -EINVAL);
+	CHECK_EQ(rcc_chan_flush(c.a, -1), -EINVAL);
+	CHECK_EQ(rcc_chan_flush(c.a, 0), -EAGAIN);
+	/* b sends nothing: a's CQ holds its three send completions alone */
+	int n = 0;
+	uint64_t until = now_ms() + TEST_TIMEOUT_MS;
+	while (n < 3 && now_ms() < until) {
+		int k = rcc_cq_poll(c.cq_a, wc + n, 3 - n);
+		CHECK_OK(k);
+		n += k;
+	}
+	CHECK_EQ(n, 3);
+	CHECK_EQ(rcc_chan_flush(c.a, 0), -EAGAIN);
+	for (int i = 0; i < 3; i++) {
+		CHECK_WC(wc[i], RCC_WC_SUCCESS);
+		CHECK_EQ(rcc_chan_flush(c.a, 0), -EAGAIN);
+		CHECK_EQ(rcc_chan_handle(c.a, &wc[i]), 1);
+	}
+	CHECK_EQ(rcc_chan_flush(c.a, 0), 0);
+	chan_duo_close(&c);
+}
+
 TEST_MAIN(TEST(chan_roundtrip_poll), TEST(chan_roundtrip_wait), TEST(chan_roundtrip_fd),
 	  TEST(chan_roundtrip_hybrid), TEST(chan_credits_hold_sender), TEST(chan_both_ways),
 	  TEST(chan_both_ways_sleeping), TEST(chan_wait_any_credit_wakes),
@@ -982,4 +1021,5 @@ TEST_MAIN(TEST(chan_roundtrip_poll), TEST(chan_roundtrip_wait), TEST(chan_roundt
 	  TEST(chan_hostile_bad_kind), TEST(chan_hostile_forged_credits),
 	  TEST(chan_hostile_empty_message), TEST(chan_hostile_credit_with_payload),
 	  TEST(chan_hostile_too_long), TEST(chan_write_imm_bad_rkey),
-	  TEST(chan_write_imm_out_of_bounds), TEST(chan_app_depth_overflow))
+	  TEST(chan_write_imm_out_of_bounds), TEST(chan_app_depth_overflow),
+	  TEST(chan_flush_on_app_cq))
