@@ -59,6 +59,7 @@ struct chan_duo {
 	struct duo d;
 	struct rcc_cq *cq_a, *cq_b; /* NULL: the channels' own */
 	struct rcc_chan *a, *b;
+	struct tbuf src, dst; /* a case's buffers (chan_duo_bufs()), or none */
 };
 
 static int chan_duo_open_ex(struct chan_duo *c, enum rcc_cq_mode mode, uint32_t app_depth,
@@ -119,12 +120,23 @@ static int chan_duo_open(struct chan_duo *c, enum rcc_cq_mode mode)
 	return chan_duo_open_ex(c, mode, 16, false);
 }
 
+/* Two registered buffers for the one-sided requests of a case, src_len and
+ * dst_len bytes, every access; chan_duo_close() frees them. */
+static int chan_duo_bufs(struct chan_duo *c, size_t src_len, size_t dst_len)
+{
+	int rc = tbuf_alloc(&c->src, c->d.ctx, src_len, ALL_ACCESS);
+	return rc ? rc : tbuf_alloc(&c->dst, c->d.ctx, dst_len, ALL_ACCESS);
+}
+
 static void chan_duo_close(struct chan_duo *c)
 {
 	if (c->d.a)
 		TEARDOWN(rcc_ep_close(c->d.a));
 	if (c->d.b)
 		TEARDOWN(rcc_ep_close(c->d.b));
+	/* the endpoints are closed: no request uses the buffers any more */
+	tbuf_free(&c->src);
+	tbuf_free(&c->dst);
 	TEARDOWN(rcc_chan_destroy(c->a));
 	TEARDOWN(rcc_chan_destroy(c->b));
 	if (c->cq_a)
@@ -444,19 +456,17 @@ static void chan_refuses_misuse(void)
 static void chan_on_app_cq(void)
 {
 	struct chan_duo c;
-	struct tbuf src, dst;
 	uint8_t out[MSG_MAX], in[MSG_MAX];
 	struct rcc_wc wc[8];
 
 	CHECK_OK(chan_duo_open_ex(&c, RCC_CQ_POLL, 16, true));
 	CHECK(rcc_chan_cq(c.a) == c.cq_a && rcc_ep_send_cq(c.d.a) == c.cq_a);
-	CHECK_OK(tbuf_alloc(&src, c.d.ctx, 4096, ALL_ACCESS));
-	CHECK_OK(tbuf_alloc(&dst, c.d.ctx, 4096, ALL_ACCESS));
-	fill_pattern(src.p, 4096, 42);
+	CHECK_OK(chan_duo_bufs(&c, 4096, 4096));
+	fill_pattern(c.src.p, 4096, 42);
 
 	CHECK_EQ(rcc_chan_send(c.a, out, 1, 10), -EINVAL); /* never waits here */
-	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
-	struct rcc_sge sge = tbuf_sge(&src, 0, 4096);
+	struct rcc_remote_mr rm = rcc_mr_remote(c.dst.mr);
+	struct rcc_sge sge = tbuf_sge(&c.src, 0, 4096);
 	CHECK_OK(rcc_post_write(c.d.a, &sge, 1, rm.addr, rm.rkey, 77, RCC_SEND_SIGNALED));
 	fill_pattern(out, 100, 5);
 	CHECK_OK(rcc_chan_send(c.a, out, 100, 0));
@@ -493,20 +503,13 @@ static void chan_on_app_cq(void)
 	CHECK_EQ(mine, 1);
 	CHECK_EQ(theirs_a, 1);
 	CHECK_EQ(got, 1);
-	CHECK_EQ(check_pattern(dst.p, 4096, 42), -1);
+	CHECK_EQ(check_pattern(c.dst.p, 4096, 42), -1);
 	/* another endpoint's or another tag's completion is not the channel's */
 	struct rcc_wc other = { .wr_id = (uint64_t)RCC_CHAN_WR_ID_TAG << 56, .ep = c.d.b };
 	CHECK_EQ(rcc_chan_handle(c.a, &other), 0);
 	other.ep = c.d.a;
 	other.wr_id = 1;
 	CHECK_EQ(rcc_chan_handle(c.a, &other), 0);
-
-	TEARDOWN(rcc_ep_close(c.d.a));
-	c.d.a = NULL;
-	TEARDOWN(rcc_ep_close(c.d.b));
-	c.d.b = NULL;
-	tbuf_free(&src);
-	tbuf_free(&dst);
 	chan_duo_close(&c);
 }
 
@@ -521,7 +524,6 @@ static void chan_on_app_cq(void)
 static void chan_write_imm_notes(void)
 {
 	struct chan_duo c;
-	struct tbuf src, win;
 	uint8_t msg[MSG_MAX];
 	struct rcc_chan_write_note note;
 	struct rcc_wc wc[8];
@@ -529,10 +531,9 @@ static void chan_write_imm_notes(void)
 	uint32_t done = 0;
 
 	CHECK_OK(chan_duo_open(&c, RCC_CQ_WAIT));
-	CHECK_OK(tbuf_alloc(&src, c.d.ctx, CHUNK, ALL_ACCESS));
-	CHECK_OK(tbuf_alloc(&win, c.d.ctx, CREDITS * CHUNK, ALL_ACCESS));
+	CHECK_OK(chan_duo_bufs(&c, CHUNK, CREDITS * CHUNK));
 	/* the window's address travels as a message, as an application does it */
-	struct rcc_remote_mr rm = rcc_mr_remote(win.mr);
+	struct rcc_remote_mr rm = rcc_mr_remote(c.dst.mr);
 	uint8_t wire[RCC_REMOTE_MR_WIRE_SIZE];
 	rcc_remote_mr_encode(&rm, wire);
 	CHECK_OK(rcc_chan_send(c.b, wire, sizeof(wire), TEST_TIMEOUT_MS));
@@ -540,8 +541,8 @@ static void chan_write_imm_notes(void)
 	CHECK_OK(rcc_remote_mr_decode(msg, sizeof(wire), &rm));
 
 	for (uint32_t i = 0; i < rounds; i++) {
-		struct rcc_sge sge = tbuf_sge(&src, 0, CHUNK);
-		fill_pattern(src.p, CHUNK, 500 + i);
+		struct rcc_sge sge = tbuf_sge(&c.src, 0, CHUNK);
+		fill_pattern(c.src.p, CHUNK, 500 + i);
 		/* src is reused: wait until the previous chunk's WRITE completed */
 		CHECK_OK(rcc_chan_write_imm(c.a, &sge, 1, rm.addr + (i % CREDITS) * CHUNK, rm.rkey,
 					    0x1000 + i, 9000 + i, RCC_SEND_SIGNALED,
@@ -565,13 +566,13 @@ static void chan_write_imm_notes(void)
 		CHECK_EQ(rcc_chan_recv(c.b, msg, sizeof(msg), &note, TEST_TIMEOUT_MS), 0);
 		CHECK_EQ(note.imm, 0x1000 + i);
 		CHECK_EQ(note.len, CHUNK);
-		CHECK_EQ(check_pattern(win.p + (i % CREDITS) * CHUNK, CHUNK, 500 + i), -1);
+		CHECK_EQ(check_pattern(c.dst.p + (i % CREDITS) * CHUNK, CHUNK, 500 + i), -1);
 		int n = rcc_chan_recv(c.b, msg, sizeof(msg), &note, TEST_TIMEOUT_MS);
 		CHECK_EQ(n, msg_len(i));
 		CHECK_EQ(check_pattern(msg, (size_t)n, i), -1);
 	}
 	/* WRITEs hold the writer back like messages do */
-	struct rcc_sge sge = tbuf_sge(&src, 0, 8);
+	struct rcc_sge sge = tbuf_sge(&c.src, 0, 8);
 	uint32_t posted = 0;
 	while (rcc_chan_write_imm(c.a, &sge, 1, rm.addr, rm.rkey, 1, 1, 0, 0) == 0)
 		CHECK(++posted < CREDITS);
@@ -583,12 +584,6 @@ static void chan_write_imm_notes(void)
 	CHECK_EQ(rcc_chan_recv(c.b, msg, sizeof(msg), NULL, TEST_TIMEOUT_MS), -EPROTO);
 	CHECK_EQ(rcc_chan_poll_app(c.b, wc, 0), -EINVAL);
 	CHECK_EQ(rcc_chan_wait(c.b, -2), -EINVAL);
-	tbuf_free(&src);
-	TEARDOWN(rcc_ep_close(c.d.a));
-	c.d.a = NULL;
-	TEARDOWN(rcc_ep_close(c.d.b));
-	c.d.b = NULL;
-	tbuf_free(&win);
 	chan_duo_close(&c);
 }
 
@@ -861,21 +856,19 @@ static void chan_hostile_too_long(void) { hostile(TOO_LONG); }
 static void write_imm_refused(bool bad_rkey)
 {
 	struct chan_duo c;
-	struct tbuf src, win;
 	uint8_t out[MSG_MAX], in[MSG_MAX];
 	struct rcc_chan_write_note note;
 	struct rcc_wc wc[4];
 
 	CHECK_OK(chan_duo_open(&c, RCC_CQ_WAIT));
-	CHECK_OK(tbuf_alloc(&src, c.d.ctx, CHUNK, ALL_ACCESS));
-	CHECK_OK(tbuf_alloc(&win, c.d.ctx, 4096, ALL_ACCESS));
-	fill_pattern(win.p, 4096, 3);
-	struct rcc_remote_mr rm = rcc_mr_remote(win.mr);
+	CHECK_OK(chan_duo_bufs(&c, CHUNK, 4096));
+	fill_pattern(c.dst.p, 4096, 3);
+	struct rcc_remote_mr rm = rcc_mr_remote(c.dst.mr);
 	uint64_t raddr = bad_rkey ? rm.addr : rm.addr + rm.length - CHUNK / 2;
 	uint32_t rkey = bad_rkey ? rm.rkey ^ 0x5a5a0000u : rm.rkey;
 	fill_pattern(out, 5, 1);
 	CHECK_OK(rcc_chan_send(c.a, out, 5, TEST_TIMEOUT_MS));
-	struct rcc_sge sge = tbuf_sge(&src, 0, CHUNK);
+	struct rcc_sge sge = tbuf_sge(&c.src, 0, CHUNK);
 	CHECK_OK(rcc_chan_write_imm(c.a, &sge, 1, raddr, rkey, 0x77, 4242, RCC_SEND_SIGNALED,
 				    TEST_TIMEOUT_MS));
 
@@ -906,13 +899,7 @@ static void write_imm_refused(bool bad_rkey)
 	int rc = rcc_chan_recv(c.b, in, sizeof(in), &note, TEST_TIMEOUT_MS);
 	CHECK_MSG(rc == -ECONNRESET || (test_on_verbs() && rc == -EIO), "peer: %s",
 		  rcc_strerror(rc));
-	CHECK_EQ(check_pattern(win.p, 4096, 3), -1);
-	TEARDOWN(rcc_ep_close(c.d.a));
-	c.d.a = NULL;
-	TEARDOWN(rcc_ep_close(c.d.b));
-	c.d.b = NULL;
-	tbuf_free(&src);
-	tbuf_free(&win);
+	CHECK_EQ(check_pattern(c.dst.p, 4096, 3), -1);
 	chan_duo_close(&c);
 }
 
@@ -927,15 +914,13 @@ static void chan_write_imm_out_of_bounds(void) { write_imm_refused(false); }
 static void chan_app_depth_overflow(void)
 {
 	struct chan_duo c;
-	struct tbuf src, dst;
 	uint8_t out[MSG_MAX], in[MSG_MAX];
 	struct rcc_wc wc[4];
 
 	CHECK_OK(chan_duo_open_ex(&c, RCC_CQ_WAIT, 2, false));
-	CHECK_OK(tbuf_alloc(&src, c.d.ctx, 64, ALL_ACCESS));
-	CHECK_OK(tbuf_alloc(&dst, c.d.ctx, 64, ALL_ACCESS));
-	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
-	struct rcc_sge sge = tbuf_sge(&src, 0, 64);
+	CHECK_OK(chan_duo_bufs(&c, 64, 64));
+	struct rcc_remote_mr rm = rcc_mr_remote(c.dst.mr);
+	struct rcc_sge sge = tbuf_sge(&c.src, 0, 64);
 	fill_pattern(out, 10, 1);
 	/* as many WRITEs as app_depth, then a message: once it is flushed (send
 	 * completions come in order) the channel has taken both WRITEs' too */
@@ -965,12 +950,6 @@ static void chan_app_depth_overflow(void)
 		CHECK_EQ(rcc_chan_recv(c.b, in, sizeof(in), NULL, TEST_TIMEOUT_MS), 10);
 		CHECK_EQ(check_pattern(in, 10, 1), -1);
 	}
-	TEARDOWN(rcc_ep_close(c.d.a));
-	c.d.a = NULL;
-	TEARDOWN(rcc_ep_close(c.d.b));
-	c.d.b = NULL;
-	tbuf_free(&src);
-	tbuf_free(&dst);
 	chan_duo_close(&c);
 }
 
