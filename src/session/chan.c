@@ -366,7 +366,7 @@ static int pump(struct rcc_chan *ch, int ms)
 		if (ch->app_n == ch->app_cap) {
 			/* more requests than the depth asked for: do not lose it silently */
 			log_warn("message channel to %s: an application completion beyond "
-				 "its sq_depth (%u)",
+				 "app_depth (%u)",
 				 rcc_ep_peer(ch->ep), ch->app_cap);
 			chan_fail(ch, -EOVERFLOW, "more application completions than app_depth");
 			continue;
