@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "pair.h"
+#include "raw_listener.h"
 
 struct server_job {
 	struct rcc_ctx *ctx;
@@ -236,34 +237,6 @@ static void connect_refused(void)
 
 /* A server that accepts the TCP connection but never answers (tcp only):
  * the connect gives up after its timeout. */
-/* A plain TCP listener on loopback, standing in for a peer that is not rcc;
- * its "127.0.0.1:port" goes to addr. The descriptor, or -1. */
-static int raw_listener(char *addr, size_t len)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	socklen_t sl = sizeof(sin);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	if (fd < 0)
-		return -1;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 4) ||
-	    getsockname(fd, (struct sockaddr *)&sin, &sl)) {
-		close(fd);
-		return -1;
-	}
-	snprintf(addr, len, "127.0.0.1:%d", ntohs(sin.sin_port));
-	return fd;
-}
-
-static void *accept_and_close(void *arg)
-{
-	int c = accept(*(int *)arg, NULL, NULL);
-	if (c >= 0)
-		close(c);
-	return NULL;
-}
-
 static void connect_timeout(void)
 {
 	struct env e = { 0 };
@@ -329,7 +302,7 @@ static void closed_before_answer(void)
 		SKIP_CASE("tcp", "a raw TCP listener stands in for the peer");
 	int fd = raw_listener(addr, sizeof(addr));
 	CHECK(fd >= 0);
-	CHECK(pthread_create(&th, NULL, accept_and_close, &fd) == 0);
+	CHECK(pthread_create(&th, NULL, raw_accept_and_close, &fd) == 0);
 	CHECK_OK(test_ctx_open(&e.ctx));
 	CHECK_OK(rcc_cq_create(e.ctx, NULL, &e.cq));
 	struct rcc_ep_attr a = { .send_cq = e.cq };
