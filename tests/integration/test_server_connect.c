@@ -12,8 +12,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "pair.h"
+#include "raw_listener.h"
 #include "rcc/session.h"
 #include "server_start.h"
 
@@ -594,6 +596,54 @@ static void refused(enum rcc_thread_mode tm, int threads)
 static void per_ep_refused(void) { refused(RCC_THREAD_PER_EP, 0); }
 static void shared_refused(void) { refused(RCC_THREAD_SHARED_CQ, 2); }
 
+/* The peer takes the TCP connection and then never answers, or closes it
+ * unanswered (tcp only: a plain listener stands in for a hostile peer). The
+ * connect fails within its timeout with what happened, the connection never
+ * reaches the application and holds no slot, and the server goes on. */
+static void hostile_peer(enum rcc_thread_mode tm, int threads)
+{
+	struct env e;
+	struct rcc_server_stats st;
+	struct rcc_ep *ep = (struct rcc_ep *)&e; /* must stay as it is */
+	char addr[64];
+	pthread_t th;
+
+	if (test_transport() != RCC_TRANSPORT_TCP)
+		SKIP_CASE("tcp", "a plain TCP listener stands in for the peer");
+	CHECK_OK(env_open(&e, tm, threads, 1, 0));
+	int fd = raw_listener(addr, sizeof(addr));
+	CHECK(fd >= 0);
+	/* silent: the backlog takes the connection, nobody answers; the caller's
+	 * 300 ms hold, not the 5 s default (16x, room for a loaded host) */
+	uint64_t t0 = now_ms();
+	CHECK_EQ(rcc_server_connect(e.a.srv, addr, NULL, 300, &e.conn[0], &ep), -ETIMEDOUT);
+	CHECK(now_ms() - t0 < 5000);
+	CHECK_MSG(strstr(rcc_last_error(), "no answer from"), "last error: %s", rcc_last_error());
+	close(fd);
+	/* closed unanswered (a listener of its own: the silent one's backlog
+	 * still holds the connection given up on) */
+	fd = raw_listener(addr, sizeof(addr));
+	CHECK(fd >= 0);
+	CHECK(pthread_create(&th, NULL, raw_accept_and_close, &fd) == 0);
+	int rc = rcc_server_connect(e.a.srv, addr, NULL, TEST_TIMEOUT_MS, &e.conn[0], &ep);
+	pthread_join(th, NULL);
+	close(fd);
+	CHECK_EQ(rc, -ECONNRESET);
+	CHECK(ep == (struct rcc_ep *)&e);
+	rcc_server_stats(e.a.srv, &st);
+	CHECK_EQ(st.active, 0);
+	/* max_connections 1: a slot either failure kept would refuse this one */
+	CHECK_OK(connect_one(&e, 1));
+	CHECK(wait_for(&e.conn[1].connects, 1));
+	CHECK_OK(stop_server(&e.a.srv));
+	CHECK_NEVER_SERVED(&e.conn[0]);
+	CHECK_EQ(atomic_load(&e.conn[1].disconnects), 1);
+	env_close(&e);
+}
+
+static void per_ep_hostile_peer(void) { hostile_peer(RCC_THREAD_PER_EP, 0); }
+static void shared_hostile_peer(void) { hostile_peer(RCC_THREAD_SHARED_CQ, 2); }
+
 /* max_connections counts connections A opens and those it accepts alike. */
 static void max_connections_shared(enum rcc_thread_mode tm, int threads)
 {
@@ -702,5 +752,6 @@ static void shared_one_thread_from_callback(void) { from_callback(RCC_THREAD_SHA
 
 TEST_MAIN(TEST(per_ep_peer_ends), TEST(shared_peer_ends), TEST(per_ep_self_ends),
 	  TEST(shared_self_ends), TEST(per_ep_refused), TEST(shared_refused),
-	  TEST(per_ep_max_connections), TEST(shared_max_connections), TEST(per_ep_srq),
-	  TEST(shared_srq), TEST(per_ep_from_callback), TEST(shared_one_thread_from_callback))
+	  TEST(per_ep_hostile_peer), TEST(shared_hostile_peer), TEST(per_ep_max_connections),
+	  TEST(shared_max_connections), TEST(per_ep_srq), TEST(shared_srq),
+	  TEST(per_ep_from_callback), TEST(shared_one_thread_from_callback))
