@@ -107,6 +107,19 @@ static size_t copy_in(struct shm_ring *r, const struct iovec *iov, int n, size_t
 	return done;
 }
 
+/* Too little room (less than want): say that the producer waits for room,
+ * then look again -- the consumer may have freed it before it could see the
+ * flag. Dekker with the consumer, which publishes head, fences and rings if
+ * the flag is set. Returns the room if now enough, 0 if not (the flag stays
+ * set: the consumer's next read rings for us), -1 if the ring is broken. */
+static long wait_for_room(struct shm_ring *r, uint32_t want)
+{
+	atomic_store_explicit(&r->tx->space_wait, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	long room = tx_room(r);
+	return room < 0 || room >= (long)want ? room : 0;
+}
+
 long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 {
 	size_t want = 0, done = 0;
@@ -118,13 +131,9 @@ long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 		if (room < 0)
 			return -EPROTO;
 		if (room == 0) {
-			/* Full: say we wait for room, then look again (the consumer
-			 * may have emptied it before it could see the flag). A short
-			 * write therefore always leaves the flag set on a ring seen
-			 * full after it: the consumer's next read rings for us. */
-			atomic_store_explicit(&r->tx->space_wait, 1, memory_order_relaxed);
-			atomic_thread_fence(memory_order_seq_cst);
-			room = tx_room(r);
+			/* Full: a short write always leaves the flag set on a ring
+			 * seen full after it. */
+			room = wait_for_room(r, 1);
 			if (room < 0)
 				return -EPROTO;
 			if (room == 0)
@@ -140,6 +149,19 @@ long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 	return (long)done;
 }
 
+/* Copy len bytes of the ring we consume, from index at on, into dst. */
+static void copy_out(const struct shm_ring *r, uint64_t at, uint8_t *dst, size_t len)
+{
+	while (len) {
+		uint32_t pos = (uint32_t)(at & (r->cap - 1));
+		size_t take = r->cap - pos < len ? r->cap - pos : len;
+		memcpy(dst, r->rx_data + pos, take);
+		dst += take;
+		at += take;
+		len -= take;
+	}
+}
+
 long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
 {
 	uint64_t head = atomic_load_explicit(&r->rx_head, memory_order_relaxed);
@@ -149,17 +171,9 @@ long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
 	if (have < 0)
 		return -EPROTO;
 	for (int i = 0; i < n && have > 0; i++) {
-		uint8_t *dst = iov[i].iov_base;
 		size_t len = iov[i].iov_len < (size_t)have ? iov[i].iov_len : (size_t)have;
-		size_t left = len;
-		while (left) {
-			uint32_t at = (uint32_t)((head + done) & (r->cap - 1));
-			size_t take = r->cap - at < left ? r->cap - at : left;
-			memcpy(dst, r->rx_data + at, take);
-			dst += take;
-			left -= take;
-			done += take;
-		}
+		copy_out(r, head + done, iov[i].iov_base, len);
+		done += len;
 		have -= (long)len;
 	}
 	if (done) {
