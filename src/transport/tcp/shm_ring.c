@@ -210,6 +210,8 @@ bool rcci_shm_ring_arm(struct shm_ring *r)
 	return rcci_shm_ring_rx_ready(r);
 }
 
+bool rcci_shm_ring_arm_tx(struct shm_ring *r) { return wait_for_room(r, 1) != 0; }
+
 bool rcci_shm_ring_rx_ready(const struct shm_ring *r) { return rx_avail(r) != 0; }
 
 bool rcci_shm_ring_tx_room(const struct shm_ring *r) { return tx_room(r) != 0; }

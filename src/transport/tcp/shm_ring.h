@@ -97,6 +97,10 @@ bool rcci_shm_ring_wake_producer(struct shm_ring *r);
 /* Announce that the consumer is going to sleep; then whether bytes are
  * already there (do not sleep then). */
 bool rcci_shm_ring_arm(struct shm_ring *r);
+/* Announce that a blocked producer is going to sleep (as a write that finds
+ * the ring full does), so the consumer's next read rings for us; then
+ * whether there is room already (do not sleep then). */
+bool rcci_shm_ring_arm_tx(struct shm_ring *r);
 /* Whether bytes wait to be read, or the peer's index is impossible (the read
  * reports it). No side effect. */
 bool rcci_shm_ring_rx_ready(const struct shm_ring *r);

@@ -98,7 +98,18 @@ bool rcci_shm_stream_ready(struct tcp_ep *ep)
 		rcci_shm_ring_tx_room(&ep->shm));
 }
 
+/*
+ * A blocked transmit arms the ring too: it is not always blocked on a ring it
+ * saw full -- one that used up its rounds (tx.c) stops with the flag unset,
+ * and if the ring then fills before a sleeper looks, neither room nor a
+ * doorbell would ever come (the producer asleep, the consumer never ringing).
+ */
 bool rcci_shm_stream_arm(struct tcp_ep *ep)
 {
-	return rcci_shm_ring_arm(&ep->shm) || rcci_shm_stream_ready(ep);
+	bool ready = rcci_shm_ring_arm(&ep->shm);
+
+	if (atomic_load_explicit(&ep->want_out, memory_order_relaxed) &&
+	    rcci_shm_ring_arm_tx(&ep->shm))
+		ready = true;
+	return ready || rcci_shm_stream_ready(ep);
 }
