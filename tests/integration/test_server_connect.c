@@ -554,6 +554,24 @@ static void shared_peer_ends(void) { peer_ends(RCC_THREAD_SHARED_CQ, 2); }
 static void per_ep_self_ends(void) { self_ends(RCC_THREAD_PER_EP, 0); }
 static void shared_self_ends(void) { self_ends(RCC_THREAD_SHARED_CQ, 2); }
 
+/* After connects of conn 0 that failed: no slot held, nothing counted as
+ * rejected, conn 0 never reached a callback, and the server goes on (conn 1
+ * is served and ended once). Closes the env. */
+static void after_failed_connects(struct env *e)
+{
+	struct rcc_server_stats st;
+
+	rcc_server_stats(e->a.srv, &st);
+	CHECK_EQ(st.active, 0);
+	CHECK_EQ(st.rejected, 0);
+	CHECK_OK(connect_one(e, 1));
+	CHECK(wait_for(&e->conn[1].connects, 1));
+	CHECK_OK(stop_server(&e->a.srv));
+	CHECK_NEVER_SERVED(&e->conn[0]);
+	CHECK_EQ(atomic_load(&e->conn[1].disconnects), 1);
+	env_close(e);
+}
+
 /* Nothing listens: the status comes back, the connection never existed for
  * the application (no callback, *ep untouched, no slot held). Bad
  * arguments are refused before anything happens. */
@@ -561,7 +579,6 @@ static void refused(enum rcc_thread_mode tm, int threads)
 {
 	struct env e;
 	struct rcc_listener *probe;
-	struct rcc_server_stats st;
 	struct rcc_ep *ep = (struct rcc_ep *)&e; /* must stay as it is */
 	char any[128], addr[128];
 
@@ -581,16 +598,7 @@ static void refused(enum rcc_thread_mode tm, int threads)
 	CHECK_EQ(rcc_server_connect(e.a.srv, addr, NULL, 0, NULL, NULL), -EINVAL);
 	CHECK_EQ(rcc_server_connect(e.a.srv, addr, NULL, -1, NULL, &ep), -EINVAL);
 	CHECK(ep == (struct rcc_ep *)&e);
-	rcc_server_stats(e.a.srv, &st);
-	CHECK_EQ(st.active, 0);
-	CHECK_EQ(st.rejected, 0);
-	/* the server goes on: a connection after the failures is served */
-	CHECK_OK(connect_one(&e, 1));
-	CHECK(wait_for(&e.conn[1].connects, 1));
-	CHECK_OK(stop_server(&e.a.srv));
-	CHECK_NEVER_SERVED(&e.conn[0]);
-	CHECK_EQ(atomic_load(&e.conn[1].disconnects), 1);
-	env_close(&e);
+	after_failed_connects(&e);
 }
 
 static void per_ep_refused(void) { refused(RCC_THREAD_PER_EP, 0); }
@@ -603,7 +611,6 @@ static void shared_refused(void) { refused(RCC_THREAD_SHARED_CQ, 2); }
 static void hostile_peer(enum rcc_thread_mode tm, int threads)
 {
 	struct env e;
-	struct rcc_server_stats st;
 	struct rcc_ep *ep = (struct rcc_ep *)&e; /* must stay as it is */
 	char addr[64];
 	pthread_t th;
@@ -630,15 +637,8 @@ static void hostile_peer(enum rcc_thread_mode tm, int threads)
 	close(fd);
 	CHECK_EQ(rc, -ECONNRESET);
 	CHECK(ep == (struct rcc_ep *)&e);
-	rcc_server_stats(e.a.srv, &st);
-	CHECK_EQ(st.active, 0);
-	/* max_connections 1: a slot either failure kept would refuse this one */
-	CHECK_OK(connect_one(&e, 1));
-	CHECK(wait_for(&e.conn[1].connects, 1));
-	CHECK_OK(stop_server(&e.a.srv));
-	CHECK_NEVER_SERVED(&e.conn[0]);
-	CHECK_EQ(atomic_load(&e.conn[1].disconnects), 1);
-	env_close(&e);
+	/* with max_connections 1, a slot either failure kept refuses conn 1 */
+	after_failed_connects(&e);
 }
 
 static void per_ep_hostile_peer(void) { hostile_peer(RCC_THREAD_PER_EP, 0); }
