@@ -111,8 +111,10 @@ static size_t copy_in(struct shm_ring *r, const struct iovec *iov, int n, size_t
  * then look again -- the consumer may have freed it before it could see the
  * flag. Dekker with the consumer, which publishes head, fences and rings if
  * the flag is set. Returns the room if now enough, 0 if not (the flag stays
- * set: the consumer's next read rings for us), -1 if the ring is broken. */
-static long wait_for_room(struct shm_ring *r, uint32_t want)
+ * set: the consumer's next read rings for us), -1 if the ring is broken.
+ * Out of line, as the other fences here are: gcc refuses a fence inlined
+ * into its callers under -fsanitize=thread (-Wtsan). */
+static __attribute__((noinline)) long wait_for_room(struct shm_ring *r, uint32_t want)
 {
 	atomic_store_explicit(&r->tx->space_wait, 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_seq_cst);
