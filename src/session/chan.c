@@ -445,9 +445,12 @@ static unsigned have_any(const struct rcc_chan *ch, unsigned wants)
 {
 	unsigned got = 0;
 
-	for (unsigned bit = 1; bit <= WANT_FLUSHED; bit <<= 1)
-		if ((wants & bit) && have(ch, (enum chan_want)bit))
+	/* only the bits asked for: a send (one bit, every message) looks once */
+	for (unsigned left = wants; left; left &= left - 1) {
+		unsigned bit = left & -left;
+		if (have(ch, (enum chan_want)bit))
 			got |= bit;
+	}
 	return got;
 }
 
