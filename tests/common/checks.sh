@@ -2,7 +2,7 @@
 # The verdict helpers of the tool test scripts (sourced by tests/xfer/lib.sh,
 # tests/pingpong/pingpong.sh and tests/tools/launch-pair.sh): counted checks, a
 # final verdict that fails when no case ran, bounded polling, bounded waits
-# for a background process, and kill_tree.
+# for a background process, the tool under a `timeout`, and kill_tree.
 # shellcheck shell=bash
 
 PASSES=0
@@ -84,6 +84,10 @@ wait_status() {
 	wait "$pid" 2>/dev/null
 	ST=$?
 }
+
+# tool_of PID: the tool that a `timeout` started in the background (PID,
+# from $!) runs: its only child.
+tool_of() { cat "/proc/$1/task/$1/children" 2>/dev/null | awk '{print $1}'; }
 
 # kill_tree PID: the process and its children. A tool under `timeout` must go
 # with it: SIGKILL on timeout itself leaves the tool running, orphaned, with

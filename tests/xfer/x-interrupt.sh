@@ -12,8 +12,6 @@ mkfile "$src/data.bin" $((40 << 20))
 RATE=10M         # slow enough to interrupt mid-way (4 s for the file)
 MID=$((6 << 20)) # act once this much is durable at the receiver
 
-child_of() { cat "/proc/$1/task/$1/children" 2>/dev/null | awk '{print $1}'; }
-
 # wait_mid NAME: the sender's JSON progress passed MID.
 wait_mid() { wait_until 30 progress_at_least "$WORK/$1.out" "$MID"; }
 
@@ -34,7 +32,7 @@ d=$WORK/d1
 start_recv r1 "$d" --once --chunk-size 1M || finish
 send_bg s1 "$RECV_PORT_r1" --json --limit-rate $RATE "$src/data.bin"
 check "sender killed: transfer got going" wait_mid s1
-kill -KILL "$(child_of "$SEND_PID")"
+kill -KILL "$(tool_of "$SEND_PID")"
 wait_status "$RECV_PID_r1" 15; st=$ST
 expect_status "sender killed: receiver (--once) notices" 6 "$st" "$WORK/r1.err"
 check "sender killed: receiver says so" has_line "$WORK/r1.err" 'connection lost.*kept for resume'
@@ -47,7 +45,7 @@ d=$WORK/d2
 start_recv r2 "$d" --once --chunk-size 1M || finish
 send_bg s2 "$RECV_PORT_r2" --json --limit-rate $RATE "$src/data.bin"
 check "receiver killed: transfer got going" wait_mid s2
-kill -KILL "$(child_of "$RECV_PID_r2")"
+kill -KILL "$(tool_of "$RECV_PID_r2")"
 wait_status "$SEND_PID" 15; st=$ST
 expect_status "receiver killed: sender notices" 6 "$st" "$WORK/s2.err"
 # On Soft-RoCE the dead receiver's memory can go before its connection does:
@@ -66,7 +64,7 @@ d=$WORK/d3
 start_recv r3 "$d" --once --chunk-size 1M || finish
 send_bg s3 "$RECV_PORT_r3" --json --limit-rate $RATE "$src/data.bin"
 check "receiver stopped: transfer got going" wait_mid s3
-kill -TERM "$(child_of "$RECV_PID_r3")"
+kill -TERM "$(tool_of "$RECV_PID_r3")"
 wait_status "$RECV_PID_r3" 15; st=$ST
 expect_status "receiver stopped: exits as interrupted" 130 "$st" "$WORK/r3.err"
 wait_status "$SEND_PID" 15; st=$ST
@@ -80,7 +78,7 @@ d=$WORK/d4
 start_recv r4 "$d" --once --chunk-size 1M || finish
 send_bg s4 "$RECV_PORT_r4" --json --limit-rate $RATE "$src/data.bin"
 check "sender interrupted: transfer got going" wait_mid s4
-kill -INT "$(child_of "$SEND_PID")"
+kill -INT "$(tool_of "$SEND_PID")"
 wait_status "$SEND_PID" 15; st=$ST
 expect_status "sender interrupted: exits as interrupted" 130 "$st" "$WORK/s4.err"
 wait_status "$RECV_PID_r4" 15; st=$ST
@@ -93,7 +91,7 @@ cp "$src/data.bin" "$src/other.bin"
 start_recv r6 "$d" --once --chunk-size 1M || finish
 send_bg s6 "$RECV_PORT_r6" --json --limit-rate $RATE "$src/other.bin"
 check "rewritten source: transfer got going" wait_mid s6
-kill -KILL "$(child_of "$SEND_PID")"
+kill -KILL "$(tool_of "$SEND_PID")"
 wait_status "$RECV_PID_r6" 15
 check "rewritten source: part kept" test -s "$d/.other.bin.rcc-part"
 touch -r "$src/other.bin" "$WORK/stamp"
@@ -110,7 +108,7 @@ d=$WORK/d5
 start_recv r5 "$d" --once --chunk-size 1M || finish
 send_bg s5 "$RECV_PORT_r5" --json --limit-rate $RATE -t 3 "$src/data.bin"
 check "receiver frozen: transfer got going" wait_mid s5
-rpid=$(child_of "$RECV_PID_r5")
+rpid=$(tool_of "$RECV_PID_r5")
 kill -STOP "$rpid"
 wait_status "$SEND_PID" 20
 kill -CONT "$rpid"
