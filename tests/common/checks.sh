@@ -50,23 +50,33 @@ wait_until() {
 	done
 }
 
-# stacks PID: every thread's stack in PID and its children (a tool under
-# `timeout`), printed before a process found hung is killed: what it waited
-# for is the first thing to know, and a rare hang may not come again. gdb
-# when installed (scripts/lib.sh installs it for the tests), else each
-# thread's kernel wait channel.
+# stacks PID: every thread's stack in PID and its descendants (a tool under
+# `timeout`; a sanitizer's leak checker, a clone that ptrace-stops the
+# process at exit), printed before a process found hung is killed: what it
+# waited for is the first thing to know, and a rare hang may not come again.
+# Each process's state and tracer first: a process already traced cannot be
+# attached by gdb, and its tracer is the one to look at. gdb when installed
+# (scripts/lib.sh installs it for the tests), its own words when it shows no
+# stack; else each thread's kernel wait channel.
 stacks() {
-	local p t
-	for p in "$1" $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
-		say "    stacks of $p ($(cat "/proc/$p/comm" 2>/dev/null)):"
-		if command -v gdb >/dev/null; then
-			timeout 60 gdb -p "$p" -batch -nx -ex 'thread apply all bt' 2>&1 |
-				grep -E '^(Thread |#)' | sed 's/^/      /'
+	local p t out c
+	p=$1
+	say "    stacks of $p ($(cat "/proc/$p/comm" 2>/dev/null)," \
+		"$(grep -E '^(State|TracerPid):' "/proc/$p/status" 2>/dev/null | tr -s '\t\n' '  ')):"
+	if command -v gdb >/dev/null; then
+		out=$(timeout 60 gdb -p "$p" -batch -nx -ex 'thread apply all bt' 2>&1)
+		if grep -qE '^(Thread |#)' <<<"$out"; then
+			grep -E '^(Thread |#)' <<<"$out" | sed 's/^/      /'
 		else
-			for t in /proc/"$p"/task/*; do
-				say "      thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)): $(cat "$t/wchan" 2>/dev/null)"
-			done
+			tail -n 5 <<<"$out" | sed 's/^/      gdb: /'
 		fi
+	fi
+	for t in /proc/"$p"/task/*; do
+		say "      thread ${t##*/} ($(cat "$t/comm" 2>/dev/null)):" \
+			"$(awk '{print $3}' "$t/stat" 2>/dev/null) $(cat "$t/wchan" 2>/dev/null)"
+	done
+	for t in /proc/"$p"/task/*; do
+		for c in $(cat "$t/children" 2>/dev/null); do stacks "$c"; done
 	done
 }
 
