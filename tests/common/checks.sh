@@ -2,7 +2,8 @@
 # The verdict helpers of the tool test scripts (sourced by tests/xfer/lib.sh,
 # tests/pingpong/pingpong.sh and tests/tools/launch-pair.sh): counted checks, a
 # final verdict that fails when no case ran, bounded polling, bounded waits
-# for a background process, the tool under a `timeout`, and kill_tree.
+# for a background process, signals to the tool under a `timeout`, and
+# kill_tree.
 # shellcheck shell=bash
 
 PASSES=0
@@ -98,6 +99,19 @@ wait_status() {
 # tool_of PID: the tool that a `timeout` started in the background (PID,
 # from $!) runs: its only child.
 tool_of() { cat "/proc/$1/task/$1/children" 2>/dev/null | awk '{print $1}'; }
+
+# signal_tool SIG PID: SIG to the tool that `timeout` (PID) runs, never to
+# the timeout. timeout passes a signal on and then sends SIGCONT, and a
+# SIGCONT that lands while the tool is already exiting under ASan cancels
+# the stop that LeakSanitizer's exit-time check (ptrace) waits for: the tool
+# then spins, traced, until killed (the CI failures of stops 24 and 25; an
+# ASan program sent SIGCONTs as it exits hangs in a third of runs). Returns
+# kill's status.
+signal_tool() {
+	local t
+	t=$(tool_of "$2")
+	kill -"$1" "${t:-$2}" 2>/dev/null
+}
 
 # kill_tree PID: the process and its children. A tool under `timeout` must go
 # with it: SIGKILL on timeout itself leaves the tool running, orphaned, with

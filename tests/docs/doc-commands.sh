@@ -14,6 +14,7 @@
 # Fails when a line is refused, or when no line was found at all, or when a
 # line that is run fails.
 set -euo pipefail
+. "$(dirname "$0")/../common/checks.sh" # signal_tool; check() is this script's own
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
 tools="rcc-pingpong|rcc-perf|rcc-xfer|rcc-mesh|rcc-info"
@@ -210,7 +211,7 @@ run_server_client() {
 	W=("${W[@]/#127.0.0.1/127.0.0.1:$port}")
 	timeout 60 "${W[@]}" >"$run/client.log" 2>&1 || rc=$?
 	# the line `kill %1`: the server must still be there to be stopped
-	kill "$pid" 2>/dev/null || { run_failed "$rel:${k%%$'\t'*}" "the server was gone before kill %1" \
+	signal_tool TERM "$pid" || { run_failed "$rel:${k%%$'\t'*}" "the server was gone before kill %1" \
 		"$run/server.log"; wait "$pid" || true; return; }
 	wait "$pid" || { run_failed "$rel:${k%%$'\t'*}" "the server exited $? when stopped" "$run/server.log"; return; }
 	[ "$rc" = 0 ] || { run_failed "$rel:${c%%$'\t'*}" "the client exited $rc" "$run/client.log" "$run/server.log"; return; }

@@ -64,7 +64,7 @@ d=$WORK/d3
 start_recv r3 "$d" --once --chunk-size 1M || finish
 send_bg s3 "$RECV_PORT_r3" --json --limit-rate $RATE "$src/data.bin"
 check "receiver stopped: transfer got going" wait_mid s3
-kill -TERM "$(tool_of "$RECV_PID_r3")"
+signal_tool TERM "$RECV_PID_r3"
 wait_status "$RECV_PID_r3" 15; st=$ST
 expect_status "receiver stopped: exits as interrupted" 130 "$st" "$WORK/r3.err"
 wait_status "$SEND_PID" 15; st=$ST
@@ -78,7 +78,7 @@ d=$WORK/d4
 start_recv r4 "$d" --once --chunk-size 1M || finish
 send_bg s4 "$RECV_PORT_r4" --json --limit-rate $RATE "$src/data.bin"
 check "sender interrupted: transfer got going" wait_mid s4
-kill -INT "$(tool_of "$SEND_PID")"
+signal_tool INT "$SEND_PID"
 wait_status "$SEND_PID" 15; st=$ST
 expect_status "sender interrupted: exits as interrupted" 130 "$st" "$WORK/s4.err"
 wait_status "$RECV_PID_r4" 15; st=$ST
