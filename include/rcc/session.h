@@ -250,7 +250,10 @@ int rcc_server_connect(struct rcc_server *srv, const char *addr, const struct rc
  * Every byte the peer sends is checked (header, credit count, length): a
  * peer that breaks the rules fails the channel with -EPROTO and is cut off
  * (rcc_ep_disconnect()), as a dead one fails it with -ECONNRESET. What
- * arrived before the failure is still handed out first.
+ * arrived before the failure is still handed out first. A call that
+ * returns the failure sets rcc_last_error(); for -ECONNRESET it includes
+ * the endpoint's own reason (rcc_ep_reason()): e.g. that a request of the
+ * application's failed, whose completion says how.
  *
  * Thread-safety: one thread at a time per channel (calls on one channel must
  * not overlap); different channels are independent.

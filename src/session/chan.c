@@ -64,7 +64,7 @@ struct rcc_chan {
 	struct rcc_wc *app_wc;
 	uint32_t app_cap, app_head, app_n;
 	int err;       /* why the channel failed; messages that arrived still count */
-	char why[128]; /* ... in words, for rcc_last_error() */
+	char why[192]; /* ... in words, for rcc_last_error() */
 };
 
 static uint8_t *recv_slot(const struct rcc_chan *ch, uint32_t i)
@@ -203,8 +203,14 @@ static void chan_fail(struct rcc_chan *ch, int status, const char *fmt, ...)
 		return;
 	ch->err = status;
 	va_start(ap, fmt);
-	vsnprintf(ch->why, sizeof(ch->why), fmt, ap);
+	int n = vsnprintf(ch->why, sizeof(ch->why), fmt, ap);
 	va_end(ap);
+	/* A flushed request says only that the connection is gone; the
+	 * endpoint knows why (set before any flush): a request of the
+	 * application's that failed, the peer leaving, a timeout. */
+	const char *left = status == -ECONNRESET ? rcc_ep_reason(ch->ep, NULL) : NULL;
+	if (left && n >= 0 && (size_t)n < sizeof(ch->why))
+		snprintf(ch->why + n, sizeof(ch->why) - (size_t)n, " (%s)", left);
 	if (status == -EPROTO) {
 		log_warn("message channel to %s: %s; cut off", rcc_ep_peer(ch->ep), ch->why);
 		rcc_ep_disconnect(ch->ep);

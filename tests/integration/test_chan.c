@@ -885,6 +885,12 @@ static void write_imm_refused(bool bad_rkey)
 	CHECK_EQ(rcc_chan_recv(c.a, in, sizeof(in), &note, TEST_TIMEOUT_MS), -ECONNRESET);
 	CHECK_MSG(strstr(rcc_last_error(), "message channel to"), "rcc_last_error() says '%s'",
 		  rcc_last_error());
+	/* ... and why, in the endpoint's words: its flushed receive alone would
+	 * not say that the application's own request failed */
+	const char *left = rcc_ep_reason(c.d.a, NULL);
+	CHECK(left != NULL);
+	CHECK_MSG(strstr(rcc_last_error(), left), "rcc_last_error() says '%s', not '%s'",
+		  rcc_last_error(), left);
 	/* the refusal itself is the application's, whichever queue flushed first */
 	int n = 0;
 	uint64_t until = now_ms() + TEST_TIMEOUT_MS;
