@@ -127,6 +127,10 @@ static int join(struct rcc_bootstrap *bs, struct boot_env *e, uint64_t deadline)
 		free(f);
 		return rc == -ECANCELED ? -EACCES : rc;
 	}
+	if (len != BOOT_WELCOME_LEN) { /* the proof is read whole: nothing shorter */
+		free(f);
+		return -EPROTO;
+	}
 	if (e->secret_len) {
 		rcci_boot_proof(e, "rcc bootstrap rank 0", ch.nonce, &h, want);
 		if (!rcci_ct_equal(want, f + BOOT_HDR_LEN, sizeof(want))) {

@@ -401,6 +401,7 @@ static void joined_silent(void)
  */
 struct impostor {
 	int lfd;
+	uint8_t welcome_len; /* the welcome's payload: 32 is right, 0 is short */
 	ssize_t after_hello; /* bytes rank 1 sent after its hello */
 };
 
@@ -408,7 +409,8 @@ static void *impostor_main(void *arg)
 {
 	struct impostor *im = arg;
 	uint8_t ch[8 + 33] = { 0x52, 0x42, 1, 1, 0, 0, 0, 33 };
-	uint8_t welcome[8 + 32] = { 0x52, 0x42, 1, 3, 0, 0, 0, 32 };
+	uint8_t welcome[8 + 32] = { 0x52, 0x42, 1, 3, 0, 0, 0, im->welcome_len };
+	size_t welcome_size = 8 + (size_t)im->welcome_len;
 	uint8_t in[512];
 	int fd = accept(im->lfd, NULL, NULL);
 
@@ -427,7 +429,7 @@ static void *impostor_main(void *arg)
 			got += (size_t)r;
 		}
 	}
-	if (got == 8 + 72 && write(fd, welcome, sizeof(welcome)) == (ssize_t)sizeof(welcome)) {
+	if (got == 8 + 72 && write(fd, welcome, welcome_size) == (ssize_t)welcome_size) {
 		ssize_t r;
 		im->after_hello = 0;
 		while ((r = read(fd, in, sizeof(in))) > 0) /* until rank 1 closes */
@@ -437,11 +439,13 @@ static void *impostor_main(void *arg)
 	return NULL;
 }
 
-static void impostor_rank0(void)
+/* The welcome is a whole one (a proof the impostor cannot make), or one
+ * shorter than a proof, which rank 1 must refuse without reading past it. */
+static void impostor_welcome(uint8_t welcome_len, int want_rc, const char *want_err)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sa);
-	struct impostor im = { .lfd = socket(AF_INET, SOCK_STREAM, 0) };
+	struct impostor im = { .lfd = socket(AF_INET, SOCK_STREAM, 0), .welcome_len = welcome_len };
 	struct rank_run r1 = { .timeout_ms = 3000, .rounds = 1 };
 	pthread_t t;
 
@@ -454,16 +458,17 @@ static void impostor_rank0(void)
 	rcc_bootstrap_close(r1.bs); /* lets the impostor's read end */
 	pthread_join(t, NULL);
 	close(im.lfd);
-	CHECK_EQ(r1.rc, -EACCES);
-	CHECK_MSG(strstr(r1.err, "does not know the job secret"), "rank 1 says: %s", r1.err);
+	CHECK_EQ(r1.rc, want_rc);
+	CHECK_MSG(strstr(r1.err, want_err), "rank 1 says: %s", r1.err);
 	CHECK_EQ(im.after_hello, 0); /* our address never went to it */
 }
 
-/*
- * A rank that leaves after joining (its process ended between two
- * collectives) is named by rank 0 as soon as the others are in, not at the
- * timeout, and rank 1 hears it from rank 0.
- */
+static void impostor_rank0(void)
+{
+	impostor_welcome(32, -EACCES, "does not know the job secret");
+	impostor_welcome(0, -EPROTO, "malformed");
+}
+
 static void rank_leaves(void)
 {
 	static struct rank_run runs[3];
