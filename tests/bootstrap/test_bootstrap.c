@@ -401,7 +401,7 @@ static void joined_silent(void)
  */
 struct impostor {
 	int lfd;
-	uint8_t welcome_len; /* the welcome's payload: 32 is right, 0 is short */
+	uint8_t welcome_len; /* the welcome's payload: 64 is right, 0 is short */
 	ssize_t after_hello; /* bytes rank 1 sent after its hello */
 };
 
@@ -409,7 +409,7 @@ static void *impostor_main(void *arg)
 {
 	struct impostor *im = arg;
 	uint8_t ch[8 + 33] = { 0x52, 0x42, 1, 1, 0, 0, 0, 33 };
-	uint8_t welcome[8 + 32] = { 0x52, 0x42, 1, 3, 0, 0, 0, im->welcome_len };
+	uint8_t welcome[8 + 64] = { 0x52, 0x42, 1, 3, 0, 0, 0, im->welcome_len };
 	size_t welcome_size = 8 + (size_t)im->welcome_len;
 	uint8_t in[512];
 	int fd = accept(im->lfd, NULL, NULL);
@@ -465,8 +465,57 @@ static void impostor_welcome(uint8_t welcome_len, int want_rc, const char *want_
 
 static void impostor_rank0(void)
 {
-	impostor_welcome(32, -EACCES, "does not know the job secret");
+	impostor_welcome(64, -EACCES, "does not know the job secret");
 	impostor_welcome(0, -EPROTO, "malformed");
+}
+
+/*
+ * rcc_bootstrap_derive_key(): with a secret, every rank of a run derives the
+ * same key for a label once its first collective is over (-EAGAIN before),
+ * another label gives another key, and another run of the same job (same
+ * secret) other keys: rank 0's run id. Without a secret, -ENOKEY.
+ */
+static void derived_keys(void)
+{
+	static const char secret[] = "0123456789abcdef-job-7";
+	static const char *const s[] = { secret, secret, secret };
+	static struct rank_run runs[3], again[3];
+	uint8_t k[3][RCC_BOOTSTRAP_KEY_LEN], other[RCC_BOOTSTRAP_KEY_LEN],
+		next[RCC_BOOTSTRAP_KEY_LEN];
+	struct rcc_bootstrap *bs;
+
+	CHECK_OK(open_rank(0, 2, 0, secret, &bs));
+	memset(other, 0xee, sizeof(other));
+	CHECK_EQ(rcc_bootstrap_derive_key(bs, "a label", other), -EAGAIN);
+	CHECK_EQ(other[0], 0xee); /* untouched on failure */
+	CHECK_EQ(rcc_bootstrap_derive_key(bs, "", other), -EINVAL);
+	CHECK_EQ(rcc_bootstrap_derive_key(bs, NULL, other), -EINVAL);
+	CHECK_EQ(rcc_bootstrap_derive_key(NULL, "a label", other), -EINVAL);
+	rcc_bootstrap_close(bs);
+
+	CHECK_OK(job(3, s, 1, 10000, runs));
+	for (int r = 0; r < 3; r++) {
+		CHECK_MSG(runs[r].rc == 0, "rank %d: %s", r, runs[r].err);
+		CHECK_OK(rcc_bootstrap_derive_key(runs[r].bs, "rcc-mesh hello", k[r]));
+	}
+	CHECK(!memcmp(k[0], k[1], sizeof(k[0])) && !memcmp(k[0], k[2], sizeof(k[0])));
+	CHECK_OK(rcc_bootstrap_derive_key(runs[1].bs, "another label", other));
+	CHECK(memcmp(other, k[1], sizeof(other)));
+	CHECK_OK(job(3, s, 1, 10000, again));
+	for (int r = 0; r < 3; r++) {
+		CHECK_MSG(again[r].rc == 0, "rank %d: %s", r, again[r].err);
+		CHECK_OK(rcc_bootstrap_derive_key(again[r].bs, "rcc-mesh hello", next));
+		CHECK(memcmp(next, k[0], sizeof(next))); /* another run */
+	}
+	close_all(again, 3);
+	close_all(runs, 3);
+
+	CHECK_OK(job(2, NULL, 1, 10000, runs));
+	for (int r = 0; r < 2; r++) {
+		CHECK_MSG(runs[r].rc == 0, "rank %d: %s", r, runs[r].err);
+		CHECK_EQ(rcc_bootstrap_derive_key(runs[r].bs, "rcc-mesh hello", other), -ENOKEY);
+	}
+	close_all(runs, 2);
 }
 
 static void rank_leaves(void)
@@ -618,6 +667,8 @@ static void static_list(void)
 	CHECK_OK(rcc_bootstrap_allgather(bs, "ignored", 7, out, 32, lens, 0));
 	CHECK(lens[2] == strlen(nodes[2]) && !memcmp(out + 64, nodes[2], lens[2]));
 	CHECK_EQ(rcc_bootstrap_barrier(bs, 0), -ENOTSUP);
+	uint8_t key[RCC_BOOTSTRAP_KEY_LEN];
+	CHECK_EQ(rcc_bootstrap_derive_key(bs, "a label", key), -ENOKEY);
 	CHECK_EQ(rcc_bootstrap_allgather(bs, "x", 1, out, 4, lens, 0), -EMSGSIZE);
 	rcc_bootstrap_close(bs);
 	a.rank = 3;
@@ -659,5 +710,5 @@ static void pmix_optional(void)
 
 TEST_MAIN(TEST(eight_ranks), TEST(with_secret), TEST(wrong_secret), TEST(secret_on_one_side),
 	  TEST(never_arrives), TEST(joined_silent), TEST(intruders), TEST(impostor_rank0),
-	  TEST(rank_leaves), TEST(leaves_after_contributing), TEST(lost_and_absent),
-	  TEST(environment), TEST(static_list), TEST(pmix_optional))
+	  TEST(derived_keys), TEST(rank_leaves), TEST(leaves_after_contributing),
+	  TEST(lost_and_absent), TEST(environment), TEST(static_list), TEST(pmix_optional))

@@ -57,7 +57,7 @@ def result(rnd, blobs):
 boots = {
     "challenge": boot(CHALLENGE, b"n" * 32 + b"\1"),
     "hello": boot(HELLO, struct.pack(">II", 1, 4) + b"c" * 32 + b"p" * 32),
-    "welcome_contrib": boot(WELCOME, b"w" * 32) + boot(CONTRIB, struct.pack(">I", 0) + b"127.0.0.1:7101"),
+    "welcome_contrib": boot(WELCOME, b"w" * 64) + boot(CONTRIB, struct.pack(">I", 0) + b"127.0.0.1:7101"),
     "result": boot(RESULT, result(0, [b"10.0.0.1:1", b"", b"10.0.0.3:3", b"x" * 40])),
     "abort": boot(ABORT, b"rank 3 never arrived"),
     "garbage": b"GET / HTTP/1.0\r\n\r\n",
