@@ -165,6 +165,10 @@ struct mesh {
 	uint32_t recv_piece, nrecv; /* incoming receives: size and count per connection */
 	uint32_t srq_depth;         /* --srq: the server's SRQ receives, for all of them; else 0 */
 	uint32_t list_hash;
+	/* with a job secret: hellos carry a tag under this key (wire.h); set
+	 * with the node list, before nodes_state says it is known */
+	bool keyed;
+	uint8_t hello_key[HELLO_KEY_LEN];
 	uint8_t accept_pd[ACCEPT_LEN];
 	/* under a launcher, the node list (and list_hash) exist once the
 	 * exchange is over; under lock, with cond broadcast when it ends */

@@ -620,7 +620,10 @@ int out_connect(struct out_conn *c, uint64_t deadline_ns)
 		.depth = m->o->depth,
 		.list_hash = m->list_hash,
 	};
-	hello_encode(&h, hello);
+	if ((rc = hello_encode(&h, m->keyed ? m->hello_key : NULL, hello))) {
+		peer_fail(p, "cannot make our hello's tag: %s", rcc_strerror(rc));
+		return rc;
+	}
 	struct rcc_ep_attr ea = {
 		.sq_depth = out_sq_depth(m),
 		.rq_depth = CLI_CTRL_RECVS,
