@@ -56,7 +56,8 @@ enum inject_kind {
 	INJECT_CORRUPT,
 	INJECT_SKIP,
 	INJECT_DUP,
-	INJECT_TAIL /* the FIN claims one message more than was sent */
+	INJECT_TAIL,    /* the FIN claims one message more than was sent */
+	INJECT_IMPOSTOR /* hellos without the job secret's tag first (outgoing.c) */
 };
 /* The injected fault hits this message index of the first stream toward rank+1. */
 #define INJECT_AT 5
