@@ -45,7 +45,7 @@ job() {
 	for k in $(seq 0 $((n - 1))); do
 		local rc=0
 		wait_exit "${MESH_PIDS[$k]}" 60 || rc=$?
-		MESH_STATUS[$k]=$rc
+		MESH_STATUS[k]=$rc
 	done
 }
 
