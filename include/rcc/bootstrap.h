@@ -30,6 +30,8 @@
  *              wire), and every later frame carries an HMAC tag under a key
  *              derived from both nonces. Without it, anyone who reaches the
  *              rendezvous port first with a rank number takes that rank.
+ *              The secret also keys rcc_bootstrap_derive_key(), for what the
+ *              ranks say to each other afterwards.
  *    Everything a peer sends is bounded (frame sizes, blob sizes, number of
  *    unauthenticated connections held: 64, oldest dropped first) and timed
  *    (each connection has until the call's deadline, and at most 5 s before
@@ -59,6 +61,7 @@
 #define RCC_BOOTSTRAP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,6 +75,8 @@ extern "C" {
 #define RCC_BOOTSTRAP_DEFAULT_TIMEOUT_MS 30000
 /* Room for rcc_bootstrap_error()'s sentence and for open's err buffer. */
 #define RCC_BOOTSTRAP_ERROR_MAX 1024
+/* Length of a key from rcc_bootstrap_derive_key(). */
+#define RCC_BOOTSTRAP_KEY_LEN 32
 
 enum rcc_bootstrap_backend {
 	RCC_BOOTSTRAP_AUTO = 0,
@@ -161,6 +166,30 @@ int rcc_bootstrap_allgather(struct rcc_bootstrap *bs, const void *blob, size_t l
 /* Wait until every rank has reached the barrier, bounded by timeout_ms as
  * the all-gather. 0 or the all-gather's errors; -ENOTSUP on static. */
 int rcc_bootstrap_barrier(struct rcc_bootstrap *bs, int timeout_ms);
+
+/*
+ * A key for authenticating what the job's ranks say to each other outside the
+ * bootstrap (rcc-mesh's connect hellos, say): RCC_BOOTSTRAP_KEY_LEN bytes,
+ * HMAC-SHA256 under the job secret over label and a run id that rank 0 draws
+ * at random when it opens and hands to every rank inside the authenticated
+ * rendezvous (vouched for by its proof of the secret). So every rank of the
+ * run derives the same key for the same label, a different label gives an
+ * unrelated key, another run of the same job (same secret) gets other keys,
+ * and without the secret no key can be made or checked. label: a non-empty
+ * NUL-terminated string naming the purpose (copied from; only its bytes up to
+ * the NUL count). out is written only on success.
+ * Available from the end of this rank's first successful collective call
+ * (all-gather or barrier: that is when ranks other than 0 learn the run id).
+ * Returns 0, -ENOKEY (the job has no secret: the pmix and static backends,
+ * the env backend without RCC_JOB_SECRET(_FILE), or a job of one rank),
+ * -EAGAIN (no collective call has succeeded yet on this handle), -EINVAL
+ * (NULL bs or out, NULL or empty label). Never blocks, does not touch
+ * rcc_bootstrap_error() or rcc_last_error(). Thread-safe with itself and with
+ * the other calls that only read (rank, size): it reads what the first
+ * collective call fixed; not concurrently with a collective call or close.
+ */
+int rcc_bootstrap_derive_key(const struct rcc_bootstrap *bs, const char *label,
+			     uint8_t out[RCC_BOOTSTRAP_KEY_LEN]);
 
 /* The sentence explaining the last failure of a call on bs ("" if none):
  * names ranks and, escaped, peer addresses. Valid until the next call on bs. */

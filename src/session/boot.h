@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "rcc/bootstrap.h"
 
@@ -18,6 +19,9 @@ struct boot_ops {
 	int (*barrier)(struct rcc_bootstrap *bs, int timeout_ms); /* NULL: -ENOTSUP */
 	int (*rendezvous_port)(const struct rcc_bootstrap *bs);   /* NULL: -ENOTSUP */
 	int (*local_host)(const struct rcc_bootstrap *bs, char *buf, size_t len);
+	/* NULL: -ENOKEY; label checked non-empty by the front */
+	int (*derive_key)(const struct rcc_bootstrap *bs, const char *label,
+			  uint8_t out[RCC_BOOTSTRAP_KEY_LEN]);
 	void (*close)(struct rcc_bootstrap *bs);
 };
 

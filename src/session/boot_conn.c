@@ -68,7 +68,7 @@ long rcci_boot_frame_open(struct conn *c, char dir, uint32_t size, const struct 
 }
 
 void rcci_boot_proof(const struct boot_env *e, const char *label, const uint8_t *nonce_s,
-		     const struct boot_hello *h, uint8_t out[RCCI_SHA256_LEN])
+		     const struct boot_hello *h, const uint8_t *run, uint8_t out[RCCI_SHA256_LEN])
 {
 	uint8_t rs[8];
 	for (int i = 0; i < 4; i++) {
@@ -78,8 +78,9 @@ void rcci_boot_proof(const struct boot_env *e, const char *label, const uint8_t 
 	struct rcci_iov parts[] = { { label, strlen(label) + 1 },
 				    { nonce_s, BOOT_NONCE_LEN },
 				    { h->nonce, BOOT_NONCE_LEN },
-				    { rs, 8 } };
-	rcci_hmac_sha256(e->secret, e->secret_len, parts, 4, out);
+				    { rs, 8 },
+				    { run, run ? BOOT_RUN_LEN : 0 } };
+	rcci_hmac_sha256(e->secret, e->secret_len, parts, run ? 5 : 4, out);
 }
 
 void rcci_boot_conn_free(struct conn *c)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -200,6 +201,28 @@ static int env_local_host(const struct rcc_bootstrap *bs, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * A key for the caller: HMAC of the secret over a domain label, the run id and
+ * the caller's label. The run id is rank 0's, vouched for by its proof in the
+ * welcome, so every rank derives the same key, and another run a different one.
+ */
+static int env_derive_key(const struct rcc_bootstrap *bs, const char *label,
+			  uint8_t out[RCC_BOOTSTRAP_KEY_LEN])
+{
+	static const char domain[] = "rcc bootstrap derived key";
+	const struct boot_env *e = bs->priv;
+
+	if (!e->secret_len)
+		return -ENOKEY;
+	if (!e->round) /* a rank > 0 learns the run id as it joins */
+		return -EAGAIN;
+	struct rcci_iov parts[] = { { domain, sizeof(domain) },
+				    { e->run, sizeof(e->run) },
+				    { label, strlen(label) } };
+	rcci_hmac_sha256(e->secret, e->secret_len, parts, 3, out);
+	return 0;
+}
+
 static void env_close(struct rcc_bootstrap *bs)
 {
 	struct boot_env *e = bs->priv;
@@ -214,6 +237,7 @@ static void env_close(struct rcc_bootstrap *bs)
 	free(e->ranks);
 	rcci_boot_conn_free(e->up);
 	memset(e->secret, 0, sizeof(e->secret));
+	memset(e->run, 0, sizeof(e->run));
 	free(e);
 }
 
@@ -223,6 +247,7 @@ static const struct boot_ops env_ops = {
 	.barrier = env_barrier,
 	.rendezvous_port = env_port,
 	.local_host = env_local_host,
+	.derive_key = env_derive_key,
 	.close = env_close,
 };
 
@@ -321,6 +346,13 @@ int rcci_boot_env_open(struct rcc_bootstrap *bs, char *err, size_t errlen)
 			 host, port);
 		if ((rc = env_secret(e, err, errlen)))
 			goto err;
+		/* the run id every rank learns from rank 0's authenticated welcome */
+		if (rank == 0 && e->secret_len &&
+		    getrandom(e->run, sizeof(e->run), 0) != (ssize_t)sizeof(e->run)) {
+			rcci_boot_explain(err, errlen, "no random bytes for the run id");
+			rc = -EIO;
+			goto err;
+		}
 		if (rank == 0) {
 			e->ranks = calloc((size_t)size, sizeof(*e->ranks));
 			if (!e->ranks) {

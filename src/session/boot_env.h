@@ -58,6 +58,9 @@ struct boot_env {
 	char master[300]; /* "host:port" of the rendezvous */
 	uint8_t secret[SECRET_MAX];
 	size_t secret_len;
+	/* with a secret: drawn by rank 0 at open, learnt by the others from its
+	 * welcome; known on every rank once its first round is over */
+	uint8_t run[BOOT_RUN_LEN];
 	char local_host[ADDR_LEN];
 	uint32_t round;
 	/* rank 0 */
@@ -84,9 +87,10 @@ int rcci_boot_frame_send(struct conn *c, char dir, uint8_t type, const void *pay
  */
 long rcci_boot_frame_open(struct conn *c, char dir, uint32_t size, const struct boot_hdr *h,
 			  const uint8_t *f);
-/* HMAC of the secret over label, both nonces, rank and size. */
+/* HMAC of the secret over label, both nonces, rank and size, and the run id
+ * when run is not NULL (rank 0's proof: the welcome carries it). */
 void rcci_boot_proof(const struct boot_env *e, const char *label, const uint8_t *nonce_s,
-		     const struct boot_hello *h, uint8_t out[RCCI_SHA256_LEN]);
+		     const struct boot_hello *h, const uint8_t *run, uint8_t out[RCCI_SHA256_LEN]);
 /* The connection's session key, from the secret and both nonces; its frames
  * carry tags from now on. */
 void rcci_boot_conn_key(const struct boot_env *e, struct conn *c, const uint8_t *nonce_s,

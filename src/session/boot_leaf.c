@@ -116,7 +116,7 @@ static int join(struct rcc_bootstrap *bs, struct boot_env *e, uint64_t deadline)
 	if (getrandom(h.nonce, BOOT_NONCE_LEN, 0) != BOOT_NONCE_LEN)
 		return -EIO;
 	if (e->secret_len)
-		rcci_boot_proof(e, "rcc bootstrap rank", ch.nonce, &h, h.proof);
+		rcci_boot_proof(e, "rcc bootstrap rank", ch.nonce, &h, NULL, h.proof);
 	rcci_boot_hello_encode(&h, p);
 	if ((rc = rcci_boot_frame_send(e->up, 'c', BOOT_HELLO, p, sizeof(p), deadline)))
 		return rc;
@@ -127,8 +127,13 @@ static int join(struct rcc_bootstrap *bs, struct boot_env *e, uint64_t deadline)
 		free(f);
 		return rc == -ECANCELED ? -EACCES : rc;
 	}
+	if (len != BOOT_WELCOME_LEN) { /* the proof is read whole: nothing shorter */
+		free(f);
+		return -EPROTO;
+	}
 	if (e->secret_len) {
-		rcci_boot_proof(e, "rcc bootstrap rank 0", ch.nonce, &h, want);
+		const uint8_t *run = f + BOOT_HDR_LEN + BOOT_TAG_LEN;
+		rcci_boot_proof(e, "rcc bootstrap rank 0", ch.nonce, &h, run, want);
 		if (!rcci_ct_equal(want, f + BOOT_HDR_LEN, sizeof(want))) {
 			free(f);
 			rcci_boot_fail(bs, "the rendezvous at %s does not know the job secret",
@@ -136,6 +141,7 @@ static int join(struct rcc_bootstrap *bs, struct boot_env *e, uint64_t deadline)
 			return -EACCES;
 		}
 		rcci_boot_conn_key(e, e->up, ch.nonce, h.nonce);
+		memcpy(e->run, run, BOOT_RUN_LEN);
 	}
 	free(f);
 	return 0;

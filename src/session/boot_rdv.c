@@ -143,7 +143,7 @@ static int identify(struct rcc_bootstrap *bs, struct boot_env *e, int i)
 		return 1;
 	}
 	if (e->secret_len) {
-		rcci_boot_proof(e, "rcc bootstrap rank", c->nonce_s, &h, want);
+		rcci_boot_proof(e, "rcc bootstrap rank", c->nonce_s, &h, NULL, want);
 		if (!rcci_ct_equal(want, h.proof, sizeof(want))) {
 			note(e, "%s: dropped: it claimed rank %u with a wrong job secret", c->addr,
 			     h.rank);
@@ -161,8 +161,9 @@ static int identify(struct rcc_bootstrap *bs, struct boot_env *e, int i)
 		return 1;
 	}
 	uint8_t p[BOOT_WELCOME_LEN] = { 0 };
-	if (e->secret_len) {
-		rcci_boot_proof(e, "rcc bootstrap rank 0", c->nonce_s, &h, p);
+	if (e->secret_len) { /* our proof, and the run id it vouches for */
+		rcci_boot_proof(e, "rcc bootstrap rank 0", c->nonce_s, &h, e->run, p);
+		memcpy(p + BOOT_TAG_LEN, e->run, BOOT_RUN_LEN);
 	}
 	if (rcci_boot_frame_send(c, 's', BOOT_WELCOME, p, sizeof(p), rcci_deadline(0))) {
 		note(e, "%s: dropped: it does not take our welcome", c->addr);

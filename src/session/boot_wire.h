@@ -10,7 +10,9 @@
  *
  *   CHALLENGE  0->k  nonce_s[32], flags (1: rank 0 requires the job secret)
  *   HELLO      k->0  rank u32, size u32, nonce_c[32], proof[32] (zeros: none)
- *   WELCOME    0->k  proof[32] (rank 0's own proof; zeros without a secret)
+ *   WELCOME    0->k  proof[32] (rank 0's own proof, over the run id too), run[32]
+ *                    (the run id rank 0 drew at open, for every rank alike:
+ *                    rcc_bootstrap_derive_key()); all zeros without a secret
  *   CONTRIB    k->0  round u32, blob
  *   RESULT     0->k  round u32, n u32, n x (len u16, blob)
  *   ABORT      0->k  why rank 0 gave up: text (at most BOOT_ABORT_MAX)
@@ -30,7 +32,8 @@
 #define BOOT_ABORT_MAX 512
 #define BOOT_CHALLENGE_LEN (BOOT_NONCE_LEN + 1)
 #define BOOT_HELLO_LEN (8 + BOOT_NONCE_LEN + BOOT_TAG_LEN)
-#define BOOT_WELCOME_LEN BOOT_TAG_LEN
+#define BOOT_RUN_LEN 32
+#define BOOT_WELCOME_LEN (BOOT_TAG_LEN + BOOT_RUN_LEN)
 #define BOOT_FLAG_AUTH 1u
 
 enum boot_type {

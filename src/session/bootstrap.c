@@ -132,6 +132,21 @@ int rcc_bootstrap_local_host(const struct rcc_bootstrap *bs, char *buf, size_t l
 	return bs->ops->local_host ? bs->ops->local_host(bs, buf, len) : -ENOTSUP;
 }
 
+int rcc_bootstrap_derive_key(const struct rcc_bootstrap *bs, const char *label,
+			     uint8_t out[RCC_BOOTSTRAP_KEY_LEN])
+{
+	uint8_t key[RCC_BOOTSTRAP_KEY_LEN];
+	int rc;
+
+	if (!bs || !label || !*label || !out)
+		return -EINVAL;
+	rc = bs->ops->derive_key ? bs->ops->derive_key(bs, label, key) : -ENOKEY;
+	if (!rc)
+		memcpy(out, key, sizeof(key));
+	memset(key, 0, sizeof(key));
+	return rc;
+}
+
 static int usable(struct rcc_bootstrap *bs)
 {
 	if (bs->broken) /* the error text of the failure stays */

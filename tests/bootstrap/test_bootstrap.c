@@ -401,6 +401,7 @@ static void joined_silent(void)
  */
 struct impostor {
 	int lfd;
+	uint8_t welcome_len; /* the welcome's payload: 64 is right, 0 is short */
 	ssize_t after_hello; /* bytes rank 1 sent after its hello */
 };
 
@@ -408,7 +409,8 @@ static void *impostor_main(void *arg)
 {
 	struct impostor *im = arg;
 	uint8_t ch[8 + 33] = { 0x52, 0x42, 1, 1, 0, 0, 0, 33 };
-	uint8_t welcome[8 + 32] = { 0x52, 0x42, 1, 3, 0, 0, 0, 32 };
+	uint8_t welcome[8 + 64] = { 0x52, 0x42, 1, 3, 0, 0, 0, im->welcome_len };
+	size_t welcome_size = 8 + (size_t)im->welcome_len;
 	uint8_t in[512];
 	int fd = accept(im->lfd, NULL, NULL);
 
@@ -427,7 +429,7 @@ static void *impostor_main(void *arg)
 			got += (size_t)r;
 		}
 	}
-	if (got == 8 + 72 && write(fd, welcome, sizeof(welcome)) == (ssize_t)sizeof(welcome)) {
+	if (got == 8 + 72 && write(fd, welcome, welcome_size) == (ssize_t)welcome_size) {
 		ssize_t r;
 		im->after_hello = 0;
 		while ((r = read(fd, in, sizeof(in))) > 0) /* until rank 1 closes */
@@ -437,11 +439,13 @@ static void *impostor_main(void *arg)
 	return NULL;
 }
 
-static void impostor_rank0(void)
+/* The welcome is a whole one (a proof the impostor cannot make), or one
+ * shorter than a proof, which rank 1 must refuse without reading past it. */
+static void impostor_welcome(uint8_t welcome_len, int want_rc, const char *want_err)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sa);
-	struct impostor im = { .lfd = socket(AF_INET, SOCK_STREAM, 0) };
+	struct impostor im = { .lfd = socket(AF_INET, SOCK_STREAM, 0), .welcome_len = welcome_len };
 	struct rank_run r1 = { .timeout_ms = 3000, .rounds = 1 };
 	pthread_t t;
 
@@ -454,16 +458,66 @@ static void impostor_rank0(void)
 	rcc_bootstrap_close(r1.bs); /* lets the impostor's read end */
 	pthread_join(t, NULL);
 	close(im.lfd);
-	CHECK_EQ(r1.rc, -EACCES);
-	CHECK_MSG(strstr(r1.err, "does not know the job secret"), "rank 1 says: %s", r1.err);
+	CHECK_EQ(r1.rc, want_rc);
+	CHECK_MSG(strstr(r1.err, want_err), "rank 1 says: %s", r1.err);
 	CHECK_EQ(im.after_hello, 0); /* our address never went to it */
 }
 
+static void impostor_rank0(void)
+{
+	impostor_welcome(64, -EACCES, "does not know the job secret");
+	impostor_welcome(0, -EPROTO, "malformed");
+}
+
 /*
- * A rank that leaves after joining (its process ended between two
- * collectives) is named by rank 0 as soon as the others are in, not at the
- * timeout, and rank 1 hears it from rank 0.
+ * rcc_bootstrap_derive_key(): with a secret, every rank of a run derives the
+ * same key for a label once its first collective is over (-EAGAIN before),
+ * another label gives another key, and another run of the same job (same
+ * secret) other keys: rank 0's run id. Without a secret, -ENOKEY.
  */
+static void derived_keys(void)
+{
+	static const char secret[] = "0123456789abcdef-job-7";
+	static const char *const s[] = { secret, secret, secret };
+	static struct rank_run runs[3], again[3];
+	uint8_t k[3][RCC_BOOTSTRAP_KEY_LEN], other[RCC_BOOTSTRAP_KEY_LEN],
+		next[RCC_BOOTSTRAP_KEY_LEN];
+	struct rcc_bootstrap *bs;
+
+	CHECK_OK(open_rank(0, 2, 0, secret, &bs));
+	memset(other, 0xee, sizeof(other));
+	CHECK_EQ(rcc_bootstrap_derive_key(bs, "a label", other), -EAGAIN);
+	CHECK_EQ(other[0], 0xee); /* untouched on failure */
+	CHECK_EQ(rcc_bootstrap_derive_key(bs, "", other), -EINVAL);
+	CHECK_EQ(rcc_bootstrap_derive_key(bs, NULL, other), -EINVAL);
+	CHECK_EQ(rcc_bootstrap_derive_key(NULL, "a label", other), -EINVAL);
+	rcc_bootstrap_close(bs);
+
+	CHECK_OK(job(3, s, 1, 10000, runs));
+	for (int r = 0; r < 3; r++) {
+		CHECK_MSG(runs[r].rc == 0, "rank %d: %s", r, runs[r].err);
+		CHECK_OK(rcc_bootstrap_derive_key(runs[r].bs, "rcc-mesh hello", k[r]));
+	}
+	CHECK(!memcmp(k[0], k[1], sizeof(k[0])) && !memcmp(k[0], k[2], sizeof(k[0])));
+	CHECK_OK(rcc_bootstrap_derive_key(runs[1].bs, "another label", other));
+	CHECK(memcmp(other, k[1], sizeof(other)));
+	CHECK_OK(job(3, s, 1, 10000, again));
+	for (int r = 0; r < 3; r++) {
+		CHECK_MSG(again[r].rc == 0, "rank %d: %s", r, again[r].err);
+		CHECK_OK(rcc_bootstrap_derive_key(again[r].bs, "rcc-mesh hello", next));
+		CHECK(memcmp(next, k[0], sizeof(next))); /* another run */
+	}
+	close_all(again, 3);
+	close_all(runs, 3);
+
+	CHECK_OK(job(2, NULL, 1, 10000, runs));
+	for (int r = 0; r < 2; r++) {
+		CHECK_MSG(runs[r].rc == 0, "rank %d: %s", r, runs[r].err);
+		CHECK_EQ(rcc_bootstrap_derive_key(runs[r].bs, "rcc-mesh hello", other), -ENOKEY);
+	}
+	close_all(runs, 2);
+}
+
 static void rank_leaves(void)
 {
 	static struct rank_run runs[3];
@@ -613,6 +667,8 @@ static void static_list(void)
 	CHECK_OK(rcc_bootstrap_allgather(bs, "ignored", 7, out, 32, lens, 0));
 	CHECK(lens[2] == strlen(nodes[2]) && !memcmp(out + 64, nodes[2], lens[2]));
 	CHECK_EQ(rcc_bootstrap_barrier(bs, 0), -ENOTSUP);
+	uint8_t key[RCC_BOOTSTRAP_KEY_LEN];
+	CHECK_EQ(rcc_bootstrap_derive_key(bs, "a label", key), -ENOKEY);
 	CHECK_EQ(rcc_bootstrap_allgather(bs, "x", 1, out, 4, lens, 0), -EMSGSIZE);
 	rcc_bootstrap_close(bs);
 	a.rank = 3;
@@ -654,5 +710,5 @@ static void pmix_optional(void)
 
 TEST_MAIN(TEST(eight_ranks), TEST(with_secret), TEST(wrong_secret), TEST(secret_on_one_side),
 	  TEST(never_arrives), TEST(joined_silent), TEST(intruders), TEST(impostor_rank0),
-	  TEST(rank_leaves), TEST(leaves_after_contributing), TEST(lost_and_absent),
-	  TEST(environment), TEST(static_list), TEST(pmix_optional))
+	  TEST(derived_keys), TEST(rank_leaves), TEST(leaves_after_contributing),
+	  TEST(lost_and_absent), TEST(environment), TEST(static_list), TEST(pmix_optional))

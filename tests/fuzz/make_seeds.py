@@ -57,7 +57,7 @@ def result(rnd, blobs):
 boots = {
     "challenge": boot(CHALLENGE, b"n" * 32 + b"\1"),
     "hello": boot(HELLO, struct.pack(">II", 1, 4) + b"c" * 32 + b"p" * 32),
-    "welcome_contrib": boot(WELCOME, b"w" * 32) + boot(CONTRIB, struct.pack(">I", 0) + b"127.0.0.1:7101"),
+    "welcome_contrib": boot(WELCOME, b"w" * 64) + boot(CONTRIB, struct.pack(">I", 0) + b"127.0.0.1:7101"),
     "result": boot(RESULT, result(0, [b"10.0.0.1:1", b"", b"10.0.0.3:3", b"x" * 40])),
     "abort": boot(ABORT, b"rank 3 never arrived"),
     "garbage": b"GET / HTTP/1.0\r\n\r\n",
@@ -125,8 +125,23 @@ chans = {
     "version2": chan(1, 0, b"a", version=2),
     "short": b"\x01\x01\x00",
 }
+# fuzz_mesh: rcc-mesh's hello, accept data and control messages
+# (tools/rcc-mesh/wire.h), little-endian.
+def mesh_hello(version=3, tag=bytes(16), src=1, dst=2):
+    return struct.pack("<IBBHHHIII", 0x4853454D, version, 3, src, dst, 3, 4096, 64,
+                       0xdeadbeef) + tag
+
+
+meshes = {
+    "hello": mesh_hello(),
+    "hello_tagged": mesh_hello(tag=bytes(range(16))),
+    "hello_v2": mesh_hello(version=2, tag=b""),
+    "hello_short": mesh_hello()[:30],
+    "accept": struct.pack("<IBBHH", 0x4853454D, 3, 0, 2, 3),
+    "ctrl_credit": struct.pack("<IBBH", 0x4853454D, 3, 2, 1) + bytes(16),
+}
 for name, items in (("stream", streams), ("wire", wires), ("boot", boots), ("shm", shms),
-                    ("ud", uds), ("chan", chans)):
+                    ("ud", uds), ("chan", chans), ("mesh", meshes)):
     d = os.path.join(HERE, "corpus", name)
     os.makedirs(d, exist_ok=True)
     for key, blob in items.items():

@@ -21,10 +21,7 @@ set -euo pipefail
 MESH_BIN=$1
 . "$(dirname "$0")/lib.sh"
 
-# whatever launcher runs this test must not leak its ranks into ours
-unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT RCC_RANK RCC_WORLD_SIZE RCC_MASTER_ADDR \
-	RCC_MASTER_PORT OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID \
-	SLURM_NTASKS PMIX_RANK PMIX_NAMESPACE RCC_JOB_SECRET RCC_JOB_SECRET_FILE RCC_BOOTSTRAP
+no_launcher_env
 
 ARGS=(-T tcp -D 1 -s 1K -q 4 -t shared --threads 1)
 

@@ -25,6 +25,14 @@ mesh_cleanup() {
 trap mesh_cleanup EXIT
 trap 'exit 130' INT TERM
 
+# no_launcher_env: whatever launcher runs a test must not leak its ranks, its
+# rendezvous or its secret into the job the test starts itself
+no_launcher_env() {
+	unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT RCC_RANK RCC_WORLD_SIZE RCC_MASTER_ADDR \
+		RCC_MASTER_PORT OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID \
+		SLURM_NTASKS PMIX_RANK PMIX_NAMESPACE RCC_JOB_SECRET RCC_JOB_SECRET_FILE RCC_BOOTSTRAP
+}
+
 note() { printf '[mesh-test] %s\n' "$*" >&2; }
 fail() { note "FAIL: $*"; exit 1; }
 

@@ -34,7 +34,7 @@ static void hello_round_trip(void)
 			  g;
 	uint8_t buf[HELLO_LEN];
 
-	hello_encode(&h, buf);
+	CHECK_OK(hello_encode(&h, NULL, buf));
 	CHECK_OK(hello_decode(buf, sizeof(buf), &g));
 	CHECK(!memcmp(&h, &g, sizeof(h)) ||
 	      (g.src == 3 && g.dst == 250 && g.nodes == 256 && g.ops == 3 && g.size == 65536 &&
@@ -46,6 +46,45 @@ static void hello_round_trip(void)
 	buf[0] ^= 1;
 	buf[4] = MESH_VERSION + 1;
 	CHECK_EQ(hello_decode(buf, sizeof(buf), &g), -EPROTO);
+}
+
+/*
+ * With a key the hello carries a tag that only that key makes: any byte of the
+ * hello changed, another key, or no tag at all (a hello made without the
+ * secret) is refused. The whole hello fits a connect request's private data.
+ */
+static void hello_tag_check(void)
+{
+	struct mesh_hello h = {
+		.src = 1, .dst = 2, .nodes = 3, .ops = 3, .size = 4096, .depth = 64, .list_hash = 7
+	};
+	uint8_t key[HELLO_KEY_LEN], other[HELLO_KEY_LEN], buf[HELLO_LEN], bare[HELLO_LEN];
+	struct mesh_hello g;
+
+	CHECK(HELLO_LEN <= RCC_CONNECT_PRIVATE_DATA_MAX);
+	for (size_t i = 0; i < sizeof(key); i++) {
+		key[i] = (uint8_t)(i * 7 + 1);
+		other[i] = key[i];
+	}
+	other[31] ^= 0x80;
+	CHECK_OK(hello_encode(&h, key, buf));
+	CHECK_OK(hello_decode(buf, sizeof(buf), &g));
+	CHECK(hello_tag_ok(key, buf));
+	CHECK(!hello_tag_ok(other, buf));
+	for (size_t i = 0; i < HELLO_LEN; i++) {
+		buf[i] ^= 0x01;
+		CHECK_MSG(!hello_tag_ok(key, buf), "byte %zu changed, tag still taken", i);
+		buf[i] ^= 0x01;
+	}
+	CHECK_OK(hello_encode(&h, NULL, bare));
+	CHECK(!memcmp(bare, buf, HELLO_SIGNED_LEN));
+	for (size_t i = HELLO_SIGNED_LEN; i < HELLO_LEN; i++)
+		CHECK_EQ(bare[i], 0);
+	CHECK(!hello_tag_ok(key, bare));
+	/* the tag binds the ranks: the same hello toward another rank differs */
+	h.dst = 0;
+	CHECK_OK(hello_encode(&h, key, bare));
+	CHECK(memcmp(bare + HELLO_SIGNED_LEN, buf + HELLO_SIGNED_LEN, HELLO_TAG_LEN));
 }
 
 static void accept_round_trip(void)
@@ -195,6 +234,6 @@ static void node_lists(void)
 			  bad[i]);
 }
 
-TEST_MAIN(TEST(hello_round_trip), TEST(accept_round_trip), TEST(ctrl_round_trips),
-	  TEST(pattern_covers_every_byte), TEST(pattern_identities_differ),
+TEST_MAIN(TEST(hello_round_trip), TEST(hello_tag_check), TEST(accept_round_trip),
+	  TEST(ctrl_round_trips), TEST(pattern_covers_every_byte), TEST(pattern_identities_differ),
 	  TEST(histogram_percentiles), TEST(node_lists))

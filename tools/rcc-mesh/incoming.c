@@ -79,6 +79,15 @@ static int check_hello(struct mesh *m, struct rcc_conn_req *req, struct mesh_hel
 	}
 	if (!launch_wait_nodes(m))
 		return -ECONNREFUSED; /* our exchange failed: we are on our way out */
+	/* before anything it says counts: only a rank of this run can take a rank */
+	if (m->keyed && !hello_tag_ok(m->hello_key, pd)) {
+		complain(m,
+			 "turned away %s (says it is rank %u and wants rank %u): its hello "
+			 "does not carry the job secret's tag (an impostor, or a rank of "
+			 "another run or with another secret)",
+			 from, h->src, h->dst);
+		return -EACCES;
+	}
 	if (h->nodes != m->n || h->list_hash != m->list_hash || h->src >= m->n ||
 	    h->src == m->rank || h->dst != m->rank) {
 		complain(m,

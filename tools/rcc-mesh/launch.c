@@ -68,6 +68,7 @@ int launch_exchange(struct mesh *m)
 	size_t stride = sizeof(o->nodes[0].addr) - 1, *lens = NULL; /* room for a NUL */
 	char host[256], mine[sizeof(o->nodes[0].addr)], *all = NULL;
 	const char *addrs[MESH_MAX_NODES];
+	uint8_t key[HELLO_KEY_LEN];
 	int port = rcc_server_port(m->srv), rc;
 
 	if (port <= 0) {
@@ -111,13 +112,27 @@ int launch_exchange(struct mesh *m)
 		}
 		addrs[i] = o->nodes[i].addr;
 	}
+	/* with a job secret, every hello is tagged and checked (wire.h) */
+	rc = rcc_bootstrap_derive_key(o->boot, HELLO_KEY_LABEL, key);
+	if (rc && rc != -ENOKEY) {
+		complain(m, "cannot derive the hellos' key from the job secret: %s",
+			 rcc_strerror(rc));
+		rc = MESH_EXIT_FAIL;
+		goto out;
+	}
 	pthread_mutex_lock(&m->lock);
+	m->keyed = !rc;
+	if (m->keyed)
+		memcpy(m->hello_key, key, sizeof(key));
 	m->list_hash = list_hash(addrs, m->n);
 	m->nodes_state = NODES_KNOWN;
 	pthread_cond_broadcast(&m->cond);
 	pthread_mutex_unlock(&m->lock);
 	say(m, "addresses exchanged (%s bootstrap, %d ranks): we are %s",
 	    rcc_bootstrap_backend_name(o->boot), m->n, mine);
+	if (m->keyed)
+		say(m, "hellos carry a tag under the job secret: a connection without it is "
+		       "turned away");
 	rc = MESH_EXIT_OK;
 out:
 	if (rc) {
@@ -126,6 +141,7 @@ out:
 		pthread_cond_broadcast(&m->cond);
 		pthread_mutex_unlock(&m->lock);
 	}
+	memset(key, 0, sizeof(key));
 	free(lens);
 	free(all);
 	return rc;

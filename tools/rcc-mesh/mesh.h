@@ -56,7 +56,8 @@ enum inject_kind {
 	INJECT_CORRUPT,
 	INJECT_SKIP,
 	INJECT_DUP,
-	INJECT_TAIL /* the FIN claims one message more than was sent */
+	INJECT_TAIL,    /* the FIN claims one message more than was sent */
+	INJECT_IMPOSTOR /* hellos without the job secret's tag first (outgoing.c) */
 };
 /* The injected fault hits this message index of the first stream toward rank+1. */
 #define INJECT_AT 5
@@ -165,6 +166,10 @@ struct mesh {
 	uint32_t recv_piece, nrecv; /* incoming receives: size and count per connection */
 	uint32_t srq_depth;         /* --srq: the server's SRQ receives, for all of them; else 0 */
 	uint32_t list_hash;
+	/* with a job secret: hellos carry a tag under this key (wire.h); set
+	 * with the node list, before nodes_state says it is known */
+	bool keyed;
+	uint8_t hello_key[HELLO_KEY_LEN];
 	uint8_t accept_pd[ACCEPT_LEN];
 	/* under a launcher, the node list (and list_hash) exist once the
 	 * exchange is over; under lock, with cond broadcast when it ends */

@@ -96,8 +96,11 @@ static void help(const struct cli *c)
 	       "Testing:\n"
 	       "      --inject KIND        falsify our stream to rank+1 once, to prove the\n"
 	       "                           checks: corrupt (flip a byte), skip (lose a\n"
-	       "                           sequence number), dup (repeat one) or tail\n"
-	       "                           (lose the last: the FIN counts one more)\n"
+	       "                           sequence number), dup (repeat one), tail\n"
+	       "                           (lose the last: the FIN counts one more);\n"
+	       "                           or impostor: first connect to rank+1 as our\n"
+	       "                           rank with hellos that lack the job secret's\n"
+	       "                           tag (with a secret, it must turn them away)\n"
 	       "\n"
 	       "Common options:\n");
 	cli_help_common(c, stdout);
@@ -305,9 +308,12 @@ int mesh_parse(int argc, char **argv, struct mesh_opts *o)
 				o->inject = INJECT_DUP;
 			else if (!strcmp(optarg, "tail"))
 				o->inject = INJECT_TAIL;
+			else if (!strcmp(optarg, "impostor"))
+				o->inject = INJECT_IMPOSTOR;
 			else
 				usage_error(prog,
-					    "fault to inject must be corrupt, skip, dup or tail");
+					    "fault to inject must be corrupt, skip, dup, tail "
+					    "or impostor");
 			break;
 		case OPT_BOOTSTRAP:
 			if (!strcmp(optarg, "auto"))

@@ -552,7 +552,7 @@ int out_create(struct mesh *m, struct peer *p, struct out_conn **out)
 	c->p = p;
 	hist_init(&c->lat);
 	c->inject_stream = -1;
-	if (m->o->inject && p->rank == (m->rank + 1) % m->n)
+	if (m->o->inject && m->o->inject != INJECT_IMPOSTOR && p->rank == (m->rank + 1) % m->n)
 		c->inject_stream = m->q[STREAM_WRITE] ? STREAM_WRITE : STREAM_SEND;
 	for (int s = 0; s < 2; s++) {
 		if (!m->q[s])
@@ -602,6 +602,54 @@ static void pause_ms(long ms)
 		;
 }
 
+/*
+ * --inject impostor: before our own connection to p, two that claim our rank
+ * with a hello it must not trust -- no tag, then a tag under a key that is not
+ * the run's -- as anyone who knows the node list but not the job secret could
+ * send them. With a secret, p turns both away and then takes ours; if it took
+ * one, our own connection is the second one from our rank and is refused, and
+ * the run fails (as it does without a secret).
+ */
+static void connect_impostors(struct mesh *m, struct peer *p, const struct mesh_hello *h)
+{
+	static const char *const kind[] = { "no tag", "a tag under another key" };
+	struct rcc_cq *cq;
+	int rc = rcc_cq_create(m->ctx, &(struct rcc_cq_attr){ .depth = 16 }, &cq);
+
+	if (rc) {
+		complain(m, "inject impostor: no CQ: %s", rcc_strerror(rc));
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		uint8_t hello[HELLO_LEN], other[HELLO_KEY_LEN];
+		struct rcc_ep *ep;
+		for (size_t k = 0; k < sizeof(other); k++)
+			other[k] = (uint8_t)(m->hello_key[k] ^ 0x5a);
+		if (hello_encode(h, i ? other : NULL, hello))
+			continue;
+		struct rcc_ep_attr ea = { .send_cq = cq,
+					  .sq_depth = 4,
+					  .rq_depth = 4,
+					  .private_data = hello,
+					  .private_data_len = sizeof(hello) };
+		rc = rcc_connect(m->ctx, p->node->addr, &ea, CONNECT_ATTEMPT_MS, &ep);
+		if (rc == -ECONNABORTED) {
+			say(m, "inject impostor: rank %d turned away a hello with %s", p->rank,
+			    kind[i]);
+			continue;
+		}
+		if (rc) {
+			complain(m, "inject impostor: cannot reach rank %d: %s", p->rank,
+				 rcc_strerror(rc));
+			continue;
+		}
+		complain(m, "inject impostor: rank %d took a connection whose hello has %s",
+			 p->rank, kind[i]);
+		rcc_ep_close(ep);
+	}
+	rcc_cq_destroy(cq);
+}
+
 int out_connect(struct out_conn *c, uint64_t deadline_ns)
 {
 	struct mesh *m = c->m;
@@ -620,7 +668,12 @@ int out_connect(struct out_conn *c, uint64_t deadline_ns)
 		.depth = m->o->depth,
 		.list_hash = m->list_hash,
 	};
-	hello_encode(&h, hello);
+	if ((rc = hello_encode(&h, m->keyed ? m->hello_key : NULL, hello))) {
+		peer_fail(p, "cannot make our hello's tag: %s", rcc_strerror(rc));
+		return rc;
+	}
+	if (m->o->inject == INJECT_IMPOSTOR && p->rank == (m->rank + 1) % m->n)
+		connect_impostors(m, p, &h);
 	struct rcc_ep_attr ea = {
 		.sq_depth = out_sq_depth(m),
 		.rq_depth = CLI_CTRL_RECVS,

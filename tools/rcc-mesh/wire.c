@@ -4,9 +4,30 @@
 #include <errno.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include "cursor.h"
 
-void hello_encode(const struct mesh_hello *h, uint8_t out[HELLO_LEN])
+/* HMAC-SHA256 of HELLO_TAG_DOMAIN and the signed part, truncated. */
+static int hello_tag(const uint8_t key[HELLO_KEY_LEN], const uint8_t *signed_part,
+		     uint8_t tag[HELLO_TAG_LEN])
+{
+	uint8_t in[sizeof(HELLO_TAG_DOMAIN) + HELLO_SIGNED_LEN], mac[EVP_MAX_MD_SIZE];
+	unsigned maclen = 0;
+
+	memcpy(in, HELLO_TAG_DOMAIN, sizeof(HELLO_TAG_DOMAIN)); /* its NUL ends it */
+	memcpy(in + sizeof(HELLO_TAG_DOMAIN), signed_part, HELLO_SIGNED_LEN);
+	if (!HMAC(EVP_sha256(), key, HELLO_KEY_LEN, in, sizeof(in), mac, &maclen) ||
+	    maclen < HELLO_TAG_LEN)
+		return -EIO;
+	memcpy(tag, mac, HELLO_TAG_LEN);
+	OPENSSL_cleanse(mac, sizeof(mac));
+	return 0;
+}
+
+int hello_encode(const struct mesh_hello *h, const uint8_t *key, uint8_t out[HELLO_LEN])
 {
 	struct wcur c;
 	w_init(&c, out, HELLO_LEN);
@@ -19,6 +40,18 @@ void hello_encode(const struct mesh_hello *h, uint8_t out[HELLO_LEN])
 	w_u32(&c, h->size);
 	w_u32(&c, h->depth);
 	w_u32(&c, h->list_hash);
+	memset(out + HELLO_SIGNED_LEN, 0, HELLO_TAG_LEN);
+	return key ? hello_tag(key, out, out + HELLO_SIGNED_LEN) : 0;
+}
+
+bool hello_tag_ok(const uint8_t key[HELLO_KEY_LEN], const void *in)
+{
+	uint8_t want[HELLO_TAG_LEN];
+	const uint8_t *p = in;
+
+	if (hello_tag(key, p, want))
+		return false;
+	return CRYPTO_memcmp(want, p + HELLO_SIGNED_LEN, HELLO_TAG_LEN) == 0;
 }
 
 int hello_decode(const void *in, size_t len, struct mesh_hello *h)

@@ -8,19 +8,30 @@
 #ifndef RCC_MESH_WIRE_H
 #define RCC_MESH_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "rcc/rcc.h"
 
 #define MESH_MAGIC 0x4853454du /* "MESH" */
-#define MESH_VERSION 2         /* 2: a pair's sender figures name its path */
+#define MESH_VERSION 3         /* 3: the hello carries a tag under the job secret */
 /* Immediate of every control message; data SENDs carry no immediate. */
 #define MESH_CTRL_IMM 0x4d534843u
 /* Largest control message, and the size of every control buffer. */
 #define CTRL_SIZE 128
 
-/* What a client tells the server it connects to; both sides must agree. */
+/*
+ * What a client tells the server it connects to; both sides must agree. When
+ * the job has a secret (the env bootstrap's RCC_JOB_SECRET), the hello ends
+ * with a tag: HMAC-SHA256, truncated to HELLO_TAG_LEN bytes, under the key
+ * rcc_bootstrap_derive_key(HELLO_KEY_LABEL) -- the same on every rank of this
+ * run, another in every other run -- over HELLO_TAG_DOMAIN and the hello's
+ * first HELLO_SIGNED_LEN bytes: magic, version, both ranks, the node count,
+ * the options and the node list's hash. So a hello is good for one client
+ * rank, one server rank, one node list and one run, and nobody without the
+ * secret can make one. Without a secret the tag is zeros and nobody checks it.
+ */
 struct mesh_hello {
 	uint16_t src, dst; /* ranks: the client's, and the one it thinks it reaches */
 	uint16_t nodes;
@@ -29,9 +40,19 @@ struct mesh_hello {
 	uint32_t depth;     /* queue depth per stream */
 	uint32_t list_hash; /* hash of the node list: every rank must use the same */
 };
-#define HELLO_LEN 24
-void hello_encode(const struct mesh_hello *h, uint8_t out[HELLO_LEN]);
+#define HELLO_SIGNED_LEN 24
+#define HELLO_TAG_LEN 16
+#define HELLO_LEN (HELLO_SIGNED_LEN + HELLO_TAG_LEN)
+#define HELLO_KEY_LEN 32
+#define HELLO_KEY_LABEL "rcc-mesh hello"
+#define HELLO_TAG_DOMAIN "rcc-mesh hello tag"
+/* The hello, with its tag under key (NULL: no secret, a zero tag). 0, or
+ * -EIO when the HMAC could not be computed. */
+int hello_encode(const struct mesh_hello *h, const uint8_t *key, uint8_t out[HELLO_LEN]);
 int hello_decode(const void *in, size_t len, struct mesh_hello *h);
+/* Whether the hello at in (hello_decode() took it: HELLO_LEN bytes or more)
+ * carries the right tag under key; compared in constant time. */
+bool hello_tag_ok(const uint8_t key[HELLO_KEY_LEN], const void *in);
 
 /* The server's accept private data: who answered. */
 #define ACCEPT_LEN 10

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # rcc-mesh on verbs (Soft-RoCE): 3 ranks as processes in the VM, all on
 # RXE_IP with distinct ports. Both thread modes, both bring-ups, --srq, a rank killed
-# mid-run, and an injected corruption that the receivers must catch.
+# mid-run, an injected corruption that the receivers must catch, and with a job
+# secret (env rendezvous) hellos without its tag turned away.
 # Runs inside the VM from the repo root (see tests/rxe/run-suites.sh).
 # Threads sleep on completions (cq wait), so nothing busy-polls a vCPU.
 if [ -f tests/rxe/lib.sh ]; then
@@ -118,6 +119,36 @@ for k in 0 1 2; do
 done
 [ $ok = 1 ] || dump inject
 check "injected corruption caught by all" $((1 - ok)) "statuses $st"
+
+# with a job secret, through the env rendezvous: every hello carries the run's
+# tag in its connect private data, and the hellos each rank first sends
+# without it (--inject impostor) are turned away on verbs too
+secret=RCC_JOB_SECRET=a-job-secret-for-the-vm-test
+launched() { # K PORT: rank K of 3, the rendezvous at RXE_IP:PORT
+	env RCC_RANK="$1" RCC_WORLD_SIZE=$n RCC_MASTER_ADDR="$RXE_IP" RCC_MASTER_PORT="$2" "$secret" \
+		"$mesh" -T verbs -d "${RXE_DEV:-rxe0}" -g "${RXE_GID_IDX:-1}" --bind "$RXE_IP" \
+		--connect-timeout 30000 -D 1 -s 1K -q 4 --inject impostor >"$logdir/secret.$1" 2>&1 &
+	pids+=($!)
+}
+pids=()
+launched 0 0
+ok=1
+for _ in $(seq 1500); do # poll for rank 0's rendezvous port (no sleeps)
+	grep -q "rendezvous listening on $RXE_IP:[0-9]*$" "$logdir/secret.0" && break
+	kill -0 "${pids[0]}" 2>/dev/null || break
+	sleep 0.02
+done
+rdv=$(sed -n "s/.*rendezvous listening on $RXE_IP:\([0-9]*\)$/\1/p" "$logdir/secret.0")
+[ -n "$rdv" ] || ok=0
+[ $ok = 0 ] || { launched 1 "$rdv"; launched 2 "$rdv"; }
+wait_all "${pids[@]}"
+st=$WAIT_ST
+[ "$st" = "0 0 0" ] && grep -q "6/6 pairs verified" "$logdir/secret.0" || ok=0
+for k in 0 1 2; do
+	[ "$(grep -c "turned away .*(says it is rank $(((k + 2) % 3)) and wants rank $k): its hello does not carry the job secret's tag" "$logdir/secret.$k")" = 2 ] || ok=0
+done
+[ $ok = 1 ] || dump secret
+check "job secret: untagged hellos turned away" $((1 - ok)) "statuses $st"
 
 # kill -9 a rank mid-traffic: the survivors name it and exit 4 in bounded time
 # The kill must land inside the traffic phase even when the VM is slow, so the
