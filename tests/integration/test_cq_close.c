@@ -21,6 +21,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "pair.h"
 
@@ -178,7 +180,18 @@ struct driver {
 	int d;
 	int rc;
 	char why[160];
+	/* what it does now, for the watchdog: a call that never returns (a
+	 * writer waiting for a poller that never leaves) fails the case */
+	_Atomic(const char *) doing;
+	atomic_int gen, steps;
 };
+
+static void doing(struct driver *dr, int gen, const char *what)
+{
+	atomic_store(&dr->gen, gen);
+	atomic_store(&dr->doing, what);
+	atomic_fetch_add(&dr->steps, 1);
+}
 
 #define DRIVER_FAIL(dr, ...)                                         \
 	do {                                                         \
@@ -197,6 +210,7 @@ static void *driver(void *arg)
 		struct rcc_ep_attr aa = { .send_cq = S.cq, .sq_depth = 2 * OPS, .rq_depth = RECVS };
 		struct rcc_ep_attr ab = { .send_cq = S.scq, .sq_depth = 4, .rq_depth = 4 };
 		struct rcc_ep *a, *b;
+		doing(dr, gen, "connect");
 		int rc = pair_connect(S.ctx, S.lst[d], &aa, &ab, &a, &b);
 		if (rc)
 			DRIVER_FAIL(dr, "gen %d: connect: %s", gen, rcc_strerror(rc));
@@ -210,6 +224,7 @@ static void *driver(void *arg)
 				DRIVER_FAIL(dr, "gen %d: post_recv: %s", gen, rcc_strerror(rc));
 		}
 		/* a batch awaited while connected: all of it succeeds */
+		doing(dr, gen, "the first batch");
 		rc = post_batch(a, d, gen, 0);
 		if (rc)
 			DRIVER_FAIL(dr, "gen %d: post: %s", gen, rcc_strerror(rc));
@@ -221,11 +236,13 @@ static void *driver(void *arg)
 				    atomic_load(&l->ok), OPS, atomic_load(&l->flushed),
 				    atomic_load(&l->bad));
 		/* a batch still in flight when the endpoint leaves */
+		doing(dr, gen, "the second batch");
 		rc = post_batch(a, d, gen, OPS);
 		if (rc)
 			DRIVER_FAIL(dr, "gen %d: post: %s", gen, rcc_strerror(rc));
 		if (gen % 2 == 0) {
 			/* disconnect: every request comes back, the receives flushed */
+			doing(dr, gen, "disconnect");
 			rc = rcc_ep_disconnect(a);
 			if (rc)
 				DRIVER_FAIL(dr, "gen %d: disconnect: %s", gen, rcc_strerror(rc));
@@ -240,15 +257,46 @@ static void *driver(void *arg)
 					    gen, atomic_load(&l->bad), atomic_load(&l->flushed));
 		}
 		/* else: closed with the batch in flight, whatever was polled of it */
+		doing(dr, gen, "close");
 		rc = rcc_ep_close(a);
 		atomic_store(&l->closed_at, atomic_fetch_add(&S.closes, 1) + 1);
 		if (rc)
 			DRIVER_FAIL(dr, "gen %d: close: %s", gen, rcc_strerror(rc));
+		doing(dr, gen, "close (server)");
 		rc = rcc_ep_close(b);
 		if (rc)
 			DRIVER_FAIL(dr, "gen %d: close (server): %s", gen, rcc_strerror(rc));
 	}
 	return NULL;
+}
+
+/* Join the drivers; a driver that makes no step for 3 * TEST_TIMEOUT_MS is
+ * stuck in a call (every wait of its own is bounded): fail, and exit, since
+ * nothing can be closed under a call that never returns. */
+static void join_drivers(pthread_t *dt, struct driver *dr)
+{
+	for (int d = 0; d < DRIVERS; d++) {
+		int steps = atomic_load(&dr[d].steps);
+		uint64_t since = now_ms();
+		for (;;) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			if (pthread_timedjoin_np(dt[d], NULL, &ts) == 0)
+				break;
+			if (atomic_load(&dr[d].steps) != steps) {
+				steps = atomic_load(&dr[d].steps);
+				since = now_ms();
+			} else if (now_ms() - since > 3 * TEST_TIMEOUT_MS) {
+				printf("FAIL close_during_poll: driver %d stuck in %s of gen %d for "
+				       "%d ms\n",
+				       d, atomic_load(&dr[d].doing), atomic_load(&dr[d].gen),
+				       3 * TEST_TIMEOUT_MS);
+				fflush(stdout);
+				_exit(1);
+			}
+		}
+	}
 }
 
 static void close_during_poll(void)
@@ -273,11 +321,10 @@ static void close_during_poll(void)
 	for (int i = 0; i < POLLERS; i++)
 		CHECK(pthread_create(&pt[i], NULL, poller, (void *)(intptr_t)i) == 0);
 	for (int d = 0; d < DRIVERS; d++) {
-		dr[d] = (struct driver){ .d = d };
+		dr[d] = (struct driver){ .d = d, .doing = "start" };
 		CHECK(pthread_create(&dt[d], NULL, driver, &dr[d]) == 0);
 	}
-	for (int d = 0; d < DRIVERS; d++)
-		pthread_join(dt[d], NULL);
+	join_drivers(dt, dr);
 	atomic_store(&S.stop, true);
 	for (int i = 0; i < POLLERS; i++)
 		pthread_join(pt[i], NULL);
