@@ -11,9 +11,13 @@
  * event of its own.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 
 #include "base/log.h"
 #include "verbs.h"
@@ -22,6 +26,145 @@
 #define ACK_BATCH 64u
 /* Room beyond the requested depth: the disconnect markers of several eps. */
 #define CQ_SLACK 32
+
+/* ------------------------------------------------------------ poll gate */
+
+/*
+ * Pollers read the qp_num table and the endpoints it names without a lock;
+ * attach, detach and drain (the writers) exclude them. The argument is in
+ * docs/verbs.md "Locks"; in short, a Dekker handshake between a poller's
+ * slot and the CQ's gate:
+ *
+ *   poller: slot = cq; barrier; if gate: slot = NULL, take gate_lock instead
+ *           ... device poll and mapping ...; slot = NULL (release)
+ *   writer: take gate_lock; gate = 1; barrier; wait until no slot == cq
+ *           ... change the table, drain ...; gate = 0 (release); unlock
+ *
+ * Either the writer sees the poller's slot (and waits for it), or the poller
+ * sees the gate (and queues behind gate_lock). The poller's barrier is only a
+ * compiler barrier when membarrier(2) is there: the writer's
+ * MEMBARRIER_CMD_PRIVATE_EXPEDITED makes it a full fence on every thread of
+ * the process at that moment. Without membarrier a poller's slot store is a
+ * seq_cst exchange and its gate load seq_cst, as the writer's are.
+ * A slot is per thread (a thread polls one CQ at a time), so the common
+ * path writes only memory of its own thread and reads the gate, a line
+ * nobody writes while no writer runs: no atomic read-modify-write at all.
+ */
+struct poller {
+	_Atomic(struct verbs_cq *) in; /* the CQ this thread polls, or NULL */
+	struct poller *prev, *next;
+} __attribute__((aligned(64)));
+
+static pthread_once_t pollers_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t pollers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct poller *pollers; /* every registered thread's slot */
+static pthread_key_t pollers_key;
+static bool pollers_key_ok;
+static bool asym_fence; /* membarrier registered: pollers need no fence */
+static _Thread_local struct poller *my_slot;
+
+static void poller_exit(void *p)
+{
+	struct poller *r = p;
+
+	pthread_mutex_lock(&pollers_lock);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		pollers = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	pthread_mutex_unlock(&pollers_lock);
+	free(r);
+}
+
+static void pollers_init(void)
+{
+	pollers_key_ok = pthread_key_create(&pollers_key, poller_exit) == 0;
+	asym_fence = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	if (!asym_fence)
+		log_debug("verbs: no membarrier(2): pollers fence on every poll");
+}
+
+/* This thread's slot, made on its first poll; NULL: none (out of memory),
+ * so this thread polls under gate_lock. */
+static struct poller *poller_slot(void)
+{
+	struct poller *r;
+
+	pthread_once(&pollers_once, pollers_init);
+	if (!pollers_key_ok)
+		return NULL;
+	r = aligned_alloc(64, sizeof(*r));
+	if (!r)
+		return NULL;
+	atomic_init(&r->in, NULL);
+	r->prev = NULL;
+	if (pthread_setspecific(pollers_key, r)) {
+		free(r);
+		return NULL;
+	}
+	pthread_mutex_lock(&pollers_lock);
+	r->next = pollers;
+	if (pollers)
+		pollers->prev = r;
+	pollers = r;
+	pthread_mutex_unlock(&pollers_lock);
+	my_slot = r;
+	return r;
+}
+
+/* Enter cq as a reader without a lock: its slot, or NULL when the gate is
+ * shut (or this thread has no slot): then the caller takes gate_lock. */
+static inline struct poller *gate_enter(struct verbs_cq *cq)
+{
+	struct poller *r = my_slot;
+	bool shut;
+
+	if (__builtin_expect(!r, 0) && !(r = poller_slot()))
+		return NULL;
+	if (__builtin_expect(asym_fence, 1)) {
+		atomic_store_explicit(&r->in, cq, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		shut = atomic_load_explicit(&cq->gate, memory_order_acquire);
+	} else { /* both seq_cst: the writer's store and load are too */
+		atomic_exchange(&r->in, cq);
+		shut = atomic_load(&cq->gate);
+	}
+	if (__builtin_expect(shut, 0)) {
+		atomic_store_explicit(&r->in, NULL, memory_order_release);
+		return NULL;
+	}
+	return r;
+}
+
+static inline void gate_leave(struct poller *r)
+{
+	atomic_store_explicit(&r->in, NULL, memory_order_release);
+}
+
+/* A writer: from here to gate_open() no poller is between the device and
+ * the table of cq. */
+static void gate_shut(struct verbs_cq *cq)
+{
+	pthread_once(&pollers_once, pollers_init);
+	pthread_mutex_lock(&cq->gate_lock);
+	atomic_store(&cq->gate, true);
+	/* Once the process registered, the command cannot fail (membarrier(2)). */
+	if (asym_fence)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	pthread_mutex_lock(&pollers_lock);
+	for (struct poller *r = pollers; r; r = r->next)
+		while (atomic_load(&r->in) == cq)
+			sched_yield();
+	pthread_mutex_unlock(&pollers_lock);
+}
+
+static void gate_open(struct verbs_cq *cq)
+{
+	atomic_store_explicit(&cq->gate, false, memory_order_release);
+	pthread_mutex_unlock(&cq->gate_lock);
+}
 
 /* ---------------------------------------------------------- qp_num table */
 
@@ -36,18 +179,18 @@ int rcci_vcq_attach(struct verbs_cq *cq, struct verbs_ep *ep)
 {
 	int rc = 0;
 
-	pthread_rwlock_wrlock(&cq->poll_lock);
+	gate_shut(cq);
 	if (ep_of_qpn(cq, ep->qpn) != ep) /* else: send CQ == recv CQ */
 		rc = rcci_u32map_put(&cq->eps, ep->qpn, ep);
-	pthread_rwlock_unlock(&cq->poll_lock);
+	gate_open(cq);
 	return rc;
 }
 
 void rcci_vcq_detach(struct verbs_cq *cq, struct verbs_ep *ep)
 {
-	pthread_rwlock_wrlock(&cq->poll_lock);
+	gate_shut(cq);
 	rcci_u32map_remove(&cq->eps, ep->qpn);
-	pthread_rwlock_unlock(&cq->poll_lock);
+	gate_open(cq);
 }
 
 /* ------------------------------------------------------------ mapping */
@@ -218,7 +361,7 @@ void rcci_vcq_drain(struct verbs_cq *cq)
 	struct rcc_wc wc[POLL_BATCH];
 	int n;
 
-	pthread_rwlock_wrlock(&cq->poll_lock);
+	gate_shut(cq);
 	do {
 		int k = 0;
 		n = ibv_poll_cq(cq->cq, POLL_BATCH, w);
@@ -229,17 +372,17 @@ void rcci_vcq_drain(struct verbs_cq *cq)
 			bl_push(cq, &wc[i]);
 		pthread_mutex_unlock(&cq->bl_lock);
 	} while (n == POLL_BATCH);
-	pthread_rwlock_unlock(&cq->poll_lock);
+	gate_open(cq);
 }
 
 /* -------------------------------------------------------------- polling */
 
-static int hw_poll(struct verbs_cq *cq, struct rcc_wc *out, int max)
+/* The caller is a reader of cq's gate. */
+static int hw_poll_inside(struct verbs_cq *cq, struct rcc_wc *out, int max)
 {
 	struct ibv_wc w[POLL_BATCH];
 	int got = 0;
 
-	pthread_rwlock_rdlock(&cq->poll_lock);
 	while (got < max) {
 		int want = max - got < POLL_BATCH ? max - got : POLL_BATCH;
 		int n = ibv_poll_cq(cq->cq, want, w);
@@ -253,7 +396,22 @@ static int hw_poll(struct verbs_cq *cq, struct rcc_wc *out, int max)
 		if (n < want)
 			break;
 	}
-	pthread_rwlock_unlock(&cq->poll_lock);
+	return got;
+}
+
+static int hw_poll(struct verbs_cq *cq, struct rcc_wc *out, int max)
+{
+	struct poller *r = gate_enter(cq);
+	int got;
+
+	if (__builtin_expect(r != NULL, 1)) {
+		got = hw_poll_inside(cq, out, max);
+		gate_leave(r);
+		return got;
+	}
+	pthread_mutex_lock(&cq->gate_lock); /* behind the writer */
+	got = hw_poll_inside(cq, out, max);
+	pthread_mutex_unlock(&cq->gate_lock);
 	return got;
 }
 
@@ -367,13 +525,8 @@ int rcci_vcq_create(struct rcc_cq *base)
 		}
 		cq->armed = true;
 	}
-	/* Pollers come back at once; a close or disconnect waiting to drain
-	 * must not starve behind them. */
-	pthread_rwlockattr_t ra;
-	pthread_rwlockattr_init(&ra);
-	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(&cq->poll_lock, &ra);
-	pthread_rwlockattr_destroy(&ra);
+	atomic_init(&cq->gate, false);
+	pthread_mutex_init(&cq->gate_lock, NULL);
 	pthread_mutex_init(&cq->bl_lock, NULL);
 	pthread_mutex_init(&cq->ch_lock, NULL);
 	atomic_init(&cq->bl_count, 0);
@@ -408,7 +561,7 @@ void rcci_vcq_destroy(struct rcc_cq *base)
 		log_warn("verbs: ibv_destroy_comp_channel failed");
 	pthread_mutex_destroy(&cq->ch_lock);
 	pthread_mutex_destroy(&cq->bl_lock);
-	pthread_rwlock_destroy(&cq->poll_lock);
+	pthread_mutex_destroy(&cq->gate_lock);
 	free(cq->bl);
 	rcci_u32map_fini(&cq->eps);
 }

@@ -21,10 +21,11 @@
  * to ERR (flushing what is outstanding) and tells the peer (rdma_disconnect /
  * closing the socket), so both sides leave service as on the tcp transport.
  *
- * Locks, in this order: ctx->eps_lock -> vep->lock -> cq->poll_lock (write)
- * -> cq->bl_lock. The poll path takes cq->poll_lock for reading, then bl_lock;
- * it never takes the others (an error completion only sets flags and wakes
- * the thread).
+ * Locks, in this order: ctx->eps_lock -> vep->lock -> cq->gate_lock (a
+ * writer: attach, detach, drain) -> cq->bl_lock. The poll path takes no lock
+ * to read the qp_num table (cq.c, "the poll gate"; docs/verbs.md "Locks"),
+ * only bl_lock for the backlog; it never takes the others (an error
+ * completion only sets flags and wakes the thread).
  */
 #ifndef RCC_VERBS_H
 #define RCC_VERBS_H
@@ -108,11 +109,15 @@ struct verbs_cq {
 	struct ibv_cq *cq;
 	struct ibv_comp_channel *ch; /* WAIT/FD */
 
-	/* Readers: pollers. Writers: endpoint attach/detach, disconnect and
-	 * close draining the hardware CQ, so a completion taken from the device
-	 * is either returned to a poller or parked in the backlog, never lost
-	 * between the two. */
-	pthread_rwlock_t poll_lock;
+	/* The poll gate (cq.c): readers are pollers, between taking
+	 * completions from the device and mapping them to endpoints; writers
+	 * (endpoint attach/detach, disconnect and close draining the hardware
+	 * CQ) hold gate_lock with gate set, once no reader is inside. So a
+	 * completion taken from the device is either returned to a poller or
+	 * parked in the backlog, never lost between the two, and no poller
+	 * holds an endpoint a writer is removing. */
+	atomic_bool gate; /* set: pollers take gate_lock */
+	pthread_mutex_t gate_lock;
 	struct rcci_u32map eps; /* qp_num -> struct verbs_ep */
 
 	pthread_mutex_t bl_lock;
