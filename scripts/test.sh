@@ -190,7 +190,7 @@ step "hot-path instructions (bench/overhead.sh, quick)" env QUICK=1 ./bench/over
 # --- fuzzing ----------------------------------------------------------------------------
 run_fuzzers() {
 	local t corpus
-	for t in wire stream escape boot shm ud chan; do
+	for t in wire stream escape boot shm ud chan mesh; do
 		corpus=$(mktemp -d)
 		cp tests/fuzz/corpus/$t/* "$corpus"/
 		printf '  fuzz_%s for %ss\n' "$t" "$FUZZ_SECONDS"
@@ -202,7 +202,7 @@ run_fuzzers() {
 }
 if [ "$FUZZ_SECONDS" != 0 ]; then
 	step "fuzz build (build-fuzz/, clang)" eval 'CC=clang configure build-fuzz -DRCC_FUZZ=ON \
-		-DRCC_BUILD_TOOLS=OFF -DRCC_BUILD_EXAMPLES=OFF && NINJA_FLAGS="fuzz_wire fuzz_stream fuzz_escape fuzz_boot fuzz_shm fuzz_ud fuzz_chan" build build-fuzz'
+		-DRCC_BUILD_TOOLS=OFF -DRCC_BUILD_EXAMPLES=OFF && NINJA_FLAGS="fuzz_wire fuzz_stream fuzz_escape fuzz_boot fuzz_shm fuzz_ud fuzz_chan fuzz_mesh" build build-fuzz'
 	step "fuzzers (${FUZZ_SECONDS}s each)" run_fuzzers
 fi
 
