@@ -163,8 +163,12 @@ step "threaded tests under TSan" ctest_in build-tsan -L threaded
 
 # --- valgrind (memcheck), scaled-down sizes ---------------------------------------------
 run_valgrind() {
-	local t tr failed=0 integ=(build/tests/integration/test_ops build/tests/integration/test_errors
+	local t tr rc out failed=0 integ=(build/tests/integration/test_ops build/tests/integration/test_errors
 		build/tests/integration/test_conn build/tests/integration/test_session)
+	# each test's stdout (its "ok CASE" lines), shown when it fails: a case that
+	# hangs or dies of a signal prints no FAIL line, and valgrind -q does not
+	# say the process was killed, so only these name where it stopped
+	out=$(mktemp)
 	# the integration tests on the socket (tcp) and on same-host shared memory (shm)
 	for t in build/tests/unit/test_* "${integ[@]/%/:tcp}" "${integ[@]/%/:shm}" \
 		build/tests/integration/test_srq:tcp build/tests/integration/test_uc:tcp \
@@ -176,10 +180,26 @@ run_valgrind() {
 		printf '  %s (%s)\n' "$t" "$tr"
 		# --fair-sched: valgrind runs one thread at a time, and its default lock
 		# lets a busy-polling thread starve the progress thread indefinitely
+		rc=0
 		RCC_TEST_TRANSPORT=$tr RCC_TEST_QUICK=1 timeout 600 valgrind -q --fair-sched=yes \
 			--error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
-			"$t" >/dev/null || { echo "  valgrind found problems in $t ($tr)"; failed=1; }
+			"$t" >"$out" || rc=$?
+		[ $rc = 0 ] && continue
+		failed=1
+		printf '  %s (%s) failed under valgrind: exit status %s' "$t" "$tr" $rc
+		if [ $rc = 99 ]; then
+			echo " (memory errors, above)"
+		elif [ $rc = 124 ]; then
+			echo " (timed out after 600 s)"
+		elif ((rc > 128)); then
+			echo " (killed by SIG$(kill -l $((rc - 128)) 2>/dev/null || echo $((rc - 128))))"
+		else
+			echo
+		fi
+		echo "  its output, last 60 lines (the case after the last \"ok\" is the one that stopped):"
+		tail -n 60 "$out" | sed 's/^/    /'
 	done
+	rm -f "$out"
 	return $failed
 }
 step "valgrind memcheck" run_valgrind
