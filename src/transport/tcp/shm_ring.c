@@ -47,6 +47,7 @@ void rcci_shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accept
 	r->rx_data = data + (size_t)(1 - t) * cap;
 	atomic_init(&r->tx_tail, 0);
 	atomic_init(&r->rx_head, 0);
+	atomic_init(&r->tx_need, 1);
 	r->tsan_key = 0;
 }
 
@@ -135,6 +136,7 @@ long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 		if (room == 0) {
 			/* Full: a short write always leaves the flag set on a ring
 			 * seen full after it. */
+			atomic_store_explicit(&r->tx_need, 1, memory_order_relaxed);
 			room = wait_for_room(r, 1);
 			if (room < 0)
 				return -EPROTO;
@@ -149,6 +151,17 @@ long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 		atomic_store_explicit(&r->tx->tail, tail, memory_order_release);
 	}
 	return (long)done;
+}
+
+long rcci_shm_ring_reserve(struct shm_ring *r, size_t need)
+{
+	uint32_t want = need == 0 ? 1 : need > r->cap ? r->cap : (uint32_t)need;
+	long room = tx_room(r);
+
+	atomic_store_explicit(&r->tx_need, want, memory_order_relaxed);
+	if (room < 0 || room >= (long)want)
+		return room;
+	return wait_for_room(r, want);
 }
 
 /* Copy len bytes of the ring we consume, from index at on, into dst. */
@@ -212,8 +225,16 @@ bool rcci_shm_ring_arm(struct shm_ring *r)
 	return rcci_shm_ring_rx_ready(r);
 }
 
-bool rcci_shm_ring_arm_tx(struct shm_ring *r) { return wait_for_room(r, 1) != 0; }
+bool rcci_shm_ring_arm_tx(struct shm_ring *r)
+{
+	return wait_for_room(r, atomic_load_explicit(&r->tx_need, memory_order_relaxed)) != 0;
+}
 
 bool rcci_shm_ring_rx_ready(const struct shm_ring *r) { return rx_avail(r) != 0; }
 
-bool rcci_shm_ring_tx_room(const struct shm_ring *r) { return tx_room(r) != 0; }
+bool rcci_shm_ring_tx_room(const struct shm_ring *r)
+{
+	long room = tx_room(r);
+
+	return room < 0 || room >= (long)atomic_load_explicit(&r->tx_need, memory_order_relaxed);
+}

@@ -56,6 +56,10 @@ struct shm_ring {
 	 * progress thread's readiness checks read them without those locks. */
 	_Atomic uint64_t tx_tail; /* what we produced */
 	_Atomic uint64_t rx_head; /* what we consumed */
+	/* Room the producer last waited for (rcci_shm_ring_reserve): the ring
+	 * counts as writable only once that much is free. Under tx_lock; read
+	 * by the readiness checks. */
+	_Atomic uint32_t tx_need;
 	/* ThreadSanitizer only: the two ends of a connection inside one process
 	 * map the region at different addresses, so TSan cannot see that the
 	 * index stores and loads synchronise them; they name one key instead
@@ -85,6 +89,12 @@ void rcci_shm_ring_fresh(struct shm_ring *r);
  * the producer has then announced it waits for room), or -EPROTO when the
  * peer's index is impossible. */
 long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n);
+/* Room for at least need bytes (at most cap): the free room (no less than
+ * need), or 0 when less is free -- having then announced that the producer
+ * waits for room, as a write that found the ring full does, so the
+ * consumer's next read rings for us -- or -EPROTO when the peer's index is
+ * impossible. Lets the caller hand the ring whole frames only. */
+long rcci_shm_ring_reserve(struct shm_ring *r, size_t need);
 /* Copy up to what is there into iov: bytes (0 when empty) or -EPROTO. */
 long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n);
 
@@ -99,12 +109,14 @@ bool rcci_shm_ring_wake_producer(struct shm_ring *r);
 bool rcci_shm_ring_arm(struct shm_ring *r);
 /* Announce that a blocked producer is going to sleep (as a write that finds
  * the ring full does), so the consumer's next read rings for us; then
- * whether there is room already (do not sleep then). */
+ * whether there is room already, as much as it last waited for (do not
+ * sleep then). */
 bool rcci_shm_ring_arm_tx(struct shm_ring *r);
 /* Whether bytes wait to be read, or the peer's index is impossible (the read
  * reports it). No side effect. */
 bool rcci_shm_ring_rx_ready(const struct shm_ring *r);
-/* Whether the ring we produce into has room (or is broken). */
+/* Whether the ring we produce into has room, as much as the producer last
+ * waited for (rcci_shm_ring_reserve), or is broken. */
 bool rcci_shm_ring_tx_room(const struct shm_ring *r);
 
 #endif
