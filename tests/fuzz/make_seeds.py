@@ -82,6 +82,10 @@ def reserve(side, need):
     return struct.pack("<BBH", 4, side, need)
 
 
+def peek(side, skip, n):
+    return struct.pack("<BBHH", 5, side, skip, n)
+
+
 shms = {
     "ping_pong": w(0, 100) + r(1, 100) + w(1, 8) + r(0, 8),
     "wrap": w(0, 3000) + r(1, 3000) + w(0, 3000, 3) + r(1, 1000, 2) + r(1, 5000, 3),
@@ -94,6 +98,10 @@ shms = {
     # whole ring, more than the ring
     "reserve": w(0, 3000) + reserve(0, 1000) + reserve(0, 2000) + r(1, 2000) + reserve(0, 3000)
     + reserve(0, 4096) + reserve(0, 5000) + reserve(0, 0) + r(1, 1000) + reserve(1, 4096),
+    # peeks at and past the head, across the wrap, at and beyond the end
+    "peek": w(0, 3000) + peek(1, 0, 40) + peek(1, 40, 100) + peek(1, 2990, 100) + r(1, 2000)
+    + w(0, 2000) + peek(1, 1500, 2000) + peek(1, 3000, 8) + peek(1, 0, 3000) + r(1, 3000)
+    + peek(1, 0, 10),
 }
 
 

@@ -199,6 +199,18 @@ long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
 	return (long)done;
 }
 
+size_t rcci_shm_ring_peek(const struct shm_ring *r, size_t have, size_t skip, void *buf, size_t len)
+{
+	if (have > r->cap)
+		have = r->cap;
+	if (skip >= have)
+		return 0;
+	if (len > have - skip)
+		len = have - skip;
+	copy_out(r, atomic_load_explicit(&r->rx_head, memory_order_relaxed) + skip, buf, len);
+	return len;
+}
+
 /* Dekker: our index store, a full fence, then the other side's flag. The
  * other side sets its flag, fences, then re-reads our index: one of the two
  * sees the other. */
@@ -231,6 +243,13 @@ bool rcci_shm_ring_arm_tx(struct shm_ring *r)
 }
 
 bool rcci_shm_ring_rx_ready(const struct shm_ring *r) { return rx_avail(r) != 0; }
+
+long rcci_shm_ring_rx_avail(const struct shm_ring *r)
+{
+	long have = rx_avail(r);
+
+	return have < 0 ? -EPROTO : have;
+}
 
 bool rcci_shm_ring_tx_room(const struct shm_ring *r)
 {

@@ -98,6 +98,17 @@ long rcci_shm_ring_reserve(struct shm_ring *r, size_t need);
 /* Copy up to what is there into iov: bytes (0 when empty) or -EPROTO. */
 long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n);
 
+/* Bytes waiting to be read (no side effect), or -EPROTO when the peer's
+ * index is impossible. */
+long rcci_shm_ring_rx_avail(const struct shm_ring *r);
+/* Copy up to len bytes, from byte skip on, of the first have bytes waiting
+ * (a count rcci_shm_ring_rx_avail() gave since our last read; the peer's
+ * index is not loaded again) into buf, consuming none: bytes copied. The
+ * peer may change them before they are read: whatever a peek finds is a
+ * hint, never trusted. */
+size_t rcci_shm_ring_peek(const struct shm_ring *r, size_t have, size_t skip, void *buf,
+			  size_t len);
+
 /* After a write that moved bytes: whether the consumer said it sleeps (the
  * flag is then cleared and the caller must ring the doorbell). */
 bool rcci_shm_ring_wake_consumer(struct shm_ring *r);
