@@ -134,14 +134,10 @@ long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 		if (room < 0)
 			return -EPROTO;
 		if (room == 0) {
-			/* Full: a short write always leaves the flag set on a ring
-			 * seen full after it. */
+			/* Full: whoever will not come back by itself arms the room
+			 * (rcci_shm_ring_arm_tx) before it sleeps. */
 			atomic_store_explicit(&r->tx_need, 1, memory_order_relaxed);
-			room = wait_for_room(r, 1);
-			if (room < 0)
-				return -EPROTO;
-			if (room == 0)
-				break;
+			break;
 		}
 		size_t got = copy_in(r, iov, n, done, (size_t)room);
 		done += got;
@@ -159,9 +155,9 @@ long rcci_shm_ring_reserve(struct shm_ring *r, size_t need)
 	long room = tx_room(r);
 
 	atomic_store_explicit(&r->tx_need, want, memory_order_relaxed);
-	if (room < 0 || room >= (long)want)
-		return room;
-	return wait_for_room(r, want);
+	if (room >= 0 && room < (long)want)
+		return 0; /* the room to arm is now want */
+	return room;
 }
 
 /* Copy len bytes of the ring we consume, from index at on, into dst. */

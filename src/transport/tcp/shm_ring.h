@@ -85,15 +85,15 @@ void rcci_shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accept
  * even if the other end has not started watching its ring yet. */
 void rcci_shm_ring_fresh(struct shm_ring *r);
 
-/* Copy up to the free room from iov into the ring: bytes taken (0 when full;
- * the producer has then announced it waits for room), or -EPROTO when the
- * peer's index is impossible. */
+/* Copy up to the free room from iov into the ring: bytes taken (0 when
+ * full), or -EPROTO when the peer's index is impossible. A producer that
+ * will not come back by itself arms the room before it sleeps
+ * (rcci_shm_ring_arm_tx). */
 long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n);
 /* Room for at least need bytes (at most cap): the free room (no less than
- * need), or 0 when less is free -- having then announced that the producer
- * waits for room, as a write that found the ring full does, so the
- * consumer's next read rings for us -- or -EPROTO when the peer's index is
- * impossible. Lets the caller hand the ring whole frames only. */
+ * need), or 0 when less is free (the room to arm is then that much), or
+ * -EPROTO when the peer's index is impossible. Lets the caller hand the
+ * ring whole frames only. */
 long rcci_shm_ring_reserve(struct shm_ring *r, size_t need);
 /* Copy up to what is there into iov: bytes (0 when empty) or -EPROTO. */
 long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n);
@@ -118,10 +118,10 @@ bool rcci_shm_ring_wake_producer(struct shm_ring *r);
 /* Announce that the consumer is going to sleep; then whether bytes are
  * already there (do not sleep then). */
 bool rcci_shm_ring_arm(struct shm_ring *r);
-/* Announce that a blocked producer is going to sleep (as a write that finds
- * the ring full does), so the consumer's next read rings for us; then
- * whether there is room already, as much as it last waited for (do not
- * sleep then). */
+/* Announce that a blocked producer's transmit will not come back by itself
+ * (its thread sleeps, or the progress thread is to do it), so the
+ * consumer's next read rings for us; then whether there is room already, as
+ * much as the producer last waited for (do not sleep then). */
 bool rcci_shm_ring_arm_tx(struct shm_ring *r);
 /* Whether bytes wait to be read, or the peer's index is impossible (the read
  * reports it). No side effect. */
