@@ -4,8 +4,10 @@
 # transport's shared-memory path (RCC_SHM=1) against the same tools over loopback TCP
 # (RCC_SHM=0), UCX's shared-memory transports (ucx_perftest, UCX_TLS=posix for
 # tag_lat/tag_bw, UCX_TLS=cma for ucp_put_bw) and a single-thread memcpy of the same
-# size (bench/memcpy_bw.c), interleaved size by size in ONE run; prints a table of
-# ratios with the issue's targets (PASS/MISS).
+# size (bench/memcpy_bw.c) and a bare two-thread shared ring of the same messages
+# (bench/ring_bw.c: the ceiling of any transport that copies twice, on these two
+# CPUs), interleaved size by size in ONE run; prints a table of ratios with the
+# issue's targets (PASS/MISS).
 #
 #   usage: bench/perf-shm.sh                 (REPS=3 repeats by default)
 #   env:   REPS=n, QUICK=1 (REPS=1, short runs), RCC_BUILD_DIR [build-perf-bench],
@@ -142,6 +144,20 @@ memcpy_bw() { # SIZE
 		fail "memcpy_bw $s: $(clierr)"
 	fi
 }
+RING=
+build_ring() {
+	have cc || return 1
+	timeout 120 cc -O2 -pthread -o "$WORK/ring_bw" "$here/ring_bw.c" && RING=$WORK/ring_bw
+}
+ring_bw() { # SIZE: pins its two threads to CPUs 0 and 1 itself
+	local s=$1
+	if timeout -k 2 "$CLI_TMO" "$RING" "$s" "$DUR" >"$WORK/cli.log" 2>&1; then
+		rec ring copy2 "$s" bw_GBps "$(awk '{ print $4 }' "$WORK/cli.log")"
+	else
+		CLI_ST=$?
+		fail "ring_bw $s: $(clierr)"
+	fi
+}
 
 # ------------------------------------------------------------------ main
 for t in taskset timeout ss awk cmake; do have $t || { echo "missing: $t" >&2; exit 1; }; done
@@ -151,6 +167,7 @@ build_rcc || { echo "cannot build rcc-perf (see above)" >&2; exit 1; }
 timeout 600 cmake --build "$BUILD" --target rcc-pingpong >"$WORK/build.log" 2>&1 ||
 	{ cat "$WORK/build.log" >&2; exit 1; }
 build_memcpy || log "bench/memcpy_bw.c did not build: no memcpy rows"
+build_ring || log "bench/ring_bw.c did not build: no two-copy ceiling rows"
 mkdir -p "$OUTDIR"
 
 T0=$SECONDS
@@ -167,6 +184,7 @@ for ((REP = 1; REP <= REPS; REP++)); do
 		rcc_bw shm "$s"
 		rcc_bw tcp "$s"
 		[ -n "$MEMCPY" ] && [ "$s" != 8 ] && memcpy_bw "$s"
+		[ -n "$RING" ] && [ "$s" != 8 ] && ring_bw "$s"
 		if have ucx_perftest; then
 			ucx_posix ucx_bw tag_bw "$s"
 			[ "$s" != 8 ] && ucx_cma ucx_bw ucp_put_bw "$s"
@@ -202,6 +220,9 @@ SPEC=$WORK/spec.txt
 		echo "shm write bw / memcpy|$s|rcc_shm:write_bw:bw_GBps|memcpy:copy:bw_GBps|1|${t2:-|}"
 		echo "shm read bw / memcpy|$s|rcc_shm:read_bw:bw_GBps|memcpy:copy:bw_GBps|1|${t2:-|}"
 		echo "shm write bw / UCX posix tag_bw|$s|rcc_shm:write_bw:bw_GBps|ucx_posix:tag_bw:bw_GBps|1||"
+		echo "shm write bw / two-copy ring (ring_bw)|$s|rcc_shm:write_bw:bw_GBps|ring:copy2:bw_GBps|1||"
+		echo "shm read bw / two-copy ring (ring_bw)|$s|rcc_shm:read_bw:bw_GBps|ring:copy2:bw_GBps|1||"
+		echo "two-copy ring (ring_bw) / memcpy|$s|ring:copy2:bw_GBps|memcpy:copy:bw_GBps|1||"
 		echo "shm write bw / tcp write bw|$s|rcc_shm:write_bw:bw_GBps|rcc_tcp:write_bw:bw_GBps|1||"
 	done
 } >"$SPEC"

@@ -79,14 +79,17 @@ int pair_open(struct pair *p, const struct pair_opts *o)
 	rc = test_ctx_open(&p->ctx);
 	if (rc)
 		return rc;
+	p->ctx_b = p->ctx;
+	if (o->split && (rc = test_ctx_open(&p->ctx_b)))
+		goto err_ctx;
 	rc = rcc_cq_create(p->ctx, &ca, &p->cq_a);
 	if (rc)
 		goto err_ctx;
-	rc = rcc_cq_create(p->ctx, &ca, &p->cq_b);
+	rc = rcc_cq_create(p->ctx_b, &ca, &p->cq_b);
 	if (rc)
 		goto err_cq_a;
 	snprintf(addr, sizeof(addr), "%s:0", test_addr());
-	rc = rcc_listen(p->ctx, addr, 0, &p->lst);
+	rc = rcc_listen(p->ctx_b, addr, 0, &p->lst);
 	if (rc)
 		goto err_cq_b;
 
@@ -116,6 +119,8 @@ err_cq_b:
 err_cq_a:
 	rcc_cq_destroy(p->cq_a);
 err_ctx:
+	if (p->ctx_b != p->ctx)
+		rcc_ctx_close(p->ctx_b);
 	rcc_ctx_close(p->ctx);
 	memset(p, 0, sizeof(*p));
 	return rc;
@@ -132,6 +137,8 @@ void pair_close(struct pair *p)
 	TEARDOWN(rcc_listener_close(p->lst));
 	TEARDOWN(rcc_cq_destroy(p->cq_b));
 	TEARDOWN(rcc_cq_destroy(p->cq_a));
+	if (p->ctx_b && p->ctx_b != p->ctx)
+		TEARDOWN(rcc_ctx_close(p->ctx_b));
 	TEARDOWN(rcc_ctx_close(p->ctx));
 	memset(p, 0, sizeof(*p));
 }

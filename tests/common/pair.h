@@ -8,7 +8,8 @@
 #include "harness.h"
 
 struct pair {
-	struct rcc_ctx *ctx;
+	struct rcc_ctx *ctx;        /* a's context, and b's unless opened split */
+	struct rcc_ctx *ctx_b;      /* b's and the listener's: ctx, or one of its own */
 	struct rcc_cq *cq_a, *cq_b; /* a: the client side, b: the server side */
 	struct rcc_ep *a, *b;
 	struct rcc_listener *lst;
@@ -20,6 +21,8 @@ struct pair_opts {
 	struct rcc_ep_attr attr_a; /* CQ fields are filled in */
 	struct rcc_ep_attr attr_b;
 	uint32_t spin_us; /* RCC_CQ_HYBRID: both CQs' spin budget */
+	bool split;       /* b on a context of its own (ctx_b): each side has its own
+			   * progress thread, so one can be held while the other runs */
 };
 
 /* 0 or a negative errno (after printing why). */

@@ -13,6 +13,9 @@
  *   1 side len16 niov : side reads up to len bytes
  *   2 word val64      : scribble control word word%8 (tail/space_wait/head/sleeping x2)
  *   3 side            : arm, wake calls, readiness queries
+ *   4 side need16     : side reserves room for need bytes of what it produces
+ *   5 side skip16 len16 : side counts what it can consume and peeks len bytes of
+ *                       it past the first skip
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -88,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rcci_shm_ring_init(&side[0], region, CAP, true);
 	rcci_shm_ring_init(&side[1], region, CAP, false);
 	while (c.n) {
-		unsigned op = take(&c, 1) % 4;
+		unsigned op = take(&c, 1) % 6;
 		if (op == 0 || op == 1) {
 			int s = (int)(take(&c, 1) & 1);
 			size_t len = take(&c, 2) % (2 * CAP + 16);
@@ -129,6 +132,48 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t lo = take(&c, 4), hi = take(&c, 4);
 			scribble(word, lo | hi << 32);
 			scribbled = true;
+		} else if (op == 4) {
+			int s = (int)(take(&c, 1) & 1);
+			size_t need = take(&c, 2) % (2 * CAP + 16);
+			size_t want = need == 0 ? 1 : need > CAP ? CAP : need;
+			/* Room: all there is when at least what was asked (at most the
+			 * whole ring), else none. */
+			long room = rcci_shm_ring_reserve(&side[s], need);
+			if ((room < 0 && room != -EPROTO) || room > CAP ||
+			    (room > 0 && (size_t)room < want))
+				abort();
+			if (room < 0 && !scribbled)
+				abort();
+			if (!scribbled) {
+				uint64_t free_room = CAP - (wpos[s] - rpos[s]);
+				if (room ? (uint64_t)room != free_room : free_room >= want)
+					abort();
+			}
+		} else if (op == 5) {
+			int s = (int)(take(&c, 1) & 1), from = 1 - s;
+			size_t skip = take(&c, 2) % (2 * CAP + 16);
+			size_t len = take(&c, 2) % (2 * CAP + 16);
+			/* The bytes at that stream position, none consumed. */
+			long have = rcci_shm_ring_rx_avail(&side[s]);
+			if ((have < 0 && have != -EPROTO) || have > CAP)
+				abort();
+			if (have < 0 && !scribbled)
+				abort();
+			size_t r = rcci_shm_ring_peek(&side[s], have < 0 ? 0 : (size_t)have, skip,
+						      buf, len);
+			if (r > len || r > CAP)
+				abort();
+			if (!scribbled) {
+				uint64_t there = wpos[from] - rpos[from];
+				uint64_t past = skip < there ? there - skip : 0;
+				if ((uint64_t)have != there ||
+				    (uint64_t)r != (past < len ? past : len))
+					abort();
+				for (size_t i = 0; i < r; i++)
+					if (buf[i] !=
+					    stream_byte(from, rpos[from] + skip + (uint64_t)i))
+						abort();
+			}
 		} else {
 			int s = (int)(take(&c, 1) & 1);
 			(void)rcci_shm_ring_arm(&side[s]);

@@ -78,6 +78,14 @@ def scribble(word, val):
     return struct.pack("<BBQ", 2, word, val)
 
 
+def reserve(side, need):
+    return struct.pack("<BBH", 4, side, need)
+
+
+def peek(side, skip, n):
+    return struct.pack("<BBHH", 5, side, skip, n)
+
+
 shms = {
     "ping_pong": w(0, 100) + r(1, 100) + w(1, 8) + r(0, 8),
     "wrap": w(0, 3000) + r(1, 3000) + w(0, 3000, 3) + r(1, 1000, 2) + r(1, 5000, 3),
@@ -86,6 +94,14 @@ shms = {
     "tail_ahead_big": w(0, 10) + scribble(0, 1 << 40) + r(1, 8000, 2),
     "head_behind": w(1, 4096) + scribble(6, 0xFFFFFFFFFFFFFFFF) + w(1, 1),
     "flags": scribble(3, 7) + scribble(5, 1) + w(0, 1) + r(1, 1) + struct.pack("<BB", 3, 1),
+    # room for whole frames: enough, too little (the producer then waits), the
+    # whole ring, more than the ring
+    "reserve": w(0, 3000) + reserve(0, 1000) + reserve(0, 2000) + r(1, 2000) + reserve(0, 3000)
+    + reserve(0, 4096) + reserve(0, 5000) + reserve(0, 0) + r(1, 1000) + reserve(1, 4096),
+    # peeks at and past the head, across the wrap, at and beyond the end
+    "peek": w(0, 3000) + peek(1, 0, 40) + peek(1, 40, 100) + peek(1, 2990, 100) + r(1, 2000)
+    + w(0, 2000) + peek(1, 1500, 2000) + peek(1, 3000, 8) + peek(1, 0, 3000) + r(1, 3000)
+    + peek(1, 0, 10),
 }
 
 

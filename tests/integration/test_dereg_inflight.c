@@ -25,10 +25,13 @@
  * region as it was at deregistration; guard pages and a neighbouring live
  * buffer keep their canaries; the context closes cleanly.
  */
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
 #include "pair.h"
+#include "transport/tcp/tcp.h"
 
 enum {
 	SLOT = 32 << 10, /* bytes per WRITE / READ */
@@ -427,6 +430,175 @@ static void send_source_dereg_during_rnr(void)
 	pair_close(&p);
 }
 
+/*
+ * A WRITE half in the socket when its source is deregistered and reused (the
+ * tcp transport). A full socket takes a frame only in part; the rest must
+ * still go out as it was when posted, although the application may overwrite
+ * the region the moment rcc_mr_dereg() returned (the transport copies that
+ * rest aside, tx.c save_partial). The peer's context is held -- its progress
+ * thread stops at its next pass, as in test_shm -- while 32 KiB WRITEs are
+ * posted one by one until the socket is full with a frame half sent; one more
+ * WRITE is posted behind it, then the source is deregistered, at once
+ * overwritten, and the peer let go. Every WRITE the socket had taken (the
+ * half-sent one among them) completes successfully and the target holds its
+ * bytes as they were at post time; the next fails with a local protection
+ * error and the rest are flushed. On shared memory a frame goes into the
+ * ring whole, never half: there the ring fills instead, and the same holds.
+ */
+enum {
+	HS_SLOT = 32 << 10,
+	HS_MAX = 512, /* 16 MiB: more than a loopback socket pair holds */
+	HS_JUNK = 0x5A,
+};
+
+/* Once the transmit settles (bounded by end): false when all that was posted
+ * is out, true when the stream is full -- the socket with a frame half sent,
+ * or the ring without room for the next frame. *timed_out when neither. */
+static bool stream_full(struct tcp_ep *ep, uint64_t end, bool *timed_out)
+{
+	for (;;) {
+		pthread_mutex_lock(&ep->tx_lock);
+		bool queued = ep->sq_tx != ep->sq_tail;
+		bool half = ep->part_n > ep->part_i;
+		bool no_room = ep->base.on_shm && queued && !rcci_shm_ring_tx_room(&ep->shm);
+		pthread_mutex_unlock(&ep->tx_lock);
+		if (half || no_room)
+			return true;
+		if (!queued)
+			return false;
+		if (now_ms() >= end) {
+			*timed_out = true;
+			return false;
+		}
+		sched_yield();
+	}
+}
+
+static uint64_t hs_seed(int round, int i) { return 7000 + (uint64_t)round * 1000 + (uint64_t)i; }
+
+/* One try; *hit: a frame was half sent (shm: the ring was full) at deregistration. */
+static void half_sent_round(int round, bool *hit)
+{
+	/* b is held still meanwhile: neither side may give the other up */
+	struct pair_opts o = { .cq_depth = 2 * HS_MAX,
+			       .split = true,
+			       .attr_a = { .sq_depth = HS_MAX, .peer_timeout_ms = 3600000 },
+			       .attr_b = { .peer_timeout_ms = 3600000 } };
+	struct pair p;
+	struct zone s, t;
+	struct rcc_wc wc[HS_MAX];
+	int n = 0, post_rc = 0;
+	bool full = false, timed_out = false;
+
+	memset(&s, 0, sizeof(s));
+	memset(&t, 0, sizeof(t));
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(zone_open(&s, p.ctx, (size_t)HS_MAX * HS_SLOT, PROTECT));
+	CHECK_OK(zone_open(&t, p.ctx_b, (size_t)HS_MAX * HS_SLOT, PROTECT));
+	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
+	struct tcp_ep *a = tep(p.a);
+	pthread_mutex_t *held = &tctx(p.ctx_b)->eps_lock;
+
+	pthread_mutex_lock(&a->tx_lock);
+	uint32_t first = a->sq_tail;
+	pthread_mutex_unlock(&a->tx_lock);
+	/* No CHECK while b is held: one that returns would leave it held. */
+	pthread_mutex_lock(held);
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (n < HS_MAX && !timed_out) {
+		bool behind = full; /* one more, behind the full stream */
+		fill_pattern(s.p + (size_t)n * HS_SLOT, HS_SLOT, hs_seed(round, n));
+		struct rcc_sge sg = rcc_mr_sge(s.mr, s.p + (size_t)n * HS_SLOT, HS_SLOT);
+		post_rc = rcc_post_write(p.a, &sg, 1, rm.addr + (uint64_t)n * HS_SLOT, rm.rkey,
+					 (uint64_t)n, RCC_SEND_SIGNALED);
+		if (post_rc)
+			break;
+		n++;
+		if (behind)
+			break;
+		full = stream_full(a, end, &timed_out);
+	}
+	int dereg_rc = full ? rcc_mr_dereg(s.mr) : 0;
+	pthread_mutex_lock(&a->tx_lock);
+	uint32_t taken = a->sq_tx - first; /* the WRITEs the stream took, whole */
+	bool half = a->part_n > a->part_i;
+	size_t rest = 0;
+	for (int k = a->part_i; k < a->part_n; k++)
+		rest += a->part[k].iov_len;
+	bool on_shm = a->base.on_shm;
+	pthread_mutex_unlock(&a->tx_lock);
+	if (full && !dereg_rc) {
+		s.mr = NULL;
+		s.gone = true;
+		memset(s.p, HS_JUNK, s.len); /* the application reuses the region */
+	}
+	pthread_mutex_unlock(held);
+
+	CHECK_OK(post_rc);
+	CHECK_MSG(!timed_out, "WRITE %d: the transmit neither finished nor stopped in %d ms", n - 1,
+		  TEST_TIMEOUT_MS);
+	CHECK_MSG(full, "%d WRITEs of %d KiB went out with the peer held: the stream never filled",
+		  n, HS_SLOT >> 10);
+	CHECK_OK(dereg_rc);
+	*hit = on_shm || half;
+	const char *how = on_shm ? "the ring full" :
+			  half   ? "the last of them half sent" :
+				   "none half sent (the socket full at a frame's end)";
+	printf("  round %d: %u of %d WRITEs taken at deregistration; %s\n", round, (unsigned)taken,
+	       n, how);
+	if (half)
+		printf("  (%zu bytes of its frame still to go)\n", rest);
+	CHECK_MSG(taken < (uint32_t)n, "all %d WRITEs taken before the deregistration", n);
+
+	int got = wait_n(p.cq_a, wc, n, 2 * TEST_TIMEOUT_MS);
+	CHECK_MSG(got == n, "%d of %d WRITEs completed", got, n);
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ(wc[i].wr_id, i);
+		if ((uint32_t)i < taken) {
+			CHECK_MSG(wc[i].status == RCC_WC_SUCCESS, "WRITE %d (taken): %s", i,
+				  rcc_wc_status_str(wc[i].status));
+			const uint8_t *slot = t.p + (size_t)i * HS_SLOT;
+			long at = check_pattern(slot, HS_SLOT, hs_seed(round, i));
+			bool last = (uint32_t)i + 1 == taken && half;
+			CHECK_MSG(
+				at < 0,
+				"WRITE %d%s succeeded, but its byte %ld in the target is 0x%02x%s",
+				i, last ? " (half sent at deregistration)" : "", at, slot[at],
+				slot[at] == HS_JUNK ?
+					", written into the source after deregistration" :
+					"");
+		} else if ((uint32_t)i == taken) {
+			CHECK_MSG(first_error_ok(LOCAL, wc[i].status), "WRITE %d (not taken): %s",
+				  i, rcc_wc_status_str(wc[i].status));
+		} else {
+			CHECK_WC(wc[i], RCC_WC_WR_FLUSH_ERR);
+		}
+	}
+	long at = zone_unchanged(&t);
+	CHECK_MSG(at < 0, "target: guard byte %ld changed", at);
+	zone_close(&s);
+	zone_close(&t);
+	pair_close(&p);
+}
+
+static void write_half_sent_source_reused(void)
+{
+	int hits = 0, ran = 0;
+
+	if (test_on_verbs())
+		SKIP_CASE("tcp",
+			  "holds the peer's progress thread by the tcp transport's own lock");
+	/* a frame ends exactly where the socket is full now and then: try again */
+	for (; ran < 4 && !hits && !test_failed; ran++) {
+		bool hit = false;
+		half_sent_round(ran, &hit);
+		hits += hit;
+	}
+	if (!test_failed && !hits)
+		SKIP_CASE("dereg-in-flight",
+			  "no frame was half sent at deregistration in %d rounds", ran);
+}
+
 /* The peer's WRITE/READ/atomic stream into a region deregistered under it. */
 static void remote_region_dereg_protected(void) { dereg_rounds(REMOTE, PROTECT); }
 static void remote_region_dereg_freed(void) { dereg_rounds(REMOTE, FREE); }
@@ -436,4 +608,4 @@ static void local_regions_dereg_freed(void) { dereg_rounds(LOCAL, FREE); }
 
 TEST_MAIN(TEST(remote_region_dereg_protected), TEST(remote_region_dereg_freed),
 	  TEST(local_regions_dereg_protected), TEST(local_regions_dereg_freed),
-	  TEST(send_source_dereg_during_rnr))
+	  TEST(send_source_dereg_during_rnr), TEST(write_half_sent_source_reused))

@@ -406,6 +406,62 @@ static void wakeups_without_heartbeats(void)
 	pair2_close(&p);
 }
 
+/*
+ * A producer that stops because the ring has no room for its next whole
+ * frame says so. With the consumer's progress thread held, a WRITE of twice
+ * the ring stops with the ring full, and the producer -- an endpoint the
+ * application is not polling, so the progress thread must come back to it --
+ * has armed the room: space_wait, which the consumer rings on once it frees
+ * room (docs/shm.md "Wake-ups"). Let go, the WRITE completes, byte-exact.
+ * Without the flag the transfer goes on only when some later timer or pass
+ * happens to look: wakeups_without_heartbeats then took 5-15 s instead of
+ * 0.3 s, inside its bound, so only the flag shows it.
+ */
+static void full_ring_producer_armed(void)
+{
+	struct pair_opts o = { .split = true,
+			       .attr_a = { .peer_timeout_ms = 3600000 },
+			       .attr_b = { .peer_timeout_ms = 3600000 } };
+	const size_t n = 2 * SHM_RING_DEFAULT;
+	struct tbuf src = { 0 }, dst = { 0 };
+	bool stopped = false, armed = false;
+	struct rcc_wc wc;
+	struct pair p;
+
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&src, p.ctx, n, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&dst, p.ctx_b, n, ALL_ACCESS));
+	fill_pattern(src.p, n, 21);
+	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+	struct rcc_sge ws = tbuf_sge(&src, 0, (uint32_t)n);
+	struct tcp_ep *a = tep(p.a);
+	pthread_mutex_t *held = &tctx(p.ctx_b)->eps_lock;
+
+	pthread_mutex_lock(held);
+	int rc = rcc_post_write(p.a, &ws, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED);
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (!rc && !(stopped && armed) && now_ms() < end) {
+		pthread_mutex_lock(&a->tx_lock);
+		stopped = a->sq_tx != a->sq_tail && !rcci_shm_ring_tx_room(&a->shm);
+		armed = atomic_load(&a->shm.tx->space_wait) != 0;
+		pthread_mutex_unlock(&a->tx_lock);
+		if (!(stopped && armed))
+			sched_yield();
+	}
+	pthread_mutex_unlock(held);
+	CHECK_OK(rc);
+	/* armed first: a producer that left room unused since is a lost wake-up too */
+	CHECK_MSG(armed, "the producer did not arm its room (%s)",
+		  stopped ? "the ring full" : "room left that nobody came back for");
+	CHECK_MSG(stopped, "a WRITE of twice the ring never filled it, the consumer held");
+	CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+	CHECK_EQ(check_pattern(dst.p, n, 21), -1);
+	tbuf_free(&src);
+	tbuf_free(&dst);
+	pair_close(&p);
+}
+
 /* Wait for one completion on cq: with rcc_cq_wait(), or (by_fd) polling and
  * then sleeping in poll() on rcc_cq_fd(), as the descriptor's contract says
  * (rcc.h). */
@@ -1188,6 +1244,7 @@ static const struct test_case cases[] = {
 	{ "hostile_head", hostile_head },
 	{ "peer_killed_while_polled", peer_killed_while_polled },
 	{ "wakeups_without_heartbeats", wakeups_without_heartbeats },
+	{ "full_ring_producer_armed", full_ring_producer_armed },
 	{ "waiter_reads_the_ring", waiter_reads_the_ring },
 	{ "woken_waiter_takes_its_bell", woken_waiter_takes_its_bell },
 	{ "waited_endpoint_parked", waited_endpoint_parked },

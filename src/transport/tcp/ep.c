@@ -376,11 +376,13 @@ void rcci_ep_set_want_out(struct tcp_ep *ep, bool on)
 {
 	if (atomic_exchange(&ep->want_out, on) != on)
 		rcci_ep_update_events(ep);
-	/* On shared memory there is no EPOLLOUT: a transmit that stopped with
-	 * room left in the ring (its rounds used up) needs the thread's pass,
-	 * unless the application's polling comes back for it. A full ring
-	 * rings our doorbell when it drains. */
-	if (on && ep->base.on_shm && !atomic_load(&ep->parked) && rcci_shm_ring_tx_room(&ep->shm))
+	/* On shared memory there is no EPOLLOUT: unless the application's
+	 * polling comes back for it (parked), a blocked transmit is the
+	 * progress thread's. Arm the room for it -- the ring then rings our
+	 * doorbell when it drains -- and if there is room already (its rounds
+	 * used up), kick the thread. A polling application arms nothing: the
+	 * peer rings no doorbell it would never read. */
+	if (on && ep->base.on_shm && !atomic_load(&ep->parked) && rcci_shm_ring_arm_tx(&ep->shm))
 		rcci_progress_kick(ep);
 }
 

@@ -18,6 +18,42 @@
 
 /* ---------------------------------------- reading and placing payload */
 
+/*
+ * Shared memory: how much of the stream to stage. A payload rx_process reads
+ * straight into its destination (a frame's of DIRECT_MIN and up) must not
+ * be staged too, which would copy it twice (on the socket, reading ahead
+ * saves system calls; on the ring there are none to save). So the frames
+ * waiting are walked by the lengths their headers announce: small ones are
+ * staged together, up to and including the header of the first large one.
+ * A peeked length is a hint only: each header is decoded, and checked, once
+ * read. Where the bytes there end, no more than one header is read beyond.
+ */
+static uint32_t shm_fill_room(struct tcp_ep *ep, uint32_t room)
+{
+	uint32_t have = ep->rx_end - ep->rx_start;
+	uint8_t raw[WIRE_HDR_LEN_PREFIX];
+	size_t at;
+
+	if (ep->rx_state == RX_HDR && have)
+		return have < WIRE_HDR_LEN && WIRE_HDR_LEN - have < room ? WIRE_HDR_LEN - have :
+									   room;
+	long there = rcci_shm_ring_rx_avail(&ep->shm);
+	if (there < 0)
+		return room; /* the read reports it */
+	/* where the next header is */
+	at = ep->rx_state == RX_PAYLOAD ? ep->rx_left : 0;
+	while (at + WIRE_HDR_LEN <= room) {
+		if (rcci_shm_ring_peek(&ep->shm, (size_t)there, at, raw, sizeof(raw)) < sizeof(raw))
+			return (uint32_t)at + WIRE_HDR_LEN;
+		uint32_t len = rcci_wire_hdr_len(raw);
+		at += WIRE_HDR_LEN;
+		if (len >= DIRECT_MIN)
+			return (uint32_t)at;
+		at += len;
+	}
+	return room;
+}
+
 /* Read what the socket has into the staging buffer: >0 bytes, 0 nothing yet,
  * -ECONNRESET at end of stream, other negative errno on failure. *drained
  * tells whether the read came back short of the room offered. */
@@ -34,6 +70,7 @@ static long fill(struct tcp_ep *ep, bool *drained)
 	}
 	uint32_t room = TCP_RXBUF_SIZE - ep->rx_end;
 	if (ep->base.on_shm) {
+		room = shm_fill_room(ep, room);
 		struct iovec v = { .iov_base = ep->rxbuf + ep->rx_end, .iov_len = room };
 		long r = rcci_shm_stream_recvv(ep, &v, 1);
 		if (r > 0) {

@@ -47,6 +47,7 @@ void rcci_shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accept
 	r->rx_data = data + (size_t)(1 - t) * cap;
 	atomic_init(&r->tx_tail, 0);
 	atomic_init(&r->rx_head, 0);
+	atomic_init(&r->tx_need, 1);
 	r->tsan_key = 0;
 }
 
@@ -133,13 +134,10 @@ long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 		if (room < 0)
 			return -EPROTO;
 		if (room == 0) {
-			/* Full: a short write always leaves the flag set on a ring
-			 * seen full after it. */
-			room = wait_for_room(r, 1);
-			if (room < 0)
-				return -EPROTO;
-			if (room == 0)
-				break;
+			/* Full: whoever will not come back by itself arms the room
+			 * (rcci_shm_ring_arm_tx) before it sleeps. */
+			atomic_store_explicit(&r->tx_need, 1, memory_order_relaxed);
+			break;
 		}
 		size_t got = copy_in(r, iov, n, done, (size_t)room);
 		done += got;
@@ -149,6 +147,17 @@ long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 		atomic_store_explicit(&r->tx->tail, tail, memory_order_release);
 	}
 	return (long)done;
+}
+
+long rcci_shm_ring_reserve(struct shm_ring *r, size_t need)
+{
+	uint32_t want = need == 0 ? 1 : need > r->cap ? r->cap : (uint32_t)need;
+	long room = tx_room(r);
+
+	atomic_store_explicit(&r->tx_need, want, memory_order_relaxed);
+	if (room >= 0 && room < (long)want)
+		return 0; /* the room to arm is now want */
+	return room;
 }
 
 /* Copy len bytes of the ring we consume, from index at on, into dst. */
@@ -186,6 +195,18 @@ long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
 	return (long)done;
 }
 
+size_t rcci_shm_ring_peek(const struct shm_ring *r, size_t have, size_t skip, void *buf, size_t len)
+{
+	if (have > r->cap)
+		have = r->cap;
+	if (skip >= have)
+		return 0;
+	if (len > have - skip)
+		len = have - skip;
+	copy_out(r, atomic_load_explicit(&r->rx_head, memory_order_relaxed) + skip, buf, len);
+	return len;
+}
+
 /* Dekker: our index store, a full fence, then the other side's flag. The
  * other side sets its flag, fences, then re-reads our index: one of the two
  * sees the other. */
@@ -212,8 +233,23 @@ bool rcci_shm_ring_arm(struct shm_ring *r)
 	return rcci_shm_ring_rx_ready(r);
 }
 
-bool rcci_shm_ring_arm_tx(struct shm_ring *r) { return wait_for_room(r, 1) != 0; }
+bool rcci_shm_ring_arm_tx(struct shm_ring *r)
+{
+	return wait_for_room(r, atomic_load_explicit(&r->tx_need, memory_order_relaxed)) != 0;
+}
 
 bool rcci_shm_ring_rx_ready(const struct shm_ring *r) { return rx_avail(r) != 0; }
 
-bool rcci_shm_ring_tx_room(const struct shm_ring *r) { return tx_room(r) != 0; }
+long rcci_shm_ring_rx_avail(const struct shm_ring *r)
+{
+	long have = rx_avail(r);
+
+	return have < 0 ? -EPROTO : have;
+}
+
+bool rcci_shm_ring_tx_room(const struct shm_ring *r)
+{
+	long room = tx_room(r);
+
+	return room < 0 || room >= (long)atomic_load_explicit(&r->tx_need, memory_order_relaxed);
+}

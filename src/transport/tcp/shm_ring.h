@@ -56,6 +56,10 @@ struct shm_ring {
 	 * progress thread's readiness checks read them without those locks. */
 	_Atomic uint64_t tx_tail; /* what we produced */
 	_Atomic uint64_t rx_head; /* what we consumed */
+	/* Room the producer last waited for (rcci_shm_ring_reserve): the ring
+	 * counts as writable only once that much is free. Under tx_lock; read
+	 * by the readiness checks. */
+	_Atomic uint32_t tx_need;
 	/* ThreadSanitizer only: the two ends of a connection inside one process
 	 * map the region at different addresses, so TSan cannot see that the
 	 * index stores and loads synchronise them; they name one key instead
@@ -81,12 +85,29 @@ void rcci_shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accept
  * even if the other end has not started watching its ring yet. */
 void rcci_shm_ring_fresh(struct shm_ring *r);
 
-/* Copy up to the free room from iov into the ring: bytes taken (0 when full;
- * the producer has then announced it waits for room), or -EPROTO when the
- * peer's index is impossible. */
+/* Copy up to the free room from iov into the ring: bytes taken (0 when
+ * full), or -EPROTO when the peer's index is impossible. A producer that
+ * will not come back by itself arms the room before it sleeps
+ * (rcci_shm_ring_arm_tx). */
 long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n);
+/* Room for at least need bytes (at most cap): the free room (no less than
+ * need), or 0 when less is free (the room to arm is then that much), or
+ * -EPROTO when the peer's index is impossible. Lets the caller hand the
+ * ring whole frames only. */
+long rcci_shm_ring_reserve(struct shm_ring *r, size_t need);
 /* Copy up to what is there into iov: bytes (0 when empty) or -EPROTO. */
 long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n);
+
+/* Bytes waiting to be read (no side effect), or -EPROTO when the peer's
+ * index is impossible. */
+long rcci_shm_ring_rx_avail(const struct shm_ring *r);
+/* Copy up to len bytes, from byte skip on, of the first have bytes waiting
+ * (a count rcci_shm_ring_rx_avail() gave since our last read; the peer's
+ * index is not loaded again) into buf, consuming none: bytes copied. The
+ * peer may change them before they are read: whatever a peek finds is a
+ * hint, never trusted. */
+size_t rcci_shm_ring_peek(const struct shm_ring *r, size_t have, size_t skip, void *buf,
+			  size_t len);
 
 /* After a write that moved bytes: whether the consumer said it sleeps (the
  * flag is then cleared and the caller must ring the doorbell). */
@@ -97,14 +118,16 @@ bool rcci_shm_ring_wake_producer(struct shm_ring *r);
 /* Announce that the consumer is going to sleep; then whether bytes are
  * already there (do not sleep then). */
 bool rcci_shm_ring_arm(struct shm_ring *r);
-/* Announce that a blocked producer is going to sleep (as a write that finds
- * the ring full does), so the consumer's next read rings for us; then
- * whether there is room already (do not sleep then). */
+/* Announce that a blocked producer's transmit will not come back by itself
+ * (its thread sleeps, or the progress thread is to do it), so the
+ * consumer's next read rings for us; then whether there is room already, as
+ * much as the producer last waited for (do not sleep then). */
 bool rcci_shm_ring_arm_tx(struct shm_ring *r);
 /* Whether bytes wait to be read, or the peer's index is impossible (the read
  * reports it). No side effect. */
 bool rcci_shm_ring_rx_ready(const struct shm_ring *r);
-/* Whether the ring we produce into has room (or is broken). */
+/* Whether the ring we produce into has room, as much as the producer last
+ * waited for (rcci_shm_ring_reserve), or is broken. */
 bool rcci_shm_ring_tx_room(const struct shm_ring *r);
 
 #endif

@@ -44,6 +44,17 @@ struct tx_batch {
 	uint32_t ack;
 };
 
+/* The most payload one frame carries. On shared memory a whole frame is at
+ * most a quarter of the ring: frames are handed to the ring whole (shm_fit),
+ * so one must fit while the consumer still drains the others, and the
+ * consumer's direct reads free the ring frame by frame. */
+static uint32_t frame_max(const struct tcp_ep *ep)
+{
+	uint32_t shm = ep->shm.cap / 4 - WIRE_HDR_LEN;
+
+	return ep->base.on_shm && shm < WIRE_FRAME_MAX ? shm : WIRE_FRAME_MAX;
+}
+
 int rcci_tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job)
 {
 	if (ep->resp_tail - ep->resp_head > ep->resp_mask)
@@ -150,8 +161,8 @@ static void build_responses(struct tcp_ep *ep, struct tx_batch *b)
 
 		if (j->type == WIRE_READ_RESP) {
 			uint32_t chunk = j->len - off;
-			if (chunk > WIRE_FRAME_MAX)
-				chunk = WIRE_FRAME_MAX;
+			if (chunk > frame_max(ep))
+				chunk = frame_max(ep);
 			h.flags = (off == 0 ? WIRE_F_FIRST : 0) |
 				  (off + chunk == j->len ? WIRE_F_LAST : 0);
 			/* The region may have been deregistered since the request was checked;
@@ -283,15 +294,15 @@ static void put_message_payload(struct tcp_ep *ep, struct tx_batch *b, const str
 	b->niov += n;
 }
 
-/* The next frame of a SEND or WRITE, from byte off: at most WIRE_FRAME_MAX
+/* The next frame of a SEND or WRITE, from byte off: at most frame_max()
  * bytes of it. Returns the payload bytes the frame carries. */
 static uint32_t put_message_chunk(struct tcp_ep *ep, struct tx_batch *b, struct tx_item *it,
 				  const struct sq_wqe *w, struct wire_hdr *h, uint32_t i,
 				  uint32_t off)
 {
 	uint32_t chunk = w->total - off;
-	if (chunk > WIRE_FRAME_MAX)
-		chunk = WIRE_FRAME_MAX;
+	if (chunk > frame_max(ep))
+		chunk = frame_max(ep);
 	encode_message_hdr(w, off, chunk, h);
 	put_hdr(b, it, h, NULL, 0);
 	if (chunk)
@@ -320,8 +331,7 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 			break;
 		if (!is_rd_atomic(w->opcode) && !(w->flags & RCC_SEND_INLINE) && off < w->total &&
 		    !slice_live(ep->ctx, sq_sges(ep, i), w->num_sge, off,
-				w->total - off < WIRE_FRAME_MAX ? w->total - off :
-								  WIRE_FRAME_MAX)) {
+				w->total - off < frame_max(ep) ? w->total - off : frame_max(ep))) {
 			/* deregistered since it was posted: a local protection
 			 * error, in order, as at post time (rcci_sq_advance) */
 			w->state = WQE_FAILED;
@@ -450,6 +460,36 @@ static int save_partial(struct tcp_ep *ep, struct tx_batch *b, const struct tx_i
 	return rcci_tx_own_partial(ep);
 }
 
+/*
+ * Shared memory: keep of the batch only the whole frames the ring has room
+ * for now, so that a frame is never left half-written (the rest of a frame
+ * the stream did not take is copied aside, save_partial: on the ring that
+ * would be most of every frame, a third copy of the payload). Frames are at
+ * most a quarter of the ring (frame_max). Returns the frames kept: 0
+ * when not even the first fits (then the consumer rings when it frees room,
+ * rcci_shm_ring_reserve), -1 when the peer broke the ring. The next round
+ * builds the frames left out again.
+ */
+static int shm_fit(struct tcp_ep *ep, struct tx_batch *b)
+{
+	long room = rcci_shm_ring_reserve(&ep->shm, b->item[0].bytes);
+	size_t bytes = 0;
+	int k = 0;
+
+	if (room < 0) {
+		ep->tx_err = EPROTO;
+		return -1;
+	}
+	while (k < b->nitems && bytes + b->item[k].bytes <= (size_t)room)
+		bytes += b->item[k++].bytes;
+	if (k < b->nitems) {
+		b->nitems = k;
+		b->niov = k ? b->item[k - 1].iov0 + b->item[k - 1].niov : 0;
+		b->bytes = bytes;
+	}
+	return k;
+}
+
 static ssize_t send_iov(struct tcp_ep *ep, struct iovec *iov, int n)
 {
 	struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
@@ -527,6 +567,13 @@ void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 			build_control(ep, &b, WIRE_ACK);
 		if (!b.nitems)
 			break;
+		if (ep->base.on_shm) {
+			int kept = shm_fit(ep, &b);
+			if (kept <= 0) {
+				blocked = kept == 0;
+				break;
+			}
+		}
 
 		ssize_t r = send_iov(ep, b.iov, b.niov);
 		if (r < 0)

@@ -22,6 +22,8 @@ void rcci_wire_hdr_encode(const struct wire_hdr *h, uint8_t out[WIRE_HDR_LEN])
 	rcc_put_le32(out + 36, 0);
 }
 
+uint32_t rcci_wire_hdr_len(const uint8_t in[WIRE_HDR_LEN_PREFIX]) { return rcc_get_le32(in + 4); }
+
 static int check_hdr(const struct wire_hdr *h)
 {
 	const uint8_t chunk = WIRE_F_FIRST | WIRE_F_LAST;

@@ -118,6 +118,10 @@ struct wire_hdr {
 void rcci_wire_hdr_encode(const struct wire_hdr *h, uint8_t out[WIRE_HDR_LEN]);
 /* Decode and validate a frame header: 0 or -EPROTO. */
 int rcci_wire_hdr_decode(const uint8_t in[WIRE_HDR_LEN], struct wire_hdr *h);
+/* The payload length a frame header announces, from its first
+ * WIRE_HDR_LEN_PREFIX bytes, unchecked (a hint: rcci_wire_hdr_decode checks). */
+#define WIRE_HDR_LEN_PREFIX 8u
+uint32_t rcci_wire_hdr_len(const uint8_t in[WIRE_HDR_LEN_PREFIX]);
 
 void rcci_wire_hs_encode(const struct wire_hs *h, uint8_t out[WIRE_HS_HDR_LEN]);
 /* Decode and validate a handshake header: 0 or -EPROTO. */
