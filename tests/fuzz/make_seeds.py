@@ -98,6 +98,9 @@ shms = {
     # whole ring, more than the ring
     "reserve": w(0, 3000) + reserve(0, 1000) + reserve(0, 2000) + r(1, 2000) + reserve(0, 3000)
     + reserve(0, 4096) + reserve(0, 5000) + reserve(0, 0) + r(1, 1000) + reserve(1, 4096),
+    # room asked of a ring whose consumer's head is ahead of what was produced:
+    # -EPROTO, as a write says (libFuzzer found it said -1)
+    "reserve_broken": w(0, 10) + scribble(2, 1 << 40) + reserve(0, 100),
     # peeks at and past the head, across the wrap, at and beyond the end
     "peek": w(0, 3000) + peek(1, 0, 40) + peek(1, 40, 100) + peek(1, 2990, 100) + r(1, 2000)
     + w(0, 2000) + peek(1, 1500, 2000) + peek(1, 3000, 8) + peek(1, 0, 3000) + r(1, 3000)

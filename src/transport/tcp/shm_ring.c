@@ -155,7 +155,9 @@ long rcci_shm_ring_reserve(struct shm_ring *r, size_t need)
 	long room = tx_room(r);
 
 	atomic_store_explicit(&r->tx_need, want, memory_order_relaxed);
-	if (room >= 0 && room < (long)want)
+	if (room < 0)
+		return -EPROTO;
+	if (room < (long)want)
 		return 0; /* the room to arm is now want */
 	return room;
 }
