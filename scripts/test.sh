@@ -209,15 +209,26 @@ step "hot-path instructions (bench/overhead.sh, quick)" env QUICK=1 ./bench/over
 
 # --- fuzzing ----------------------------------------------------------------------------
 run_fuzzers() {
-	local t corpus
+	local t work rc
 	for t in wire stream escape boot shm ud chan mesh; do
-		corpus=$(mktemp -d)
-		cp tests/fuzz/corpus/$t/* "$corpus"/
+		work=$(mktemp -d)
+		mkdir "$work/corpus" "$work/found"
+		cp tests/fuzz/corpus/$t/* "$work/corpus"/
 		printf '  fuzz_%s for %ss\n' "$t" "$FUZZ_SECONDS"
+		rc=0
 		timeout $((FUZZ_SECONDS + 60)) build-fuzz/tests/fuzz/fuzz_$t -max_total_time="$FUZZ_SECONDS" \
-			-max_len=4096 -print_final_stats=1 "$corpus" 2>&1 | grep -E "^(stat::number_of_executed_units|Done)" ||
-			{ rm -rf "$corpus"; return 1; }
-		rm -rf "$corpus"
+			-max_len=4096 -print_final_stats=1 -artifact_prefix="$work/found/" "$work/corpus" \
+			>"$work/log" 2>&1 || rc=$?
+		grep -E "^(stat::number_of_executed_units|Done)" "$work/log"
+		if [ $rc != 0 ]; then
+			# what it found, and the input that shows it (the "Base64:" line;
+			# add it to tests/fuzz/make_seeds.py once fixed)
+			echo "  fuzz_$t failed (exit $rc):"
+			grep -vE '^#[0-9]' "$work/log" | tail -n 40 | sed 's/^/    /'
+			rm -rf "$work"
+			return 1
+		fi
+		rm -rf "$work"
 	done
 }
 if [ "$FUZZ_SECONDS" != 0 ]; then
