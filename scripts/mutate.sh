@@ -26,6 +26,10 @@
 #   RCC_MUTATE_PASSED_JUNIT  a ctest JUnit file of the same working tree, written
 #                    just before (scripts/test.sh's own run of every test): the
 #                    baseline's host tests that passed there are not run again
+#   RCC_VM_LOCK      a lock file every boot of a VM on this machine takes
+#                    (scripts/test.sh's VM lane), so this run's VM mutants wait
+#                    their turn instead of sharing the one spare core (default:
+#                    a lock of this run's own)
 # Exit status: 0 every mutant killed (or skipped); 1 a mutant survived; 2 a mutant is stale
 # (search string not found or not unique, regex matches no test), does not
 # build, or the unmutated tree fails its own tests.
@@ -209,6 +213,14 @@ for m in "${LIST[@]}"; do
 	if is_vm; then regex_vm+="$(regex)|"; else names_all+="$(tests_named "$(regex)")"$'\n'; fi
 done
 regex_vm=${regex_vm%|}
+# The queue: host mutants first, VM mutants last, so that a caller's VM lane
+# (RCC_VM_LOCK) has usually ended before they want a VM.
+host_list=() vm_list=()
+for m in "${LIST[@]}"; do
+	read_mutant "$m"
+	if is_vm; then vm_list+=("$m"); else host_list+=("$m"); fi
+done
+LIST=("${host_list[@]}" "${vm_list[@]}")
 mapfile -t base_names < <(grep . <<<"$names_all" | sort -u)
 say "baseline: the unmutated copy passes the targeted tests (${#base_names[@]} on the host)"
 # Tests the caller's run of this very tree passed (RCC_MUTATE_PASSED_JUNIT) are
@@ -233,10 +245,8 @@ if ((${#base_names[@]})); then
 	grep -q "tests passed.* out of ${#base_names[@]}\$" "$WORK/baseline.log" ||
 		{ tail -n 5 "$WORK/baseline.log"; fail "the baseline did not run its ${#base_names[@]} tests"; }
 fi
-if [ -n "$regex_vm" ] && ((VM_OK)); then
-	run_vm_tests "$regex_vm" "$WORK/baseline-vm.log" ||
-		{ tail -n 60 "$WORK/baseline-vm.log"; fail "the unmutated tree fails its tests in the VM"; }
-fi
+# The VM's baseline runs with the first VM mutant, under the VM lock (below):
+# the host's mutants need not wait for a VM a caller's lane may be using.
 
 # --- the mutants -----------------------------------------------------------------------
 # Two workers by default, each with its own copy and build folder (w1: the one
@@ -275,6 +285,9 @@ run_mutant() {
 	t0=$SECONDS
 	if is_vm && ! ((VM_OK)); then
 		verdict=skipped
+	elif is_vm && ! vm_baseline_once; then
+		# the whole run fails on it (below): a kill would prove nothing
+		verdict="not run: the VM baseline failed"
 	else
 		src=$ROOT/src/$m_file
 		cp -p "$src" "$ROOT/original"
@@ -316,11 +329,31 @@ run_mutant() {
 	fi
 }
 
+VM_LOCK=${RCC_VM_LOCK:-$WORK/vm.lock}
 run_vm_tests_locked() { # REGEX LOG: run_vm_tests, one VM at a time
 	{
 		flock 8
 		run_vm_tests "$@"
-	} 8>"$WORK/vm.lock"
+	} 8>"$VM_LOCK"
+}
+
+# vm_baseline_once: 0 when the unmutated tree passes every VM mutant's tests
+# in the VM. Run by the first worker to take a VM mutant, before it applies
+# that mutant (its tree is the unmutated one then, built whole here); the
+# others find the verdict.
+vm_baseline_once() {
+	local rc=0
+	if [ ! -f "$WORK/baseline-vm.status" ]; then
+		build_for all "$ROOT/baseline-vm-build.log" || rc=$?
+		{
+			flock 8
+			if [ ! -f "$WORK/baseline-vm.status" ]; then
+				((rc)) || run_vm_tests "$regex_vm" "$WORK/baseline-vm.log" || rc=$?
+				echo "$rc" >"$WORK/baseline-vm.status"
+			fi
+		} 8>"$VM_LOCK"
+	fi
+	[ "$(<"$WORK/baseline-vm.status")" = 0 ]
 }
 
 worker() { # K: mutants off the queue until none is left
@@ -344,6 +377,10 @@ for ((w = 1; w <= WORKERS; w++)); do
 	WORKER_PIDS+=($!)
 done
 for p in "${WORKER_PIDS[@]}"; do wait "$p" || fail "a mutation worker failed"; done
+if [ -f "$WORK/baseline-vm.status" ] && [ "$(<"$WORK/baseline-vm.status")" != 0 ]; then
+	tail -n 60 "$WORK/baseline-vm.log" 2>/dev/null || tail -n 40 "$WORK"/w*/baseline-vm-build.log "$WORK/baseline-vm-build.log" 2>/dev/null || true
+	fail "the unmutated tree fails its tests in the VM (or did not build for them)"
+fi
 # leave w1's build matching the unmutated tree
 nice ninja -C "$BUILD" -j"$JOBS" >/dev/null
 

@@ -5,8 +5,9 @@
 # valgrind; the fuzzers for a short while; the install check; the verbs suite
 # in a Soft-RoCE VM, and its integration tests again built with ASan+UBSan and
 # with TSan; then the mutation run. The VM's boots run in the background beside
-# the host's steps, from the gcc build on (tests/rxe/README.md says why); the
-# mutation run comes after them, alone. Installs what it needs (Debian). Stops
+# the host's steps, from the gcc build on (tests/rxe/README.md says why), and
+# beside the mutation run, whose VM mutants take turns with them for the VM.
+# Installs what it needs (Debian). Stops
 # at the first failure and prints a timed summary.
 #
 # Environment:
@@ -98,14 +99,19 @@ run_vm_boot() { # I BUILD QUICK SUITE...: one boot, its output in $VM_LANE/I.log
 		((waited++ < 3600)) || { echo "$build was never built" >"$VM_LANE/$i.log"; echo "1 0" >"$VM_LANE/$i"; return; }
 		sleep 1 # polling a file the foreground writes, not a synchronisation of tests
 	done
-	t0=$SECONDS
-	if [ "$quick" = quick ]; then
-		RCC_TEST_QUICK=1 RCC_RXE_ENV="RCC_TEST_QUICK ${RCC_RXE_ENV:-}" tests/rxe/run.sh "$build" "$@" \
-			>"$VM_LANE/$i.log" 2>&1 || rc=$?
-	else
-		tests/rxe/run.sh "$build" "$@" >"$VM_LANE/$i.log" 2>&1 || rc=$?
-	fi
-	echo "$rc $((SECONDS - t0))" >"$VM_LANE/$i"
+	{
+		# one VM at a time on the machine: the mutation run's boots take the
+		# same lock (RCC_VM_LOCK), so the two never share the spare core
+		flock 8
+		t0=$SECONDS
+		if [ "$quick" = quick ]; then
+			RCC_TEST_QUICK=1 RCC_RXE_ENV="RCC_TEST_QUICK ${RCC_RXE_ENV:-}" tests/rxe/run.sh "$build" "$@" \
+				>"$VM_LANE/$i.log" 2>&1 || rc=$?
+		else
+			tests/rxe/run.sh "$build" "$@" >"$VM_LANE/$i.log" 2>&1 || rc=$?
+		fi
+		echo "$rc $((SECONDS - t0))" >"$VM_LANE/$i"
+	} 8>"$VM_LANE/vm.lock"
 }
 vm_lane() { # the boots of VM_BOOTS, one after another
 	local i=0 spec
@@ -240,7 +246,20 @@ fi
 # --- install: headers, libraries, pkg-config, CMake package, man pages; programs built against them
 step "install + pkg-config + find_package + example" tests/install/check.sh build
 
-# --- the VM's boots, beside the host's steps until now: their output and totals -------------
+# --- the mutation run, beside the VM's last boots -------------------------------------
+# Once the host's steps are done the lane still has minutes of boots to go,
+# and the CPU they leave is what most mutants need: a test waiting out a bound
+# for a completion the fault withholds. The run takes its host mutants first
+# and its VM mutants last; their boots take the lane's lock (RCC_VM_LOCK), so
+# they run between the lane's boots, one VM at a time on the machine (fresh
+# clone, 2026-11-27: the lane ended 438 s after the host's steps, then the run
+# took 641 s alone; the VM's own work, lane and mutants, is the critical path).
+# Its baseline: the tests the gcc run above passed on this same tree count.
+mutate_env=(RCC_MUTATE_PASSED_JUNIT="$REPO/build/ctest-junit.xml")
+[ -z "$VM_LANE_PID" ] || mutate_env+=(RCC_VM_LOCK="$VM_LANE/vm.lock")
+step "mutation run (scripts/mutate.sh)" env "${mutate_env[@]}" ./scripts/mutate.sh
+
+# --- the VM's boots, beside the host's steps and the mutation run: their output and totals -------------
 # Its checks join the totals (tests/rxe/run-suites.sh prints "N passed, N failed, N skipped").
 vm_collect() { # I BUILD: boot I's output, its checks counted; its status
 	local i=$1 build=$2 log=$VM_LANE/$1.log rc line secs
@@ -273,13 +292,6 @@ else
 		step "${VM_NAMES[$i]} (ran ${secs} s beside)" vm_collect $((i + 1)) "${VM_BOOTS[$i]%% *}"
 	done
 fi
-
-# --- the mutation run, last: it has the machine to itself (beside the VM's
-# boots it took 864 s instead of about 450: most of its mutants wait out a
-# bound, but each one builds, and its VM mutants boot VMs of their own) ------
-# its baseline: the tests the gcc run above passed on this same tree count
-step "mutation run (scripts/mutate.sh)" env RCC_MUTATE_PASSED_JUNIT="$REPO/build/ctest-junit.xml" \
-	./scripts/mutate.sh
 
 summary
 say "all tests passed in $((SECONDS - T0)) s"
