@@ -59,25 +59,26 @@ void rcci_shm_ring_fresh(struct shm_ring *r)
 		atomic_store_explicit(&h->dir[d].sleeping, 1, memory_order_relaxed);
 }
 
-/* Room in the ring we produce into: cap - used, or -1 when the consumer's
- * head is impossible (ahead of what we produced, or more than cap behind). */
+/* Room in the ring we produce into: cap - used, or -EPROTO when the
+ * consumer's head is impossible (ahead of what we produced, or more than cap
+ * behind). The status itself, so no caller can hand on a bare -1. */
 static long tx_room(const struct shm_ring *r)
 {
 	uint64_t head = atomic_load_explicit(&r->tx->head, memory_order_acquire);
 	tsan_acquire(r);
 	uint64_t used = atomic_load_explicit(&r->tx_tail, memory_order_relaxed) - head;
 
-	return used > r->cap ? -1 : (long)(r->cap - used);
+	return used > r->cap ? -EPROTO : (long)(r->cap - used);
 }
 
-/* Bytes waiting in the ring we consume, or -1 when the tail is impossible. */
+/* Bytes waiting in the ring we consume, or -EPROTO when the tail is impossible. */
 static long rx_avail(const struct shm_ring *r)
 {
 	uint64_t tail = atomic_load_explicit(&r->rx->tail, memory_order_acquire);
 	tsan_acquire(r);
 	uint64_t have = tail - atomic_load_explicit(&r->rx_head, memory_order_relaxed);
 
-	return have > r->cap ? -1 : (long)have;
+	return have > r->cap ? -EPROTO : (long)have;
 }
 
 /* Copy iov from byte skip on into the ring, up to room: bytes copied. */
@@ -112,7 +113,7 @@ static size_t copy_in(struct shm_ring *r, const struct iovec *iov, int n, size_t
  * then look again -- the consumer may have freed it before it could see the
  * flag. Dekker with the consumer, which publishes head, fences and rings if
  * the flag is set. Returns the room if now enough, 0 if not (the flag stays
- * set: the consumer's next read rings for us), -1 if the ring is broken.
+ * set: the consumer's next read rings for us), -EPROTO if the ring is broken.
  * Out of line, as the other fences here are: gcc refuses a fence inlined
  * into its callers under -fsanitize=thread (-Wtsan). */
 static __attribute__((noinline)) long wait_for_room(struct shm_ring *r, uint32_t want)
@@ -132,7 +133,7 @@ long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 	while (done < want) {
 		long room = tx_room(r);
 		if (room < 0)
-			return -EPROTO;
+			return room;
 		if (room == 0) {
 			/* Full: whoever will not come back by itself arms the room
 			 * (rcci_shm_ring_arm_tx) before it sleeps. */
@@ -156,7 +157,7 @@ long rcci_shm_ring_reserve(struct shm_ring *r, size_t need)
 
 	atomic_store_explicit(&r->tx_need, want, memory_order_relaxed);
 	if (room < 0)
-		return -EPROTO;
+		return room;
 	if (room < (long)want)
 		return 0; /* the room to arm is now want */
 	return room;
@@ -182,7 +183,7 @@ long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n)
 	size_t done = 0;
 
 	if (have < 0)
-		return -EPROTO;
+		return have;
 	for (int i = 0; i < n && have > 0; i++) {
 		size_t len = iov[i].iov_len < (size_t)have ? iov[i].iov_len : (size_t)have;
 		copy_out(r, head + done, iov[i].iov_base, len);
@@ -242,12 +243,7 @@ bool rcci_shm_ring_arm_tx(struct shm_ring *r)
 
 bool rcci_shm_ring_rx_ready(const struct shm_ring *r) { return rx_avail(r) != 0; }
 
-long rcci_shm_ring_rx_avail(const struct shm_ring *r)
-{
-	long have = rx_avail(r);
-
-	return have < 0 ? -EPROTO : have;
-}
+long rcci_shm_ring_rx_avail(const struct shm_ring *r) { return rx_avail(r); }
 
 bool rcci_shm_ring_tx_room(const struct shm_ring *r)
 {
