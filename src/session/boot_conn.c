@@ -122,6 +122,8 @@ const char *rcci_boot_why(int rc)
 		return "closed the connection";
 	case -EPROTO:
 		return "sent a malformed frame";
+	case -EPROTONOSUPPORT:
+		return "speaks another version of the bootstrap protocol (another rcc release?)";
 	case -EACCES:
 		return "failed authentication";
 	default:

@@ -25,7 +25,10 @@ static int recv_frame(struct rcc_bootstrap *bs, struct boot_env *e, uint8_t type
 
 	if (rc)
 		return rc;
-	if (rcci_boot_hdr_decode(hb, h) || (h->type != type && h->type != BOOT_ABORT) ||
+	rc = rcci_boot_hdr_decode(hb, h);
+	if (rc)
+		return rc;
+	if ((h->type != type && h->type != BOOT_ABORT) ||
 	    h->len > rcci_boot_payload_max(h->type, (uint32_t)bs->size) + BOOT_TAG_LEN)
 		return -EPROTO;
 	*f = malloc(BOOT_HDR_LEN + h->len);

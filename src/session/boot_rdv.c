@@ -77,7 +77,8 @@ static void accept_new(struct boot_env *e, uint64_t deadline)
 /*
  * Read what has arrived. Returns 1 when a whole frame (header decoded into h)
  * is at c->buf, 0 when more is needed, -ECONNRESET when the peer closed,
- * -EPROTO for a bad header or a frame longer than max, another negative errno.
+ * -EPROTO for a bad header or a frame longer than max, -EPROTONOSUPPORT for
+ * another protocol version, another negative errno.
  */
 static int conn_pump(struct conn *c, size_t max, struct boot_hdr *h)
 {

@@ -30,8 +30,11 @@ void rcci_boot_hdr_encode(uint8_t type, uint32_t len, uint8_t out[BOOT_HDR_LEN])
 
 int rcci_boot_hdr_decode(const uint8_t in[BOOT_HDR_LEN], struct boot_hdr *h)
 {
-	if ((unsigned)(in[0] << 8 | in[1]) != BOOT_MAGIC || in[2] != BOOT_VERSION ||
-	    in[3] < BOOT_CHALLENGE || in[3] > BOOT_ABORT)
+	if ((unsigned)(in[0] << 8 | in[1]) != BOOT_MAGIC)
+		return -EPROTO;
+	if (in[2] != BOOT_VERSION)
+		return -EPROTONOSUPPORT;
+	if (in[3] < BOOT_CHALLENGE || in[3] > BOOT_ABORT)
 		return -EPROTO;
 	h->type = in[3];
 	h->len = get32(in + 4);
@@ -63,7 +66,11 @@ long rcci_boot_frame_need(const uint8_t *buf, size_t fill, size_t max, struct bo
 {
 	if (fill < BOOT_HDR_LEN)
 		return BOOT_HDR_LEN;
-	if (rcci_boot_hdr_decode(buf, h) || h->len > max)
+	int rc = rcci_boot_hdr_decode(buf, h);
+
+	if (rc)
+		return rc;
+	if (h->len > max)
 		return -EPROTO;
 	return (long)(BOOT_HDR_LEN + (size_t)h->len);
 }

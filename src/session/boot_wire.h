@@ -25,7 +25,9 @@
 #include <stdint.h>
 
 #define BOOT_MAGIC 0x5242u
-#define BOOT_VERSION 1
+/* 2: the WELCOME grew from 32 to 64 bytes (the run id). A job that mixes
+ * releases is told so by name instead of "a malformed frame". */
+#define BOOT_VERSION 2
 #define BOOT_HDR_LEN 8
 #define BOOT_NONCE_LEN 32
 #define BOOT_TAG_LEN 32
@@ -62,7 +64,8 @@ struct boot_hello {
 };
 
 void rcci_boot_hdr_encode(uint8_t type, uint32_t len, uint8_t out[BOOT_HDR_LEN]);
-/* 0, or -EPROTO: wrong magic, version or an unknown type. */
+/* 0; -EPROTONOSUPPORT: our magic with another version (another rcc
+ * release); -EPROTO: wrong magic or an unknown type. */
 int rcci_boot_hdr_decode(const uint8_t in[BOOT_HDR_LEN], struct boot_hdr *h);
 /* The longest payload (tag excluded) a frame of this type may carry in a
  * job of size ranks; 0 for an unknown type. */
@@ -72,7 +75,8 @@ size_t rcci_boot_payload_max(uint8_t type, uint32_t size);
  * How long the frame starting at buf is, header included, given fill bytes
  * of it so far: BOOT_HDR_LEN while the header is incomplete, else header +
  * payload (more than fill: read on). -EPROTO for a bad header or a payload
- * longer than max (rank 0 knows what it expects: nothing longer is read).
+ * longer than max (rank 0 knows what it expects: nothing longer is read),
+ * -EPROTONOSUPPORT for another protocol version.
  */
 long rcci_boot_frame_need(const uint8_t *buf, size_t fill, size_t max, struct boot_hdr *h);
 

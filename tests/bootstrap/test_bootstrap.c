@@ -19,6 +19,9 @@
 #include "rcc/bootstrap.h"
 
 #define MAXR 8
+/* The rendezvous frames' version byte (BOOT_VERSION, src/session/boot_wire.h):
+ * the raw peers below speak the protocol by hand. */
+#define BV 2
 #define STRIDE 64
 
 static const char *const vars[] = {
@@ -276,7 +279,7 @@ static void intruders(void)
 	CHECK(silent >= 0 && garbage >= 0 && liar >= 0);
 	CHECK(write(garbage, "GET / HTTP/1.0\r\n\r\n", 18) == 18);
 	/* a hello claiming rank 9 of 3 */
-	uint8_t hello[8 + 72] = { 0x52, 0x42, 1, 2, 0, 0, 0, 72, 0, 0, 0, 9, 0, 0, 0, 3 };
+	uint8_t hello[8 + 72] = { 0x52, 0x42, BV, 2, 0, 0, 0, 72, 0, 0, 0, 9, 0, 0, 0, 3 };
 	CHECK(write(liar, hello, sizeof(hello)) == (ssize_t)sizeof(hello));
 	for (int k = 1; k < 3; k++)
 		CHECK_OK(open_rank(k, 3, port, NULL, &bs[k]));
@@ -315,8 +318,8 @@ struct raw_job {
 
 static int raw_start(struct raw_job *j, int timeout_ms)
 {
-	static const uint8_t hello[8 + 72] = { 0x52, 0x42, 1, 2, 0, 0, 0, 72, 0,
-					       0,    0,    2, 0, 0, 0, 3, 7,  7 };
+	static const uint8_t hello[8 + 72] = { 0x52, 0x42, BV, 2, 0, 0, 0, 72, 0,
+					       0,    0,    2,  0, 0, 0, 3, 7,  7 };
 	uint8_t in[8 + 33];
 
 	memset(j, 0, sizeof(*j));
@@ -353,7 +356,7 @@ static long raw_finish(struct raw_job *j, bool absent)
 /* Rank 2 takes the welcome, sends its contribution for round 0 and dies. */
 static bool raw_contribute_and_die(struct raw_job *j)
 {
-	static const uint8_t contrib[8 + 5] = { 0x52, 0x42, 1, 4, 0, 0, 0, 5, 0, 0, 0, 0, 'x' };
+	static const uint8_t contrib[8 + 5] = { 0x52, 0x42, BV, 4, 0, 0, 0, 5, 0, 0, 0, 0, 'x' };
 	uint8_t in[8 + 32];
 	bool ok = read_n(j->fd, in, sizeof(in)) &&
 		  write(j->fd, contrib, sizeof(contrib)) == (ssize_t)sizeof(contrib);
@@ -401,6 +404,7 @@ static void joined_silent(void)
  */
 struct impostor {
 	int lfd;
+	uint8_t version;     /* of its challenge: BV, or another release's */
 	uint8_t welcome_len; /* the welcome's payload: 64 is right, 0 is short */
 	ssize_t after_hello; /* bytes rank 1 sent after its hello */
 };
@@ -408,8 +412,8 @@ struct impostor {
 static void *impostor_main(void *arg)
 {
 	struct impostor *im = arg;
-	uint8_t ch[8 + 33] = { 0x52, 0x42, 1, 1, 0, 0, 0, 33 };
-	uint8_t welcome[8 + 64] = { 0x52, 0x42, 1, 3, 0, 0, 0, im->welcome_len };
+	uint8_t ch[8 + 33] = { 0x52, 0x42, BV, 1, 0, 0, 0, 33 };
+	uint8_t welcome[8 + 64] = { 0x52, 0x42, BV, 3, 0, 0, 0, im->welcome_len };
 	size_t welcome_size = 8 + (size_t)im->welcome_len;
 	uint8_t in[512];
 	int fd = accept(im->lfd, NULL, NULL);
@@ -417,6 +421,7 @@ static void *impostor_main(void *arg)
 	im->after_hello = -1;
 	if (fd < 0)
 		return NULL;
+	ch[2] = im->version;
 	struct timeval tv = { .tv_sec = 5 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	ch[8 + 32] = 1; /* the secret is required */
@@ -441,11 +446,14 @@ static void *impostor_main(void *arg)
 
 /* The welcome is a whole one (a proof the impostor cannot make), or one
  * shorter than a proof, which rank 1 must refuse without reading past it. */
-static void impostor_welcome(uint8_t welcome_len, int want_rc, const char *want_err)
+static void impostor_welcome(uint8_t version, uint8_t welcome_len, int want_rc,
+			     const char *want_err)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(sa);
-	struct impostor im = { .lfd = socket(AF_INET, SOCK_STREAM, 0), .welcome_len = welcome_len };
+	struct impostor im = { .lfd = socket(AF_INET, SOCK_STREAM, 0),
+			       .version = version,
+			       .welcome_len = welcome_len };
 	struct rank_run r1 = { .timeout_ms = 3000, .rounds = 1 };
 	pthread_t t;
 
@@ -460,13 +468,44 @@ static void impostor_welcome(uint8_t welcome_len, int want_rc, const char *want_
 	close(im.lfd);
 	CHECK_EQ(r1.rc, want_rc);
 	CHECK_MSG(strstr(r1.err, want_err), "rank 1 says: %s", r1.err);
-	CHECK_EQ(im.after_hello, 0); /* our address never went to it */
+	/* our address never went to it; nor the hello, to another release */
+	CHECK_EQ(im.after_hello, version == BV ? 0 : -1);
 }
 
 static void impostor_rank0(void)
 {
-	impostor_welcome(64, -EACCES, "does not know the job secret");
-	impostor_welcome(0, -EPROTO, "malformed");
+	impostor_welcome(BV, 64, -EACCES, "does not know the job secret");
+	impostor_welcome(BV, 0, -EPROTO, "malformed");
+}
+
+/*
+ * Ranks of two rcc releases in one job (the rendezvous protocol changed):
+ * each side names the mismatch instead of "a malformed frame". Rank 1 under
+ * a rank 0 of another release; then rank 0 with a rank 1 of another release,
+ * which it turns away and names when the rank never arrives.
+ */
+static void other_release(void)
+{
+	impostor_welcome(BV - 1, 64, -EPROTONOSUPPORT, "another version of the bootstrap protocol");
+
+	struct rank_run r0 = { .timeout_ms = 1000, .rounds = 1 };
+	uint8_t ch[8 + 33],
+		hello[8 + 72] = { 0x52, 0x42, BV + 1, 2, 0, 0, 0, 72, 0, 0, 0, 1, 0, 0, 0, 2 };
+	CHECK_OK(open_rank(0, 2, 0, NULL, &r0.bs));
+	int fd = raw_connect(rcc_bootstrap_rendezvous_port(r0.bs));
+	CHECK(fd >= 0);
+	pthread_t t0;
+	pthread_create(&t0, NULL, run_rank, &r0);
+	CHECK(read_n(fd, ch, sizeof(ch)));
+	CHECK(write(fd, hello, sizeof(hello)) == (ssize_t)sizeof(hello));
+	CHECK_EQ(closed_by_peer(fd), 0);
+	pthread_join(t0, NULL);
+	CHECK_EQ(r0.rc, -ETIMEDOUT);
+	CHECK_MSG(strstr(r0.err, "never arrived: rank 1") &&
+			  strstr(r0.err, "another version of the bootstrap protocol"),
+		  "rank 0 says: %s", r0.err);
+	close(fd);
+	rcc_bootstrap_close(r0.bs);
 }
 
 /*
@@ -710,5 +749,6 @@ static void pmix_optional(void)
 
 TEST_MAIN(TEST(eight_ranks), TEST(with_secret), TEST(wrong_secret), TEST(secret_on_one_side),
 	  TEST(never_arrives), TEST(joined_silent), TEST(intruders), TEST(impostor_rank0),
-	  TEST(derived_keys), TEST(rank_leaves), TEST(leaves_after_contributing),
-	  TEST(lost_and_absent), TEST(environment), TEST(static_list), TEST(pmix_optional))
+	  TEST(other_release), TEST(derived_keys), TEST(rank_leaves),
+	  TEST(leaves_after_contributing), TEST(lost_and_absent), TEST(environment),
+	  TEST(static_list), TEST(pmix_optional))

@@ -45,8 +45,11 @@ wires = {
 CHALLENGE, HELLO, WELCOME, CONTRIB, RESULT, ABORT = range(1, 7)
 
 
-def boot(typ, payload):
-    return struct.pack(">HBBI", 0x5242, 1, typ, len(payload)) + payload
+BOOT_VERSION = 2  # boot_wire.h
+
+
+def boot(typ, payload, version=BOOT_VERSION):
+    return struct.pack(">HBBI", 0x5242, version, typ, len(payload)) + payload
 
 
 def result(rnd, blobs):
@@ -61,6 +64,7 @@ boots = {
     "result": boot(RESULT, result(0, [b"10.0.0.1:1", b"", b"10.0.0.3:3", b"x" * 40])),
     "abort": boot(ABORT, b"rank 3 never arrived"),
     "garbage": b"GET / HTTP/1.0\r\n\r\n",
+    "older_release": boot(HELLO, struct.pack(">II", 1, 4) + b"c" * 32 + b"p" * 32, version=1),
 }
 
 

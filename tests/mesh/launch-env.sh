@@ -126,7 +126,7 @@ note "ok: a rank that never arrives is named by every rank"
 reset
 rank0 2 -- --connect-timeout 2s
 exec {silent}<>"/dev/tcp/127.0.0.1/$PORT"
-printf '\x52\x42\x01\x02\xff\xff\xff\xff' 2>/dev/null >"/dev/tcp/127.0.0.1/$PORT" || true # a hello of 4 GiB
+printf '\x52\x42\x02\x02\xff\xff\xff\xff' 2>/dev/null >"/dev/tcp/127.0.0.1/$PORT" || true # a hello of 4 GiB
 expect 0 4 20 "rank 0 with only intruders"
 exec {silent}>&-
 has 0 "never arrived: rank 1 \(turned away; 127\.0\.0\.1:[0-9]+: dropped before identifying itself: it sent a malformed frame; 127\.0\.0\.1:[0-9]+: dropped: it connected but did not identify itself in time\)" \
@@ -139,7 +139,7 @@ rank0 3 -- --connect-timeout 2s
 rank 1 3 -- --connect-timeout 2s
 exec {joined}<>"/dev/tcp/127.0.0.1/$PORT"
 # a valid hello (no secret in this job): rank 2 of 3, a nonce, no proof; then nothing
-printf '\x52\x42\x01\x02\x00\x00\x00\x48\x00\x00\x00\x02\x00\x00\x00\x03' >&"$joined"
+printf '\x52\x42\x02\x02\x00\x00\x00\x48\x00\x00\x00\x02\x00\x00\x00\x03' >&"$joined"
 head -c 64 /dev/zero >&"$joined"
 expect 0 4 20 "rank 0 with a rank that joined and stays silent"
 expect 1 4 20 "rank 1 with a rank that joined and stays silent"

@@ -79,6 +79,10 @@ static void header_round_trip(void)
 	CHECK_EQ(rcci_boot_hdr_decode(b, &h), -EPROTO);
 	rcci_boot_hdr_encode(BOOT_ABORT + 1, 0, b);
 	CHECK_EQ(rcci_boot_hdr_decode(b, &h), -EPROTO);
+	rcci_boot_hdr_encode(BOOT_HELLO, 0, b);
+	b[2] = BOOT_VERSION - 1; /* a rank of an older release */
+	CHECK_EQ(rcci_boot_hdr_decode(b, &h), -EPROTONOSUPPORT);
+	CHECK_EQ(rcci_boot_frame_need(b, sizeof(b), 100, &h), -EPROTONOSUPPORT);
 	memcpy(b, "GET / HT", 8); /* an HTTP probe on the rendezvous port */
 	CHECK_EQ(rcci_boot_hdr_decode(b, &h), -EPROTO);
 	CHECK_EQ(rcci_boot_payload_max(BOOT_RESULT, RCC_BOOTSTRAP_MAX_RANKS + 1), 0);
