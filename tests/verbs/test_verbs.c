@@ -2,7 +2,8 @@
 /*
  * Verbs-only behaviour: device listing and choice, the per-CQ backlog when
  * endpoints share a CQ, the private data of a peer that is not rcc, the
- * manual bring-up listener against garbage, inline capacity. Runs in the
+ * manual bring-up listener against garbage and a client that never confirms,
+ * inline capacity. Runs in the
  * Soft-RoCE VM (RCC_TEST_TRANSPORT=verbs); elsewhere every case is skipped.
  */
 #include <arpa/inet.h>
@@ -263,6 +264,133 @@ static void manual_listener_survives_garbage(void)
 	CHECK_OK(rcc_ctx_close(ctx));
 }
 
+/* A manual bring-up HELLO from a raw socket: a plausible QP (any number
+ * will do for the server's RTR; the GID is the test address's, v4-mapped),
+ * no private data, no heartbeat. */
+static int manual_raw_hello(const struct sockaddr_in *sin)
+{
+	uint8_t m[40] = { 'R', 'C', 'C', 'M', 1, 1 /* HELLO */ };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return -1;
+	m[8] = 0x34; /* QP number 0x1234, little-endian */
+	m[9] = 0x12;
+	m[12] = 1;    /* first PSN */
+	m[18] = 3;    /* IBV_MTU_1024 */
+	m[19] = 1;    /* one READ in flight */
+	m[30] = 0xff; /* GID ::ffff:a.b.c.d */
+	m[31] = 0xff;
+	memcpy(m + 32, &sin->sin_addr, 4);
+	struct timeval tv = { .tv_sec = 15 }; /* reads below are bounded */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (const struct sockaddr *)sin, sizeof(*sin)) ||
+	    write(fd, m, sizeof(m)) != (ssize_t)sizeof(m)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Reads the server's answer: its kind (2 ACCEPT, 3 REJECT), or -1. */
+static int manual_raw_answer(int fd)
+{
+	uint8_t m[40 + RCC_ACCEPT_PRIVATE_DATA_MAX];
+	size_t got = 0;
+
+	while (got < 40) {
+		ssize_t r = read(fd, m + got, 40 - got);
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return memcmp(m, "RCCM", 4) ? -1 : m[5];
+}
+
+/* Whether the server closed its end (EOF, or a reset) within the bound. */
+static bool manual_raw_closed(int fd)
+{
+	uint8_t b[256];
+	ssize_t r;
+
+	while ((r = read(fd, b, sizeof(b))) > 0)
+		;
+	return r == 0 || errno == ECONNRESET;
+}
+
+/*
+ * Manual bring-up: a client that sends HELLO, takes the ACCEPT and never
+ * confirms with READY. The blocking accept gives up within its 5 s bound
+ * (the endpoint released, the socket closed), a started accept reports
+ * RCC_EVENT_CONNECT_FAILED, and the listener still serves a real client.
+ */
+static void manual_hello_without_ready(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_listener *lst;
+	struct rcc_conn_req *req;
+	struct rcc_ep *ep = NULL;
+	struct rcc_event ev;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	char addr[128];
+
+	SKIP_UNLESS_VERBS();
+	if (test_bringup() != RCC_BRINGUP_MANUAL)
+		SKIP_CASE("manual-bringup", "manual bring-up only");
+	CHECK_OK(test_ctx_open(&ctx));
+	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
+	CHECK(inet_pton(AF_INET, test_addr(), &sin.sin_addr) == 1);
+	sin.sin_port = htons((uint16_t)rcc_listener_port(lst));
+	struct rcc_ep_attr a = { .send_cq = cq };
+
+	/* the blocking accept */
+	int fd = manual_raw_hello(&sin);
+	CHECK(fd >= 0);
+	CHECK_OK(rcc_get_request(lst, TEST_TIMEOUT_MS, &req));
+	uint64_t t0 = now_ms();
+	int rc = rcc_accept_req(req, &a, &ep);
+	uint64_t took = now_ms() - t0;
+	CHECK_MSG(rc == -ETIMEDOUT, "accept without READY returned %d", rc);
+	CHECK(ep == NULL);
+	CHECK_MSG(took < 10000, "accept waited %llu ms for a READY", (unsigned long long)took);
+	CHECK_EQ(manual_raw_answer(fd), 2); /* it had accepted: the wait was for READY */
+	CHECK(manual_raw_closed(fd));
+	close(fd);
+
+	/* the started accept */
+	fd = manual_raw_hello(&sin);
+	CHECK(fd >= 0);
+	CHECK_OK(rcc_get_request(lst, TEST_TIMEOUT_MS, &req));
+	CHECK_OK(rcc_accept_start(req, &a, &ep));
+	CHECK_EQ(manual_raw_answer(fd), 2);
+	CHECK_OK(rcc_ctx_get_event(ctx, &ev, 10000));
+	CHECK(ev.ep == ep);
+	CHECK_EQ(ev.type, RCC_EVENT_CONNECT_FAILED);
+	CHECK_MSG(ev.status == -ETIMEDOUT, "status %d", ev.status);
+	CHECK(manual_raw_closed(fd));
+	close(fd);
+	CHECK_OK(rcc_ep_close(ep));
+
+	/* a real client afterwards */
+	struct connect_job j = { .ctx = ctx };
+	j.attr.send_cq = cq;
+	snprintf(j.addr, sizeof(j.addr), "%s:%d", test_addr(), rcc_listener_port(lst));
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, connect_main, &j) == 0);
+	rc = rcc_accept(lst, &a, TEST_TIMEOUT_MS, &ep);
+	pthread_join(th, NULL);
+	CHECK_OK(rc);
+	CHECK_OK(j.rc);
+	CHECK_OK(rcc_ep_close(ep));
+	CHECK_OK(rcc_ep_close(j.ep));
+	CHECK_OK(rcc_listener_close(lst));
+	CHECK_OK(rcc_cq_destroy(cq));
+	CHECK_OK(rcc_ctx_close(ctx));
+}
+
 /* The inline capacity the endpoint reports can be used, byte for byte. */
 static void inline_capacity(void)
 {
@@ -294,4 +422,4 @@ static void inline_capacity(void)
 
 TEST_MAIN(TEST(device_list), TEST(context_choices), TEST(shared_cq_close_isolation),
 	  TEST(raw_peer_private_data), TEST(manual_listener_survives_garbage),
-	  TEST(inline_capacity))
+	  TEST(manual_hello_without_ready), TEST(inline_capacity))
