@@ -155,6 +155,37 @@ static void shared_cq_close_isolation(void)
 	pair_close(&p);
 }
 
+/* A context (and a CQ, when cq is not NULL) listening on the test address,
+ * port chosen by the kernel; *sin is where to connect. 0 or a negative errno
+ * (nothing left open then). */
+static int listen_on_test_addr(struct rcc_ctx **ctx, struct rcc_cq **cq, struct rcc_listener **lst,
+			       struct sockaddr_in *sin)
+{
+	char addr[128];
+	int rc = test_ctx_open(ctx);
+
+	if (rc)
+		return rc;
+	if (cq && (rc = rcc_cq_create(*ctx, NULL, cq)))
+		goto err_ctx;
+	snprintf(addr, sizeof(addr), "%s:0", test_addr());
+	rc = rcc_listen(*ctx, addr, 0, lst);
+	if (rc)
+		goto err_cq;
+	*sin = (struct sockaddr_in){ .sin_family = AF_INET,
+				     .sin_port = htons((uint16_t)rcc_listener_port(*lst)) };
+	if (inet_pton(AF_INET, test_addr(), &sin->sin_addr) == 1)
+		return 0;
+	rc = -EINVAL;
+	rcc_listener_close(*lst);
+err_cq:
+	if (cq)
+		rcc_cq_destroy(*cq);
+err_ctx:
+	rcc_ctx_close(*ctx);
+	return rc;
+}
+
 /* A peer that is not rcc (plain rdma_cm, no rcc header): its private data is
  * passed through as received, cut to rcc's limit. */
 static void raw_peer_private_data(void)
@@ -165,19 +196,14 @@ static void raw_peer_private_data(void)
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *id;
 	struct rdma_cm_event *ev;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	char addr[128];
+	struct sockaddr_in sin;
 
 	SKIP_UNLESS_VERBS();
 	if (test_bringup() != RCC_BRINGUP_CM)
 		SKIP_CASE("cm-bringup", "rdma_cm bring-up only");
-	CHECK_OK(test_ctx_open(&ctx));
-	snprintf(addr, sizeof(addr), "%s:0", test_addr());
-	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
+	CHECK_OK(listen_on_test_addr(&ctx, NULL, &lst, &sin));
 	CHECK((ch = rdma_create_event_channel()) != NULL);
 	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
-	CHECK(inet_pton(AF_INET, test_addr(), &sin.sin_addr) == 1);
-	sin.sin_port = htons((uint16_t)rcc_listener_port(lst));
 	CHECK(rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 2000) == 0);
 	CHECK(rdma_get_cm_event(ch, &ev) == 0 && ev->event == RDMA_CM_EVENT_ADDR_RESOLVED);
 	rdma_ack_cm_event(ev);
@@ -214,38 +240,11 @@ static void raw_peer_private_data(void)
 	CHECK_OK(rcc_ctx_close(ctx));
 }
 
-/* Manual bring-up: garbage, a silent client and a truncated HELLO do not stop
- * the listener; a real client still connects afterwards. */
-static void manual_listener_survives_garbage(void)
+/* The listener still serves a real client (connected, accepted, closed);
+ * then the listener, the CQ and the context are closed. */
+static void serve_real_client_and_close(struct rcc_ctx *ctx, struct rcc_cq *cq,
+					struct rcc_listener *lst)
 {
-	struct rcc_ctx *ctx;
-	struct rcc_cq *cq;
-	struct rcc_listener *lst;
-	struct rcc_conn_req *req;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	char addr[128];
-
-	SKIP_UNLESS_VERBS();
-	if (test_bringup() != RCC_BRINGUP_MANUAL) {
-		SKIP_CASE("manual-bringup", "manual bring-up only");
-	}
-	CHECK_OK(test_ctx_open(&ctx));
-	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
-	snprintf(addr, sizeof(addr), "%s:0", test_addr());
-	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
-	CHECK(inet_pton(AF_INET, test_addr(), &sin.sin_addr) == 1);
-	sin.sin_port = htons((uint16_t)rcc_listener_port(lst));
-	static const char *junk[] = { "GET / HTTP/1.0\r\n\r\n0123456789012345678901234567890123",
-				      "RCCM" };
-	for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
-		int fd = socket(AF_INET, SOCK_STREAM, 0);
-		CHECK(fd >= 0);
-		CHECK(connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0);
-		CHECK(write(fd, junk[i], strlen(junk[i])) == (ssize_t)strlen(junk[i]));
-		shutdown(fd, SHUT_WR);
-		CHECK_EQ(rcc_get_request(lst, 1000, &req), -ETIMEDOUT);
-		close(fd);
-	}
 	struct connect_job j = { .ctx = ctx };
 	j.attr.send_cq = cq;
 	snprintf(j.addr, sizeof(j.addr), "%s:%d", test_addr(), rcc_listener_port(lst));
@@ -262,6 +261,35 @@ static void manual_listener_survives_garbage(void)
 	CHECK_OK(rcc_listener_close(lst));
 	CHECK_OK(rcc_cq_destroy(cq));
 	CHECK_OK(rcc_ctx_close(ctx));
+}
+
+/* Manual bring-up: garbage, a silent client and a truncated HELLO do not stop
+ * the listener; a real client still connects afterwards. */
+static void manual_listener_survives_garbage(void)
+{
+	struct rcc_ctx *ctx;
+	struct rcc_cq *cq;
+	struct rcc_listener *lst;
+	struct rcc_conn_req *req;
+	struct sockaddr_in sin;
+
+	SKIP_UNLESS_VERBS();
+	if (test_bringup() != RCC_BRINGUP_MANUAL) {
+		SKIP_CASE("manual-bringup", "manual bring-up only");
+	}
+	CHECK_OK(listen_on_test_addr(&ctx, &cq, &lst, &sin));
+	static const char *junk[] = { "GET / HTTP/1.0\r\n\r\n0123456789012345678901234567890123",
+				      "RCCM" };
+	for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		CHECK(fd >= 0);
+		CHECK(connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0);
+		CHECK(write(fd, junk[i], strlen(junk[i])) == (ssize_t)strlen(junk[i]));
+		shutdown(fd, SHUT_WR);
+		CHECK_EQ(rcc_get_request(lst, 1000, &req), -ETIMEDOUT);
+		close(fd);
+	}
+	serve_real_client_and_close(ctx, cq, lst);
 }
 
 /* A manual bring-up HELLO from a raw socket: a plausible QP (any number
@@ -332,18 +360,12 @@ static void manual_hello_without_ready(void)
 	struct rcc_conn_req *req;
 	struct rcc_ep *ep = NULL;
 	struct rcc_event ev;
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	char addr[128];
+	struct sockaddr_in sin;
 
 	SKIP_UNLESS_VERBS();
 	if (test_bringup() != RCC_BRINGUP_MANUAL)
 		SKIP_CASE("manual-bringup", "manual bring-up only");
-	CHECK_OK(test_ctx_open(&ctx));
-	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
-	snprintf(addr, sizeof(addr), "%s:0", test_addr());
-	CHECK_OK(rcc_listen(ctx, addr, 0, &lst));
-	CHECK(inet_pton(AF_INET, test_addr(), &sin.sin_addr) == 1);
-	sin.sin_port = htons((uint16_t)rcc_listener_port(lst));
+	CHECK_OK(listen_on_test_addr(&ctx, &cq, &lst, &sin));
 	struct rcc_ep_attr a = { .send_cq = cq };
 
 	/* a started accept, then a blocking one: both wait out the same 5 s */
@@ -373,21 +395,7 @@ static void manual_hello_without_ready(void)
 	close(fd2);
 	CHECK_OK(rcc_ep_close(started));
 
-	/* a real client afterwards */
-	struct connect_job j = { .ctx = ctx };
-	j.attr.send_cq = cq;
-	snprintf(j.addr, sizeof(j.addr), "%s:%d", test_addr(), rcc_listener_port(lst));
-	pthread_t th;
-	CHECK(pthread_create(&th, NULL, connect_main, &j) == 0);
-	rc = rcc_accept(lst, &a, TEST_TIMEOUT_MS, &ep);
-	pthread_join(th, NULL);
-	CHECK_OK(rc);
-	CHECK_OK(j.rc);
-	CHECK_OK(rcc_ep_close(ep));
-	CHECK_OK(rcc_ep_close(j.ep));
-	CHECK_OK(rcc_listener_close(lst));
-	CHECK_OK(rcc_cq_destroy(cq));
-	CHECK_OK(rcc_ctx_close(ctx));
+	serve_real_client_and_close(ctx, cq, lst);
 }
 
 /* The inline capacity the endpoint reports can be used, byte for byte. */
