@@ -10,6 +10,8 @@
  *
  *   bench_overhead send|write|read|fadd|empty N [transport]
  * (empty: N polls of an empty CQ, the price of one to take out of the rest)
+ * The pair connects over RCC_TEST_ADDR (127.0.0.1 by default, as the tests):
+ * rdma_cm cannot route over lo, so verbs in the Soft-RoCE VM needs $RXE_IP.
  *
  * Prints "op N empty_polls" on success; exits 1 on any failure, 2 on usage.
  */
@@ -105,11 +107,16 @@ static int rig_open(struct rig *r, enum rcc_transport t)
 	struct rcc_ctx_attr ca = { .transport = t };
 	struct rcc_cq_attr qa = { .depth = 64, .mode = RCC_CQ_POLL };
 	struct accept_job job = { 0 };
+	const char *host = getenv("RCC_TEST_ADDR");
 	pthread_t th;
-	char addr[64];
+	char addr[80];
+
+	if (!host || !*host)
+		host = "127.0.0.1";
+	snprintf(addr, sizeof(addr), "%s:0", host);
 
 	if (rcc_ctx_open(&ca, &r->ctx) || rcc_cq_create(r->ctx, &qa, &r->cq_a) ||
-	    rcc_cq_create(r->ctx, &qa, &r->cq_b) || rcc_listen(r->ctx, "127.0.0.1:0", 4, &r->lst))
+	    rcc_cq_create(r->ctx, &qa, &r->cq_b) || rcc_listen(r->ctx, addr, 4, &r->lst))
 		return -1;
 	r->buf = aligned_alloc(64, 4096);
 	if (!r->buf)
@@ -125,7 +132,7 @@ static int rig_open(struct rig *r, enum rcc_transport t)
 	if (pthread_create(&th, NULL, accept_main, &job))
 		return -1;
 	struct rcc_ep_attr ea = { .send_cq = r->cq_a, .max_rd_atomic = 1 };
-	snprintf(addr, sizeof(addr), "127.0.0.1:%d", rcc_listener_port(r->lst));
+	snprintf(addr, sizeof(addr), "%s:%d", host, rcc_listener_port(r->lst));
 	int rc = rcc_connect(r->ctx, addr, &ea, 10000, &r->a);
 	pthread_join(th, NULL);
 	if (rc || job.rc) {

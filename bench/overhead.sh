@@ -14,7 +14,9 @@
 #
 #   bench/overhead.sh [BUILD_DIR]
 # Environment: QUICK=1 (small N, as CI runs it), TRANSPORT (tcp; verbs in the
-# Soft-RoCE VM), OPS ("send write read fadd").
+# Soft-RoCE VM, with RCC_TEST_ADDR=$RXE_IP: rdma_cm has no route over lo), OPS
+# ("send write read fadd"). Verbs against perftest, counted the same way in the
+# VM: ONLY=count bench/perf-rxe.sh.
 set -euo pipefail
 # The socket path: same-host shared memory (the default between two local
 # processes, docs/shm.md) is measured by bench/perf-shm.sh.

@@ -7,13 +7,19 @@
 # "rep tool test size metric value".
 #   env: PERF_RCC (rcc-perf binary), PERF_OUT (folder, shared with the host),
 #        PERF_REPS [3], PERF_QUICK [0], PERF_ONLY (groups to measure: lat atomic
-#        bw ud [all]); RXE_IP and RXE_GID_IDX from the VM.
+#        bw ud [all]; count, never by default: see below), PERF_OVH (bench_overhead,
+#        for count); RXE_IP and RXE_GID_IDX from the VM.
 # Both tools: server pinned to vCPU 0, client to vCPU 1, TCP bring-up (perftest's
 # default socket exchange; rcc-perf --bringup manual) so readiness is polled with
 # `ss -ltn`; every process under `timeout`. perftest times with the TSC, which it
 # must first calibrate against gettimeofday; under TCG that sometimes fails
 # ("Correlation coefficient r^2 < 0.9", then figures of 0, inf or nonsense):
 # such a run is repeated (at most 3 times) and never counted.
+# count: every latency test once more at PERF_COUNT_N1 and _N2 iterations with
+# both tools under valgrind --tool=callgrind (the passive READ/FADD target runs
+# natively: it makes no call per iteration in either tool), and bench_overhead's
+# empty polls at the same two counts for the price of one; the callgrind files go
+# to $PERF_OUT/cg/, and bench/perf-rxe.sh does the arithmetic (bench/count-rxe.py).
 set -u -o pipefail
 
 RCC=${PERF_RCC:?PERF_RCC: the rcc-perf binary}
@@ -25,6 +31,7 @@ IP=${RXE_IP:?run inside the VM}
 GID=${RXE_GID_IDX:-1}
 PORT=18515
 T_RUN=180
+LISTEN_TRIES=1500 # x 20 ms for a server's port
 WORK=$(mktemp -d /tmp/perf-rxe.XXXXXX)
 RAW=$OUT/raw.tsv
 FAILS=$OUT/fails.txt
@@ -51,7 +58,7 @@ pair() {
 	# shellcheck disable=SC2086
 	timeout -k 5 $T_RUN taskset -c 0 $srv >"$WORK/srv.log" 2>&1 &
 	sp=$!
-	for ((i = 0; i < 1500; i++)); do
+	for ((i = 0; i < LISTEN_TRIES; i++)); do
 		listening $PORT && break
 		kill -0 $sp 2>/dev/null || break
 		sleep 0.02
@@ -158,7 +165,7 @@ point_ud() { # kind size iters
 
 [ -x "$RCC" ] || { echo "no rcc-perf at $RCC" >&2; exit 2; }
 for g in $ONLY; do
-	case $g in lat | atomic | bw | ud) ;; *) echo "PERF_ONLY: unknown group '$g'" >&2; exit 2 ;; esac
+	case $g in lat | atomic | bw | ud | count) ;; *) echo "PERF_ONLY: unknown group '$g'" >&2; exit 2 ;; esac
 done
 for b in ib_send_lat ib_send_bw ib_write_lat ib_read_lat ib_atomic_lat ib_write_bw ib_read_bw; do
 	command -v $b >/dev/null || { echo "missing $b in the VM" >&2; exit 2; }
@@ -166,6 +173,60 @@ done
 lat_n=1000 bw_small=5000 bw_big=2000
 [ "$QUICK" = 1 ] && lat_n=200 bw_small=1000 bw_big=200
 T0=$SECONDS
+
+# count_point TEST SIZE PERFTEST [EXTRA]: both tools at both counts under callgrind.
+# A run that fails is noted and its file removed: the host then says "no data".
+count_point() {
+	local t=$1 s=$2 bin=$3 extra=${4:-} n tool f srv cli
+	local common="-T verbs --bringup manual -x $GID -p $PORT"
+	local pt="-F -x $GID -p $PORT -s $s $extra"
+	for n in $CN1 $CN2; do
+		for tool in rcc-perf perftest; do
+			f=$CGDIR/$tool.$t.$s.$n
+			if [ $tool = rcc-perf ]; then
+				srv="$RCC $common --quiet --accept-timeout 120"
+				cli="$RCC $common $IP --quiet --lat --test $t -s $s -n $n --csv $WORK/rcc.csv"
+			else
+				srv="$bin $pt -n $n"
+				cli="$bin $pt -n $n $IP"
+			fi
+			# the target of a READ or FADD is passive in both tools: not counted
+			case $t in send | write) srv="$CG --callgrind-out-file=$f.srv $srv" ;; esac
+			if ! pair "$srv" "$CG --callgrind-out-file=$f.cli $cli"; then
+				fail "count: $tool $t $s B, $n iterations: $(why)"
+				rm -f "$f.cli" "$f.srv"
+			fi
+		done
+	done
+}
+
+if wanted count; then
+	command -v valgrind >/dev/null || { echo "count: no valgrind in the VM" >&2; exit 2; }
+	[ -x "${PERF_OVH:-}" ] || { echo "count: no bench_overhead at '${PERF_OVH:-}'" >&2; exit 2; }
+	CN1=${PERF_COUNT_N1:-1000} CN2=${PERF_COUNT_N2:-2000}
+	CGDIR=$OUT/cg
+	CG="valgrind --tool=callgrind --fair-sched=yes"
+	rm -rf "$CGDIR"
+	mkdir -p "$CGDIR"
+	T_RUN=300 LISTEN_TRIES=6000 # valgrind under TCG: ~20 s to a listening server
+	for n in $CN1 $CN2; do
+		log "count: empty polls, $n"
+		# shellcheck disable=SC2086 # $CG is a command and its options
+		RCC_TEST_ADDR=$IP timeout -k 5 $T_RUN $CG --callgrind-out-file="$CGDIR/empty.$n" \
+			"$PERF_OVH" empty "$n" verbs >"$WORK/ovh.log" 2>&1 ||
+			fail "count: bench_overhead empty $n: $(tail -n 3 "$WORK/ovh.log" | tr '\n' ' ')"
+	done
+	for s in 2 65536; do
+		log "count: send, write, read at $s B"
+		count_point send "$s" ib_send_lat
+		count_point write "$s" ib_write_lat
+		count_point read "$s" ib_read_lat
+	done
+	log "count: fadd"
+	count_point fadd 8 ib_atomic_lat "-A FETCH_AND_ADD"
+	T_RUN=180 LISTEN_TRIES=1500
+	log "count: done in $((SECONDS - T0)) s"
+fi
 for ((REP = 1; REP <= REPS; REP++)); do
 	if wanted lat; then
 		for s in 2 65536; do

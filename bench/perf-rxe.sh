@@ -20,11 +20,29 @@
 #          SUMMARY_ONLY=1 no VM: print the table again from the last run's raw.tsv
 #          ONLY="GROUP..." measure only these groups [all]: lat (send, write, read
 #                         latency), atomic (fetch-and-add latency), bw (write and
-#                         read bandwidth), ud (-c UD send latency and bandwidth)
+#                         read bandwidth), ud (-c UD send latency and bandwidth);
+#                         count (never by default): instructions, not time -- see
+#                         below
+#          COUNT_N1, COUNT_N2  iterations of the two counted runs [1000 2000]
 #   needs: cmake, a C compiler, libibverbs-dev, librdmacm-dev, and what
 #          tests/rxe/vm/build-image installs (qemu, rdma-core, perftest).
 # The VM side is bench/perf-rxe-vm.sh; numbers under TCG are slow and noisy in
 # absolute terms, which is why only same-boot ratios are reported.
+#
+# count: the verbs overhead counted, not timed. Every latency test (send, write,
+# read at 2 B and 64 KiB, fadd at 8 B; client and server side, except the passive
+# READ/FADD target) runs under valgrind --tool=callgrind, for both tools, at
+# COUNT_N1 and COUNT_N2 iterations; printed: the user-space instructions per
+# iteration spent inside the calls each tool makes into its RDMA library (rcc for
+# rcc-perf, libibverbs and the provider for perftest), the difference of the two
+# runs over the difference of the iterations (set-up cancels), with the empty polls
+# of the busy-polling wait taken out at their exact price (an empty poll measured
+# alone by bench_overhead_static in the same boot): how many there are depends on
+# how long the emulated peer took, not on the library. The method in full is in
+# bench/count-rxe.py, the figures in docs/verbs.md. The count group needs valgrind
+# on the host (copied into a VM image of its own, ~/.cache/rcc-rxe-vm-vg, as
+# tests/rxe/README.md's valgrind recipe does) and exits 77 without it. About 17
+# minutes for the whole group under TCG (996 s of VM on 2026-11-28).
 set -u -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -35,6 +53,19 @@ REPS=${REPS:-3}
 BUILD=${RCC_BUILD_DIR:-$root/build-perf-bench}
 export RCC_RXE_TIMEOUT=${RCC_RXE_TIMEOUT:-2400}
 log() { printf '[%(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+COUNT=0
+[[ " ${ONLY:-} " == *" count "* ]] && COUNT=1
+targets=(rcc-perf)
+if [ "$COUNT" = 1 ]; then
+	command -v valgrind >/dev/null || { echo "count: valgrind is not installed" >&2; exit 77; }
+	command -v python3 >/dev/null || { echo "count: python3 is not installed" >&2; exit 77; }
+	targets+=(bench_overhead_static)
+	# tests/rxe/README.md's valgrind image (the same settings: one image for both)
+	export RCC_RXE_CACHE=${RCC_RXE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rcc-rxe-vm-vg}
+	export RCC_RXE_EXTRA_BINS=${RCC_RXE_EXTRA_BINS:-valgrind valgrind.bin}
+	export RCC_RXE_EXTRA_DIRS=${RCC_RXE_EXTRA_DIRS:-/usr/libexec/valgrind /usr/lib/debug}
+fi
+COUNT_N1=${COUNT_N1:-1000} COUNT_N2=${COUNT_N2:-2000}
 
 mkdir -p "$BUILD"
 BUILD=$(cd "$BUILD" && pwd)
@@ -50,10 +81,10 @@ vm_status=0
 if [ "${SUMMARY_ONLY:-0}" != 1 ]; then
 gen=()
 command -v ninja >/dev/null && [ ! -f "$BUILD/CMakeCache.txt" ] && gen=(-G Ninja)
-log "building rcc-perf (verbs) in $rel"
+log "building ${targets[*]} (verbs) in $rel"
 if ! { timeout 300 cmake -S "$root" -B "$BUILD" "${gen[@]}" -DRCC_WITH_VERBS=ON \
 	-DCMAKE_BUILD_TYPE=RelWithDebInfo >"$BUILD/perf-rxe-build.log" 2>&1 &&
-	timeout 900 cmake --build "$BUILD" --target rcc-perf >>"$BUILD/perf-rxe-build.log" 2>&1; }; then
+	timeout 900 cmake --build "$BUILD" --target "${targets[@]}" >>"$BUILD/perf-rxe-build.log" 2>&1; }; then
 	tail -n 30 "$BUILD/perf-rxe-build.log" >&2
 	echo "cannot build rcc-perf with the verbs transport" >&2
 	exit 1
@@ -63,11 +94,18 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 export PERF_RCC=$rel/tools/rcc-perf/rcc-perf PERF_OUT=$rel/perf-rxe PERF_REPS=$REPS
 export PERF_QUICK=$QUICK PERF_ONLY=${ONLY:-}
-export RCC_RXE_ENV="PERF_RCC PERF_OUT PERF_REPS PERF_QUICK PERF_ONLY ${RCC_RXE_ENV:-}"
+export PERF_OVH=$rel/tests/bench/bench_overhead_static PERF_COUNT_N1=$COUNT_N1 PERF_COUNT_N2=$COUNT_N2
+export RCC_RXE_ENV="PERF_RCC PERF_OUT PERF_REPS PERF_QUICK PERF_ONLY PERF_OVH PERF_COUNT_N1 PERF_COUNT_N2 ${RCC_RXE_ENV:-}"
 export RCC_RXE_LIBSCAN="$rel/tools ${RCC_RXE_LIBSCAN:-}"
 log "one VM boot: rcc-perf and perftest side by side ($REPS repeat(s))"
 "$VMRUN" "$root" "bash bench/perf-rxe-vm.sh"
 vm_status=$?
+fi
+if [ "$COUNT" = 1 ]; then
+	echo "Load average on the host: $(cut -d' ' -f1-3 /proc/loadavg) (counts do not depend on it)"
+	python3 "$here/count-rxe.py" "$OUT/cg" "$COUNT_N1" "$COUNT_N2" "$OUT/count.csv" |
+		tee "$OUT/count.md" || vm_status=1
+	[ "${ONLY:-}" = count ] && { [ "$vm_status" -eq 0 ]; exit; }
 fi
 [ -s "$OUT/raw.tsv" ] || { echo "no results came back from the VM (status $vm_status)" >&2; exit 1; }
 

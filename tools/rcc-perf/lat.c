@@ -8,9 +8,12 @@
  *    receive instead. Both sides serve the ping-pong.
  *  - read, cas, fadd: the client issues one request at a time and waits for
  *    its completion: a full round trip; the server is a passive target.
- * As perftest does, a ping-pong asks for a send completion only every -Q-th
- * message (100 by default): most iterations then cost the device and the
- * library no completion at all. Only the first data endpoint is used.
+ * A ping-pong asks for a send completion only every -Q-th message (100 by
+ * default, perftest's default): most iterations then cost the device and the
+ * library no completion at all. perftest's own latency tests do not: they run
+ * with TX depth 1, which clamps their CQ moderation to 1 (every send signalled
+ * and its completion polled; docs/verbs.md, the counted comparison). Only the
+ * first data endpoint is used.
  * With -c UD (send only) every send is signalled: the zero-length WRITE that
  * retires unsignalled slots at the end of a point does not exist there.
  */
