@@ -66,10 +66,10 @@ static int tcp_mr_dereg(struct rcc_mr *base)
 {
 	struct tcp_ctx *ctx = tctx(base->ctx);
 
-	/* Taking the write side waits out every copy into or out of the region
-	 * by this process; killing the single-copy slots that name it, every
+	/* Killing the single-copy slots that name the region waits out every
 	 * copy by a peer (docs/shm.md, "Deregistration guarantee"). */
 	pthread_mutex_lock(&ctx->cma_lock);
+	/* Taking the write side waits out every copy into or out of the region. */
 	pthread_rwlock_wrlock(&ctx->mr_lock);
 	rcci_keys_remove(&ctx->keys, base->lkey);
 	rcci_cma_dereg(ctx, base->lkey);
