@@ -76,9 +76,48 @@ static void large_requests_single_copy(void)
 	EXPECT_STATUS(p.cq_a, 4, RCC_WC_SUCCESS);
 	CHECK_EQ(check_pattern(back.p, BIG, 5), -1);
 	CHECK_EQ(atomic_load(&b->shm.cma.copies), cma_switched_on() ? 3 : 0);
+	/* more than there are slots, one after another: a slot is free again
+	 * once its request completed */
+	for (int i = 0; i < 2 * SHM_CMA_SLOTS; i++) {
+		CHECK_OK(rcc_post_write(p.a, &s, 1, rm.addr, rm.rkey, 10, RCC_SEND_SIGNALED));
+		EXPECT_STATUS(p.cq_a, 10, RCC_WC_SUCCESS);
+	}
+	CHECK_EQ(atomic_load(&b->shm.cma.copies), cma_switched_on() ? 3 + 2 * SHM_CMA_SLOTS : 0);
 	(void)wc;
 	tbuf_free(&src);
 	tbuf_free(&back);
+	tbuf_free(&dst);
+	pair_close(&p);
+}
+
+/* RCC_SHM_CMA=0 on either side: nobody copies for anybody, the ring does. */
+static void switched_off(void)
+{
+	struct tbuf src = { 0 }, dst = { 0 };
+	char *saved = getenv("RCC_SHM_CMA") ? strdup(getenv("RCC_SHM_CMA")) : NULL;
+	struct pair_opts o = { .split = true };
+	struct pair p;
+
+	setenv("RCC_SHM_CMA", "0", 1);
+	int rc = pair_open(&p, &o);
+	if (saved)
+		setenv("RCC_SHM_CMA", saved, 1);
+	else
+		unsetenv("RCC_SHM_CMA");
+	free(saved);
+	CHECK_OK(rc);
+	struct tcp_ep *a = tep(p.a), *b = tep(p.b);
+	CHECK(!shm_cma_peer_pulls(&a->shm.cma) && !shm_cma_peer_pulls(&b->shm.cma));
+	CHECK_OK(tbuf_alloc(&src, p.ctx, BIG, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&dst, p.ctx_b, BIG, ALL_ACCESS));
+	fill_pattern(src.p, BIG, 4);
+	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+	struct rcc_sge sg = tbuf_sge(&src, 0, BIG);
+	CHECK_OK(rcc_post_write(p.a, &sg, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_a, 1, RCC_WC_SUCCESS);
+	CHECK_EQ(check_pattern(dst.p, BIG, 4), -1);
+	CHECK_EQ(atomic_load(&b->shm.cma.copies), 0);
+	tbuf_free(&src);
 	tbuf_free(&dst);
 	pair_close(&p);
 }
@@ -272,6 +311,9 @@ static void copier_checks_peer_input(void)
 	/* the length the request announces is not what the descriptor covers */
 	CHECK_EQ(rcci_shm_cma_copy(&t.b, d, n, dst, sizeof(dst) - 1, false), -EPROTO);
 	CHECK_EQ(rcci_shm_cma_copy(&t.b, d, n - 1, dst, sizeof(dst), false), -EPROTO);
+	uint8_t half[SHM_CMA_DESC_MAX];
+	uint32_t hn = desc_of(&t, s, src, sizeof(src) / 2, half); /* covers less than asked */
+	CHECK_EQ(rcci_shm_cma_copy(&t.b, half, hn, dst, sizeof(dst), false), -EPROTO);
 	uint8_t bad[SHM_CMA_DESC_MAX];
 	memcpy(bad, d, n);
 	rcc_put_le32(bad, SHM_CMA_SLOTS); /* no such slot */
@@ -349,9 +391,9 @@ static void copier_checks_peer_alive(void)
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
-		TEST(large_requests_single_copy), TEST(busy_copier_bounded),
-		TEST(flushed_reads_not_written),  TEST(copier_checks_peer_input),
-		TEST(copier_checks_peer_alive),
+		TEST(large_requests_single_copy), TEST(switched_off),
+		TEST(busy_copier_bounded),        TEST(flushed_reads_not_written),
+		TEST(copier_checks_peer_input),   TEST(copier_checks_peer_alive),
 	};
 	if (test_on_verbs() || test_shm() != RCC_SHM_REQUIRE) {
 		printf("test_shm_cma runs with RCC_TEST_TRANSPORT=shm only\n");
