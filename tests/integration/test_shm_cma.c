@@ -197,10 +197,30 @@ static void busy_copier_bounded(void)
 	pair_close(&p);
 }
 
+/* A copier inside a's slots (as the peer's thread would be, mid-copy) that
+ * leaves them after a while; cleared says it has. */
+struct slow_copier {
+	struct shm_cma *c;
+	atomic_bool cleared;
+};
+
+static void *slow_copier_main(void *arg)
+{
+	struct slow_copier *sc = arg;
+	/* the copy's duration, not a synchronisation: the endpoint must wait
+	 * out whatever it takes */
+	usleep(300 * 1000);
+	atomic_store(&sc->cleared, true);
+	for (int i = 0; i < SHM_CMA_SLOTS; i++)
+		atomic_store(&sc->c->mine->slot[i].busy, 0);
+	return NULL;
+}
+
 /*
- * Single-copy READs on the wire when their endpoint leaves service: they are
- * flushed, the application takes its buffers back (canaries), and the peer,
- * let go only then, must not push a byte into them.
+ * Single-copy READs on the wire when their endpoint leaves service, the
+ * peer's copier inside their slots: their flush waits until it is out. Then
+ * the application takes its buffers back (canaries), and the peer, let go
+ * only then, must not push a byte into them.
  */
 static void flushed_reads_not_written(void)
 {
@@ -229,9 +249,16 @@ static void flushed_reads_not_written(void)
 	}
 	bool sent = !rc && all_sent(a);
 	uint32_t used = a->shm.cma.used;
+	struct slow_copier sc = { .c = &a->shm.cma };
+	pthread_t th;
+	for (int i = 0; i < SHM_CMA_SLOTS; i++)
+		atomic_store(&a->shm.cma.mine->slot[i].busy, 1);
+	CHECK_OK(-pthread_create(&th, NULL, slow_copier_main, &sc));
 	int drc = rcc_ep_disconnect(p.a);
 	struct rcc_wc wc[N];
 	int got = rc ? 0 : wait_n(p.cq_a, wc, N, TEST_TIMEOUT_MS);
+	bool waited = atomic_load(&sc.cleared);
+	pthread_join(th, NULL);
 	/* the application has its buffers back: they are its own again */
 	memset(sink.p, CANARY, (size_t)N * BIG);
 	pthread_mutex_unlock(held);
@@ -240,6 +267,7 @@ static void flushed_reads_not_written(void)
 	CHECK_MSG(used != 0, "the READs took no single-copy slot");
 	CHECK_OK(drc);
 	CHECK_EQ(got, N);
+	CHECK_MSG(waited, "the READs were flushed while the peer's copier was inside their slots");
 	for (int i = 0; i < got; i++)
 		CHECK_WC(wc[i], RCC_WC_WR_FLUSH_ERR);
 	/* b reads the requests, then the end of the stream */
