@@ -321,6 +321,11 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 		}
 	}
 
+	/* The pass stopped at its budget: what it left may already sit in the
+	 * staging buffer, where no readiness check sees it (a ring full of
+	 * single-copy requests is read in one go): come back for it. */
+	if (got >= (long)RX_BUDGET)
+		rcci_progress_kick(ep);
 	uint64_t now = 0;
 	if (got > 0) {
 		now = rcc_now_ns();
