@@ -90,6 +90,85 @@ static void large_requests_single_copy(void)
 	pair_close(&p);
 }
 
+/* With b's rx_lock held (nobody reads for b), wait until a has put
+ * everything posted on the wire: a's slots are claimed, and nobody copies for
+ * them until b is let go. */
+static bool all_sent(struct tcp_ep *a, struct rcc_cq *cq)
+{
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	bool sent = false;
+	while (!sent && now_ms() < end) {
+		pthread_mutex_lock(&a->tx_lock);
+		sent = a->sq_tx == a->sq_tail;
+		pthread_mutex_unlock(&a->tx_lock);
+		if (sent)
+			break;
+		/* posts may wait for the next poll to go out together; nothing
+		 * completes while b reads nothing */
+		struct rcc_wc w;
+		if (rcc_cq_poll(cq, &w, 1) != 0)
+			return false;
+	}
+	return sent;
+}
+
+/*
+ * A target with many single-copy WRITEs waiting takes them a few MiB per
+ * pass, acking as it goes: each counts against the pass's budget as the
+ * bytes it moved, not as the few bytes of its frame (else the initiator
+ * would sit idle for the whole queue, then post its next window while the
+ * target sits idle). And a pass that stops at its budget comes back for what
+ * it left: the frames it read ahead sit in its staging buffer, where no
+ * doorbell or readiness check shows them (heartbeats an hour apart here, so
+ * nothing else would).
+ */
+static void passes_bounded_by_bytes_copied(void)
+{
+	enum {
+		N = SHM_CMA_SLOTS, /* all of them single-copy */
+		LEN = 1 << 20
+	};
+	struct pair_opts o = { .split = true,
+			       .cq_depth = 2 * N,
+			       .attr_a = { .sq_depth = 2 * N, .peer_timeout_ms = 3600000 },
+			       .attr_b = { .sq_depth = 2 * N, .peer_timeout_ms = 3600000 } };
+	struct tbuf src = { 0 }, dst = { 0 };
+	struct pair p;
+	int rc = 0;
+
+	if (!cma_switched_on())
+		SKIP_CASE("single copy", "RCC_SHM_CMA=0");
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&src, p.ctx, LEN, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&dst, p.ctx_b, LEN, ALL_ACCESS));
+	fill_pattern(src.p, LEN, 8);
+	struct tcp_ep *a = tep(p.a), *b = tep(p.b);
+	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+	struct rcc_sge sg = tbuf_sge(&src, 0, LEN);
+
+	pthread_mutex_lock(&b->rx_lock);
+	for (int i = 0; i < N && !rc; i++)
+		rc = rcc_post_write(p.a, &sg, 1, rm.addr, rm.rkey, (uint64_t)i, RCC_SEND_SIGNALED);
+	bool sent = !rc && all_sent(a, p.cq_a);
+	/* one pass of b's receive side, as its progress thread makes them */
+	long got = sent ? rcci_rx_process(b, 2u << 20) : 0;
+	uint64_t copied = atomic_load(&b->shm.cma.copies);
+	pthread_mutex_unlock(&b->rx_lock);
+	CHECK_OK(rc);
+	CHECK_MSG(sent, "the WRITEs never went out");
+	CHECK_MSG(got >= (2 << 20), "the pass moved %ld bytes", got);
+	CHECK_MSG(copied >= 1 && copied < N, "one pass of a 2 MiB budget copied %" PRIu64 " MiB",
+		  copied);
+	struct rcc_wc wc[N];
+	CHECK_EQ(wait_n(p.cq_a, wc, N, TEST_TIMEOUT_MS), N);
+	for (int i = 0; i < N; i++)
+		CHECK_WC(wc[i], RCC_WC_SUCCESS);
+	CHECK_EQ(check_pattern(dst.p, LEN, 8), -1);
+	tbuf_free(&src);
+	tbuf_free(&dst);
+	pair_close(&p);
+}
+
 /* RCC_SHM_CMA=0 on either side: nobody copies for anybody, the ring does. */
 static void switched_off(void)
 {
@@ -122,23 +201,6 @@ static void switched_off(void)
 	pair_close(&p);
 }
 
-/* With b's rx_lock held (nobody reads for b), wait until a has put
- * everything posted on the wire: a's slots are claimed, and nobody copies for
- * them until b is let go. */
-static bool all_sent(struct tcp_ep *a)
-{
-	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
-	bool sent = false;
-	while (!sent && now_ms() < end) {
-		pthread_mutex_lock(&a->tx_lock);
-		sent = a->sq_tx == a->sq_tail;
-		pthread_mutex_unlock(&a->tx_lock);
-		if (!sent)
-			sched_yield();
-	}
-	return sent;
-}
-
 /*
  * A copier that keeps its slot busy (a peer frozen inside its copy, or lying)
  * holds rcc_mr_dereg() of the region no longer than the peer timeout; then the
@@ -168,7 +230,7 @@ static void busy_copier_bounded(void)
 
 	pthread_mutex_lock(held);
 	int rc = rcc_post_write(p.a, &s, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED);
-	bool sent = !rc && all_sent(a);
+	bool sent = !rc && all_sent(a, p.cq_a);
 	uint32_t used = a->shm.cma.used;
 	/* the hostile copier: every slot of a busy */
 	for (int i = 0; i < SHM_CMA_SLOTS; i++)
@@ -247,7 +309,7 @@ static void flushed_reads_not_written(void)
 		struct rcc_sge s = tbuf_sge(&sink, (size_t)i * BIG, BIG);
 		rc = rcc_post_read(p.a, &s, 1, rm.addr, rm.rkey, (uint64_t)i, RCC_SEND_SIGNALED);
 	}
-	bool sent = !rc && all_sent(a);
+	bool sent = !rc && all_sent(a, p.cq_a);
 	uint32_t used = a->shm.cma.used;
 	struct slow_copier sc = { .c = &a->shm.cma };
 	pthread_t th;
@@ -419,9 +481,10 @@ static void copier_checks_peer_alive(void)
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
-		TEST(large_requests_single_copy), TEST(switched_off),
-		TEST(busy_copier_bounded),        TEST(flushed_reads_not_written),
-		TEST(copier_checks_peer_input),   TEST(copier_checks_peer_alive),
+		TEST(large_requests_single_copy),     TEST(switched_off),
+		TEST(passes_bounded_by_bytes_copied), TEST(busy_copier_bounded),
+		TEST(flushed_reads_not_written),      TEST(copier_checks_peer_input),
+		TEST(copier_checks_peer_alive),
 	};
 	if (test_on_verbs() || test_shm() != RCC_SHM_REQUIRE) {
 		printf("test_shm_cma runs with RCC_TEST_TRANSPORT=shm only\n");
