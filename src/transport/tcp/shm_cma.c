@@ -133,9 +133,12 @@ void rcci_shm_cma_probe(struct shm_cma *c, int bell, const char *peer)
 	if (rc) {
 		if (fd >= 0)
 			close(fd);
+		/* rcc_strerror() words ENOENT for addresses: say what it means here */
 		log_info("%s: single copy for the peer's requests not possible (%s): the ring "
 			 "copies",
-			 peer, rcc_strerror(rc));
+			 peer,
+			 rc == -ENOENT ? "the peer does not offer it (RCC_SHM_CMA=0 there?)" :
+					 rcc_strerror(rc));
 		return;
 	}
 	c->pid = pid;
