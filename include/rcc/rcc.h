@@ -168,7 +168,10 @@ struct rcc_ctx_attr {
 	 * -EINVAL. With RCC_SHM_REQUIRE (either way), rcc_connect() to, or
 	 * rcc_accept() of, a peer that is not on this host, does not offer it,
 	 * or whose region cannot be shared fails with -EPROTONOSUPPORT
-	 * (rcc_last_error() says why). verbs ignores it. */
+	 * (rcc_last_error() says why). On shared memory, a WRITE or READ of
+	 * 64 KiB and more is copied once, by the target process, where the
+	 * kernel allows it (docs/shm.md); RCC_SHM_CMA=0 keeps it on the ring's
+	 * two copies. verbs ignores it. */
 	enum rcc_shm shm;
 };
 

@@ -19,7 +19,14 @@
  *    differs from the snapshot afterwards was written after deregistration.
  *    This holds in an optimized build, so the mutation run can see it; or
  *  - freed: the region was malloc'd and is freed at once. A late write is a
- *    write into freed memory, which the ASan build reports.
+ *    write into freed memory, which the ASan build reports; or
+ *  - poisoned: the region stays mapped and is overwritten with canaries at
+ *    once. A late write changes a canary; a late read (a WRITE's source
+ *    pulled by the target, single copy) carries canaries into the target,
+ *    which a success then does not match. This is what catches the target
+ *    process's process_vm_readv/writev (single copy), which neither a
+ *    protected page (the kernel refuses it: an error, not a late copy) nor
+ *    ASan (it does not see the kernel's copies) would.
  * Then: every request completes (bounded): successes first, then one
  * protection or access error, then flushes; what a success reported is in the
  * region as it was at deregistration; guard pages and a neighbouring live
@@ -60,8 +67,16 @@ enum where {
 };
 enum after {
 	PROTECT,
-	FREE
+	FREE,
+	POISON
 };
+
+/* Bytes per WRITE / READ of the stream: SLOT, or SLOT_CMA to take the
+ * shared-memory path's single copy (shm_cma.h: SHM_CMA_MIN and up). */
+enum {
+	SLOT_CMA = 128 << 10
+};
+static uint32_t slot_len = SLOT;
 
 /*
  * One region: PROTECT: the middle of an mmap'd block between two guard pages
@@ -81,7 +96,7 @@ static int zone_open(struct zone *z, struct rcc_ctx *ctx, size_t len, enum after
 	memset(z, 0, sizeof(*z));
 	z->how = how;
 	z->len = len;
-	if (how == PROTECT) {
+	if (how != FREE) {
 		z->map = mmap(NULL, len + 2 * PAGE, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (z->map == MAP_FAILED) {
@@ -110,6 +125,10 @@ static int zone_drop(struct zone *z)
 		return rc;
 	z->mr = NULL;
 	z->gone = true;
+	if (z->how == POISON) {
+		memset(z->p, CANARY, z->len);
+		return 0;
+	}
 	if (z->how == FREE) {
 		free(z->p);
 		z->p = NULL;
@@ -149,7 +168,12 @@ static long zone_unchanged(struct zone *z)
 			if (z->p[i] != z->snap[i])
 				return (long)i;
 	}
-	if (z->how == PROTECT) {
+	if (z->gone && z->how == POISON) {
+		long at = canary_changed(z->p, z->len);
+		if (at >= 0)
+			return at;
+	}
+	if (z->how != FREE) {
 		long at = canary_changed(z->map, PAGE);
 		if (at < 0)
 			at = canary_changed(z->map + PAGE + z->len, PAGE);
@@ -184,20 +208,24 @@ static bool first_error_ok(enum where w, enum rcc_wc_status st)
 }
 
 struct round_result {
-	int ok, failed; /* requests of the stream (not the late one) */
+	int ok, failed;  /* requests of the stream (not the late one) */
+	bool cma;        /* a's large requests could go single-copy */
+	uint64_t copies; /* single copies b made for a */
 };
 
 static void one_round(enum where w, enum after how, int round, struct round_result *res)
 {
 	enum {
-		TLEN = NSLOT * SLOT + PAGE,
-		ATOM_OFF = NSLOT * SLOT,
 		MAXOPS = NSLOT + NREAD + NATOM + 1
 	};
+	const size_t TLEN = (size_t)NSLOT * slot_len + PAGE, ATOM_OFF = (size_t)NSLOT * slot_len;
 	struct pair p;
 	struct pair_opts o = { .cq_depth = 4 * MAXOPS,
 			       .attr_a = { .sq_depth = 2 * MAXOPS },
-			       .attr_b = { .sq_depth = 2 * MAXOPS } };
+			       .attr_b = { .sq_depth = 2 * MAXOPS },
+			       /* single copy: the copier (b) runs beside a's rcc_mr_dereg(),
+				* not behind the same mr_lock */
+			       .split = slot_len >= SHM_CMA_MIN };
 	struct zone t, s, k, r; /* target (b), source, sink, atomic results (a) */
 	struct rcc_wc wc[MAXOPS];
 	uint64_t posted[MAXOPS];
@@ -210,27 +238,27 @@ static void one_round(enum where w, enum after how, int round, struct round_resu
 	memset(&r, 0, sizeof(r));
 	CHECK_OK(pair_open(&p, &o));
 	enum after tw = w == REMOTE ? how : PROTECT, lw = w == LOCAL ? how : PROTECT;
-	CHECK_OK(zone_open(&t, p.ctx, TLEN, tw));
-	CHECK_OK(zone_open(&s, p.ctx, NSLOT * SLOT, lw));
-	CHECK_OK(zone_open(&k, p.ctx, NREAD * SLOT, lw));
+	CHECK_OK(zone_open(&t, p.ctx_b, TLEN, tw));
+	CHECK_OK(zone_open(&s, p.ctx, NSLOT * slot_len, lw));
+	CHECK_OK(zone_open(&k, p.ctx, NREAD * slot_len, lw));
 	CHECK_OK(zone_open(&r, p.ctx, PAGE, lw));
 	for (int i = 0; i < NSLOT; i++)
-		fill_pattern(s.p + (size_t)i * SLOT, SLOT, slot_seed(round, i));
+		fill_pattern(s.p + (size_t)i * slot_len, slot_len, slot_seed(round, i));
 	struct rcc_remote_mr rm = rcc_mr_remote(t.mr);
 
 	for (int i = 0; i < NSLOT; i++) {
-		struct rcc_sge sg = rcc_mr_sge(s.mr, s.p + (size_t)i * SLOT, SLOT);
+		struct rcc_sge sg = rcc_mr_sge(s.mr, s.p + (size_t)i * slot_len, slot_len);
 		posted[n] = WR(OP_WRITE, i);
-		CHECK_OK(rcc_post_write(p.a, &sg, 1, rm.addr + (uint64_t)i * SLOT, rm.rkey,
+		CHECK_OK(rcc_post_write(p.a, &sg, 1, rm.addr + (uint64_t)i * slot_len, rm.rkey,
 					posted[n], RCC_SEND_SIGNALED));
 		n++;
 		if (i % 4 != 3)
 			continue;
 		int j = i / 4;
 		read_slot[j] = i - 2; /* written before on this endpoint: RC order */
-		sg = rcc_mr_sge(k.mr, k.p + (size_t)j * SLOT, SLOT);
+		sg = rcc_mr_sge(k.mr, k.p + (size_t)j * slot_len, slot_len);
 		posted[n] = WR(OP_READ, j);
-		CHECK_OK(rcc_post_read(p.a, &sg, 1, rm.addr + (uint64_t)read_slot[j] * SLOT,
+		CHECK_OK(rcc_post_read(p.a, &sg, 1, rm.addr + (uint64_t)read_slot[j] * slot_len,
 				       rm.rkey, posted[n], RCC_SEND_SIGNALED));
 		n++;
 		sg = rcc_mr_sge(r.mr, r.p + (size_t)j * 8, 8);
@@ -263,9 +291,9 @@ static void one_round(enum where w, enum after how, int round, struct round_resu
 	 * or the source's old address and lkey): refused at once or completed
 	 * with an error (the endpoint may be in error already). */
 	struct rcc_sge lsg = w == LOCAL ? (struct rcc_sge){ .addr = (uint64_t)(uintptr_t)s_addr,
-							    .length = SLOT,
+							    .length = slot_len,
 							    .lkey = s_lkey } :
-					  rcc_mr_sge(s.mr, s.p, SLOT);
+					  rcc_mr_sge(s.mr, s.p, slot_len);
 	int lrc = rcc_post_write(p.a, &lsg, 1, rm.addr, rm.rkey, WR(OP_LATE, 0), RCC_SEND_SIGNALED);
 	CHECK_MSG(lrc <= 0, "late post: %d", lrc);
 	if (lrc == 0)
@@ -312,14 +340,14 @@ static void one_round(enum where w, enum after how, int round, struct round_resu
 		switch (WR_KIND(posted[i])) {
 		case OP_WRITE:
 			if (tv)
-				CHECK_MSG(check_pattern(tv + (size_t)x * SLOT, SLOT,
+				CHECK_MSG(check_pattern(tv + (size_t)x * slot_len, slot_len,
 							slot_seed(round, x)) < 0,
 					  "WRITE %d succeeded but its data is not in the target",
 					  x);
 			break;
 		case OP_READ:
 			if (kv)
-				CHECK_MSG(check_pattern(kv + (size_t)x * SLOT, SLOT,
+				CHECK_MSG(check_pattern(kv + (size_t)x * slot_len, slot_len,
 							slot_seed(round, read_slot[x])) < 0,
 					  "READ %d succeeded but its data is not in the sink", x);
 			break;
@@ -357,12 +385,18 @@ static void one_round(enum where w, enum after how, int round, struct round_resu
 	}
 	for (int i = 0; i < 4; i++)
 		zone_close(zs[i]);
+	if (p.a->on_shm) {
+		res->cma = shm_cma_peer_pulls(&tep(p.a)->shm.cma);
+		res->copies = atomic_load(&tep(p.b)->shm.cma.copies);
+	}
 	pair_close(&p);
 }
 
 static void dereg_rounds(enum where w, enum after how)
 {
 	int rounds = test_quick() ? 4 : ROUNDS, hits = 0, all_ok = 0, all_failed = 0;
+	uint64_t copies = 0;
+	bool cma = false;
 	/* A slow build (TSan) may send the whole stream before the deregistration
 	 * gets in, round after round (the transmit path holds mr_lock's read side
 	 * while it sends): up to 4x the rounds more while none hit the stream.
@@ -370,8 +404,10 @@ static void dereg_rounds(enum where w, enum after how)
 	int most = test_on_verbs() ? rounds : 5 * rounds, ran = 0;
 
 	for (int i = 0; (i < rounds || (hits == 0 && i < most)) && !test_failed; i++, ran++) {
-		struct round_result res = { 0, 0 };
+		struct round_result res = { .ok = 0 };
 		one_round(w, how, i, &res);
+		copies += res.copies;
+		cma |= res.cma;
 		hits += res.ok > 0 && res.failed > 0;
 		all_ok += res.failed == 0;
 		all_failed += res.ok == 0;
@@ -381,6 +417,11 @@ static void dereg_rounds(enum where w, enum after how)
 	printf("  %d of %d rounds deregistered between a success and a failure of the stream "
 	       "(%d: all of it succeeded first, %d: none of it)\n",
 	       hits, ran, all_ok, all_failed);
+	if (slot_len >= SHM_CMA_MIN && cma) {
+		/* the case is about single copy: it must have been taken */
+		printf("  %" PRIu64 " single copies\n", copies);
+		CHECK_MSG(copies > 0, "single copy was agreed but never taken");
+	}
 	/* Else every round deregistered before or after the whole stream ran and
 	 * the case proved less than it says. Soft-RoCE runs the whole stream
 	 * before ibv_dereg_mr() returns, every time (seen in the VM: 16 of 16
@@ -611,6 +652,19 @@ static void remote_region_dereg_freed(void) { dereg_rounds(REMOTE, FREE); }
 static void local_regions_dereg_protected(void) { dereg_rounds(LOCAL, PROTECT); }
 static void local_regions_dereg_freed(void) { dereg_rounds(LOCAL, FREE); }
 
+/* The same with requests large enough for single copy on shared memory (the
+ * target copies from and into the initiator's buffers itself): the regions
+ * poisoned, the initiator's (WRITE sources, READ sinks) and the target's. */
+static void cma_rounds(enum where w)
+{
+	slot_len = SLOT_CMA;
+	dereg_rounds(w, POISON);
+	slot_len = SLOT;
+}
+static void local_regions_dereg_poisoned_cma(void) { cma_rounds(LOCAL); }
+static void remote_region_dereg_poisoned_cma(void) { cma_rounds(REMOTE); }
+
 TEST_MAIN(TEST(remote_region_dereg_protected), TEST(remote_region_dereg_freed),
 	  TEST(local_regions_dereg_protected), TEST(local_regions_dereg_freed),
-	  TEST(send_source_dereg_during_rnr), TEST(write_half_sent_source_reused))
+	  TEST(send_source_dereg_during_rnr), TEST(write_half_sent_source_reused),
+	  TEST(local_regions_dereg_poisoned_cma), TEST(remote_region_dereg_poisoned_cma))

@@ -179,6 +179,8 @@ static const char *shm_prepare(struct wire_shm_accept *a, struct shm_offer *o, i
 		rcci_shm_offer_close(o);
 		return why;
 	}
+	/* Before the client can map it: the client probes us before it confirms. */
+	rcci_shm_cma_publish(&ring->cma);
 	memcpy(a->name, o->name, sizeof(a->name));
 	memcpy(a->token, o->token, sizeof(a->token));
 	return NULL;
@@ -214,6 +216,8 @@ static int accept_over_shm(struct tcp_req *req, struct rcc_ep *base,
 	rcci_shm_offer_close(o);
 	close(memfd);
 	if (rc == 1) {
+		/* The client published its cookie before it confirmed. */
+		rcci_shm_cma_probe(&ring->cma, c, req->base.peer);
 		*bell = c;
 		return 1;
 	}
@@ -346,6 +350,12 @@ static int connect_over_shm(struct rcc_ep *base, int fd, const uint8_t *ext,
 	if (rcci_wire_shm_accept_decode(ext, &a))
 		return -EPROTO;
 	why = shm_take(&a, me, ring, deadline, bell);
+	if (!why) {
+		/* The server published its cookie before it offered the region;
+		 * ours is there before the confirmation that makes it probe us. */
+		rcci_shm_cma_publish(&ring->cma);
+		rcci_shm_cma_probe(&ring->cma, *bell, base->peer);
+	}
 	rc = send_confirm(fd, why ? 1 : 0, deadline);
 	if (rc) {
 		if (!why) {

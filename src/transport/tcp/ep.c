@@ -156,8 +156,10 @@ int rcci_tcp_ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct sh
 	/* The peer may have written before we watched the ring (its doorbell
 	 * then waits in the socket, but the thread may sleep on the old set):
 	 * a first pass over it now. */
-	if (b->on_shm)
+	if (b->on_shm) {
+		rcci_cma_ep_start(ep);
 		rcci_progress_kick(ep);
+	}
 	return 0;
 
 err_recv_cq:
@@ -211,9 +213,16 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 		ep->part_n = ep->part_i = 0; /* the stream cannot be finished: stop it */
 		ep->tx_err = ENOMEM;
 	}
+	/* Single copy: once a request completes, the application may free or
+	 * reuse its buffer; no copy by the peer may start or still run then. */
+	rcci_cma_ep_quiesce(ep);
 	/* Send queue: the failing request carries its status, the rest are flushed. */
 	for (; ep->sq_head != ep->sq_tail; ep->sq_head++) {
 		struct sq_wqe *w = &ep->sq[ep->sq_head & ep->sq_mask];
+		if (w->cma) {
+			rcci_shm_cma_release(&ep->shm.cma, w->cma - 1);
+			w->cma = 0;
+		}
 		wc.wr_id = w->wr_id;
 		wc.opcode = sq_wc_opcode(w->opcode);
 		wc.byte_len = 0;
@@ -312,6 +321,11 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 		}
 	}
 
+	/* The pass stopped at its budget: what it left may already sit in the
+	 * staging buffer, where no readiness check sees it (a ring full of
+	 * single-copy requests is read in one go): come back for it. */
+	if (got >= (long)RX_BUDGET)
+		rcci_progress_kick(ep);
 	uint64_t now = 0;
 	if (got > 0) {
 		now = rcc_now_ns();
@@ -452,6 +466,8 @@ void rcci_tcp_ep_destroy(struct rcc_ep *base)
 	pthread_mutex_unlock(&ep->rx_lock);
 	rcci_cq_forget_ep(tcq(base->send_cq), base);
 	rcci_cq_forget_ep(tcq(base->recv_cq), base);
+	if (base->on_shm)
+		rcci_cma_ep_stop(ep); /* before the slots go away with the mapping */
 	close(ep->fd);
 	if (base->on_shm) {
 		rcci_shm_region_unmap(&ep->shm);

@@ -24,6 +24,8 @@ static int tcp_ctx_open(struct rcc_ctx *base, const struct rcc_ctx_attr *attr)
 	rc = rcci_keys_init(&ctx->keys);
 	if (rc)
 		goto err_lock;
+	pthread_mutex_init(&ctx->cma_lock, NULL);
+	ctx->cma_eps = NULL;
 	rc = rcci_progress_start(ctx);
 	if (rc)
 		goto err_keys;
@@ -32,6 +34,7 @@ static int tcp_ctx_open(struct rcc_ctx *base, const struct rcc_ctx_attr *attr)
 	return 0;
 
 err_keys:
+	pthread_mutex_destroy(&ctx->cma_lock);
 	rcci_keys_free(&ctx->keys);
 err_lock:
 	pthread_rwlock_destroy(&ctx->mr_lock);
@@ -43,6 +46,7 @@ static void tcp_ctx_close(struct rcc_ctx *base)
 	struct tcp_ctx *ctx = tctx(base);
 
 	rcci_progress_stop(ctx);
+	pthread_mutex_destroy(&ctx->cma_lock);
 	rcci_keys_free(&ctx->keys);
 	pthread_rwlock_destroy(&ctx->mr_lock);
 }
@@ -62,10 +66,15 @@ static int tcp_mr_dereg(struct rcc_mr *base)
 {
 	struct tcp_ctx *ctx = tctx(base->ctx);
 
+	/* Killing the single-copy slots that name the region waits out every
+	 * copy by a peer (docs/shm.md, "Deregistration guarantee"). */
+	pthread_mutex_lock(&ctx->cma_lock);
 	/* Taking the write side waits out every copy into or out of the region. */
 	pthread_rwlock_wrlock(&ctx->mr_lock);
 	rcci_keys_remove(&ctx->keys, base->lkey);
+	rcci_cma_dereg(ctx, base->lkey);
 	pthread_rwlock_unlock(&ctx->mr_lock);
+	pthread_mutex_unlock(&ctx->cma_lock);
 	return 0;
 }
 

@@ -40,6 +40,10 @@ static enum rcc_wc_status nak_status(uint16_t code)
 /* Mark our request failed (it completes in order) and drop its read slot. */
 static void fail_wqe(struct tcp_ep *ep, struct sq_wqe *w, enum rcc_wc_status st)
 {
+	/* A single-copy request whose buffer we deregistered: the target found
+	 * its slot dead and refused. What failed is our buffer, as on the ring. */
+	if (w->cma && (atomic_load(&ep->shm.cma.killed) & (1u << (w->cma - 1))))
+		st = RCC_WC_LOC_PROT_ERR;
 	if (is_rd_atomic(w->opcode) && w->state == WQE_SENT)
 		ep->rd_outstanding--;
 	w->state = WQE_FAILED;
@@ -67,9 +71,21 @@ int rcci_requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 			rc = -EPROTO;
 			break;
 		}
+		/* single copy: both ends agreed on the path when it was sent */
+		if (!!(h->flags & WIRE_F_CMA) != !!w->cma) {
+			rc = -EPROTO;
+			break;
+		}
 		if (h->status) {
 			fail_wqe(ep, w, nak_status(h->status));
 			rcci_sq_advance(ep);
+			break;
+		}
+		if (w->cma) {
+			/* the target wrote the data into place before it answered */
+			ep->rx_dest = DEST_READ;
+			ep->rx_sq_idx = h->msn;
+			ep->rx_off = w->total;
 			break;
 		}
 		if (w->rx_off + h->len > w->total ||

@@ -148,8 +148,81 @@ static int on_send(struct tcp_ep *ep, const struct wire_hdr *h)
 	return 0;
 }
 
+/* Single copy (shm_cma.h): a request whose frame carries the descriptor of
+ * the initiator's buffer. Only if we offered to copy; the descriptor is read
+ * into rx_cma and the copy made at the frame's end. 0, or -EPROTO. */
+static int cma_begin(struct tcp_ep *ep, const struct wire_hdr *h)
+{
+	if (!h->len || h->len > SHM_CMA_DESC_MAX || !h->total)
+		return -EPROTO;
+	if (!ep->base.on_shm || !ep->shm.cma.pull) {
+		responder_error(ep, WIRE_NAK_REM_INV_REQ, RCC_WC_SUCCESS,
+				"a single-copy request, but we never offered single copy");
+		return 1;
+	}
+	ep->rx_dest = DEST_CMA;
+	return 0;
+}
+
+/* Carry out a single-copy request between our region (key, addr, len, with
+ * access) and the initiator's buffer, under mr_lock as every copy into or
+ * out of registered memory. 0, or the NAK that refuses it. */
+static uint16_t cma_copy(struct tcp_ep *ep, uint32_t key, uint64_t addr, uint64_t len,
+			 unsigned access, bool push, const char **why)
+{
+	int rc;
+
+	pthread_rwlock_rdlock(&ep->ctx->mr_lock);
+	if (!rcci_mr_covers_locked(ep->ctx, key, addr, len, access))
+		rc = -ENOKEY;
+	else
+		rc = rcci_shm_cma_copy(&ep->shm.cma, ep->rx_cma, ep->rx_cma_len,
+				       (void *)(uintptr_t)addr, len, push);
+	pthread_rwlock_unlock(&ep->ctx->mr_lock);
+	switch (rc) {
+	case 0:
+		return 0;
+	case -ENOKEY:
+		*why = "target region deregistered";
+		return WIRE_NAK_REM_ACCESS;
+	case -EPROTO:
+		*why = "malformed single-copy descriptor";
+		return WIRE_NAK_REM_INV_REQ;
+	case -ESRCH:
+		*why = "the peer process is gone";
+		return WIRE_NAK_REM_OP;
+	default:
+		*why = "the initiator's buffer was deregistered or cannot be reached";
+		return WIRE_NAK_REM_ACCESS;
+	}
+}
+
 static int on_write(struct tcp_ep *ep, const struct wire_hdr *h)
 {
+	if (h->flags & WIRE_F_CMA) {
+		/* the whole message at once: FIRST and LAST (wire.c) */
+		int rc = cma_begin(ep, h);
+		if (rc)
+			return rc < 0 ? rc : 0;
+		if (!rcci_mr_covers(ep->ctx, h->rkey, h->raddr, h->total,
+				    RCC_ACCESS_REMOTE_WRITE)) {
+			responder_error(
+				ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
+				"remote write: bad rkey, no remote-write access or out of bounds");
+			return 0;
+		}
+		if ((h->flags & WIRE_F_IMM) && rq_empty(ep)) {
+			refuse_rnr(ep, h->msn);
+			return 0;
+		}
+		ep->rx_in_msg = true;
+		ep->rx_msg_type = WIRE_WRITE;
+		ep->rx_msg_total = h->total;
+		ep->rx_msg_done = 0;
+		ep->rx_key = h->rkey;
+		ep->rx_addr = h->raddr;
+		return 0;
+	}
 	if (h->flags & WIRE_F_FIRST) {
 		if (h->total && !rcci_mr_covers(ep->ctx, h->rkey, h->raddr, h->total,
 						RCC_ACCESS_REMOTE_WRITE)) {
@@ -189,11 +262,26 @@ static int on_read_req(struct tcp_ep *ep, const struct wire_hdr *h)
 	};
 	int rc;
 
+	if (h->flags & WIRE_F_CMA) {
+		rc = cma_begin(ep, h);
+		if (rc)
+			return rc < 0 ? rc : 0;
+	}
 	if (h->total &&
 	    !rcci_mr_covers(ep->ctx, h->rkey, h->raddr, h->total, RCC_ACCESS_REMOTE_READ)) {
 		responder_error(ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
 				"remote read: bad rkey, no remote-read access or out of bounds");
 		return 0;
+	}
+	if (h->flags & WIRE_F_CMA) {
+		bool full;
+		pthread_mutex_lock(&ep->tx_lock);
+		full = ep->resp_tail - ep->resp_head >= ep->base.attr.max_rd_atomic;
+		pthread_mutex_unlock(&ep->tx_lock);
+		if (full)
+			responder_error(ep, WIRE_NAK_REM_INV_REQ, RCC_WC_SUCCESS,
+					"more READ/atomic requests outstanding than agreed");
+		return 0; /* pushed and answered at the frame's end (cma_read) */
 	}
 	pthread_mutex_lock(&ep->tx_lock);
 	rc = ep->resp_tail - ep->resp_head >= ep->base.attr.max_rd_atomic ?
@@ -251,6 +339,26 @@ static void do_atomic(struct tcp_ep *ep, const struct wire_hdr *h)
 	request_done(ep, 0);
 }
 
+/* A single-copy READ, its descriptor in: push the data into the
+ * initiator's buffer, then answer without data (the answer travels behind
+ * the copy). */
+static void cma_read(struct tcp_ep *ep, const struct wire_hdr *h)
+{
+	struct resp_job j = { .type = WIRE_READ_RESP, .msn = h->msn, .cma = true };
+	const char *why = NULL;
+	uint16_t nak = cma_copy(ep, h->rkey, h->raddr, h->total, RCC_ACCESS_REMOTE_READ, true,
+				&why);
+
+	if (nak) {
+		responder_error(ep, nak, RCC_WC_SUCCESS, why);
+		return;
+	}
+	pthread_mutex_lock(&ep->tx_lock);
+	rcci_tx_queue_resp(ep, &j); /* room checked at the frame's beginning */
+	pthread_mutex_unlock(&ep->tx_lock);
+	request_done(ep, 0);
+}
+
 int rcci_responder_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 {
 	uint32_t expect = atomic_load_explicit(&ep->rx_expected, memory_order_relaxed);
@@ -292,12 +400,33 @@ void rcci_responder_frame_end(struct tcp_ep *ep, const struct wire_hdr *h)
 			do_atomic(ep, h);
 		return;
 	}
+	if (h->type == WIRE_READ_REQ) {
+		if (ep->rx_dest == DEST_CMA && !ep->rx_discard)
+			cma_read(ep, h);
+		return;
+	}
 	if (ep->rx_discard || !ep->rx_in_msg)
 		return; /* refused or dropped */
 	if (ep->rx_bad) {
 		responder_error(ep, ep->rx_bad, ep->rx_local_err,
 				h->type == WIRE_SEND ? "receive buffer deregistered" :
 						       "target region deregistered");
+		return;
+	}
+	if (h->flags & WIRE_F_CMA) {
+		/* a single-copy WRITE, its descriptor in: pull the payload */
+		const char *why = NULL;
+		uint16_t nak = cma_copy(ep, ep->rx_key, ep->rx_addr, ep->rx_msg_total,
+					RCC_ACCESS_REMOTE_WRITE, false, &why);
+		if (nak) {
+			responder_error(ep, nak, RCC_WC_SUCCESS, why);
+			return;
+		}
+		ep->rx_msg_done = ep->rx_msg_total;
+		if (h->flags & WIRE_F_IMM)
+			complete_recv(ep, RCC_WC_SUCCESS, RCC_WC_RECV_WRITE_IMM, ep->rx_msg_total,
+				      h);
+		request_done(ep, ep->rx_msg_total);
 		return;
 	}
 	ep->rx_msg_done += h->len;

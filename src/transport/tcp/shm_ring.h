@@ -12,6 +12,7 @@
  *
  * Layout (the accepting side creates it; all offsets are fixed):
  *   0     header: dir[0] (accepter -> connector), dir[1] (connector -> accepter)
+ *   1024  the single-copy part of the header (shm_cma.h)
  *   4096  ring of dir[0], cap bytes
  *   4096+cap  ring of dir[1], cap bytes
  */
@@ -23,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
+
+#include "shm_cma.h"
 
 #define SHM_HDR_SIZE 4096u
 #define SHM_RING_MIN (4u * 1024u)
@@ -65,6 +68,8 @@ struct shm_ring {
 	 * index stores and loads synchronise them; they name one key instead
 	 * (the same on both ends: taken from the region's name). */
 	unsigned tsan_key;
+	/* Single-copy transfers over this region (shm_cma.h). */
+	struct shm_cma cma;
 };
 
 /* The region's size for a ring capacity. */

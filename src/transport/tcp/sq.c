@@ -52,6 +52,11 @@ static enum rcc_wc_status sq_advance_locked(struct tcp_ep *ep)
 						      msn_lt(ep->sq_head, ep->peer_ack);
 		if (!done)
 			break;
+		if (w->cma) {
+			/* the peer copied before it acked or answered */
+			rcci_shm_cma_release(&ep->shm.cma, w->cma - 1);
+			w->cma = 0;
+		}
 		if (w->flags & RCC_SEND_SIGNALED)
 			complete_sq(ep, w, ep->sq_head, RCC_WC_SUCCESS);
 		ep->sq_head++;

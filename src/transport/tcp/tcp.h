@@ -26,6 +26,9 @@
  *   -> ep->ev_lock -> ctx->mr_lock (read side) -> cq->lock
  * ctx->eps_lock is taken only by the progress thread's list walk and by
  * endpoint creation/destruction, never while holding any lock above.
+ * ctx->cma_lock (the endpoints with single-copy slots) is taken by
+ * rcc_mr_dereg() before mr_lock's write side, and by endpoint start and
+ * destruction holding no other lock.
  */
 #ifndef RCC_TCP_H
 #define RCC_TCP_H
@@ -97,6 +100,10 @@ struct tcp_ctx {
 	 * every endpoint this often (0: none yet). Only ever shrinks. */
 	atomic_ullong hb_ns;
 	atomic_int nshm; /* endpoints on shared memory (the thread arms them before sleeping) */
+	/* Endpoints whose requests may name slots (single copy, shm_cma.h):
+	 * rcc_mr_dereg() kills the slots naming the region it drops. */
+	pthread_mutex_t cma_lock;
+	struct tcp_ep *cma_eps;
 };
 
 /* keys.c: check that [addr, addr+len) lies in the live region of key with
@@ -196,6 +203,7 @@ struct sq_wqe {
 	uint8_t state;  /* enum wqe_state */
 	uint8_t status; /* enum rcc_wc_status for WQE_FAILED */
 	uint8_t rnr_tries;
+	uint8_t cma; /* single copy: its slot + 1 (shm_cma.h), 0: on the ring */
 };
 
 struct rq_wqe {
@@ -245,6 +253,7 @@ struct resp_job {
 	uint32_t off;   /* READ bytes already sent */
 	uint64_t value; /* ATOMIC_RESP */
 	uint32_t imm;   /* NAK RNR: timer code */
+	bool cma;       /* READ: the data was pushed already (single copy) */
 };
 
 enum rx_state {
@@ -258,6 +267,7 @@ enum rx_dest {
 	DEST_TARGET, /* a WRITE into local registered memory (rx_key, rx_addr) */
 	DEST_READ,   /* READ response data into the send WQE at rx_sq_idx */
 	DEST_SMALL,  /* atomic operands or result into rx_small */
+	DEST_CMA,    /* a single-copy request's descriptor into rx_cma */
 };
 
 /* Where the connection is in its life (the public state is base.state). */
@@ -280,7 +290,9 @@ struct tcp_ep {
 		 * came over, which carries only doorbells and the peer's end */
 	struct tcp_ep *next, *prev; /* ctx->eps */
 	struct shm_ring shm;        /* the stream when base.on_shm */
-	bool shm_sock;              /* rx_lock: this pass may read the socket (shm) */
+	struct tcp_ep *cma_next;    /* ctx->cma_eps (cma_lock) */
+	bool cma_listed;
+	bool shm_sock; /* rx_lock: this pass may read the socket (shm) */
 	/* shm: a thread about to sleep on a CQ of this endpoint armed its ring
 	 * (cq.c): the next poll reads the doorbell the peer may have rung. */
 	atomic_bool user_bell;
@@ -334,6 +346,8 @@ struct tcp_ep {
 	uint64_t rx_addr;   /* DEST_TARGET: address of the next byte */
 	uint8_t rx_small[WIRE_ATOMIC_REQ_LEN];
 	uint32_t rx_small_len;
+	uint8_t rx_cma[SHM_CMA_DESC_MAX];
+	uint32_t rx_cma_len;
 	uint16_t rx_bad;      /* NAK owed for this frame (destination went bad) */
 	uint8_t rx_local_err; /* local completion status for this frame */
 	/* requests from the peer */
@@ -523,6 +537,17 @@ bool rcci_shm_stream_ready(struct tcp_ep *ep);
 /* Announce that nobody will look without a doorbell; true: look now instead.
  * Any thread (the progress thread, or one about to sleep on a CQ). */
 bool rcci_shm_stream_arm(struct tcp_ep *ep);
+
+/* shm_cma_ep.c: single copy and the context's endpoints (shm_cma.h). List
+ * a shared-memory endpoint whose requests may name slots (start), and take
+ * it out once none can be copied for any more (stop, cma_lock free). */
+void rcci_cma_ep_start(struct tcp_ep *ep);
+void rcci_cma_ep_stop(struct tcp_ep *ep);
+/* The endpoint leaves service: kill every slot and wait out their copiers. */
+void rcci_cma_ep_quiesce(struct tcp_ep *ep);
+/* rcc_mr_dereg() of key: kill every slot naming it and wait out their
+ * copiers. Caller holds cma_lock and mr_lock's write side. */
+void rcci_cma_dereg(struct tcp_ctx *ctx, uint32_t key);
 
 /* conn.c */
 int rcci_tcp_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,

@@ -29,6 +29,7 @@ struct tx_item {
 	uint8_t kind;
 	bool ends_unit; /* last frame of its request / response */
 	bool read_data; /* payload points into registered memory (READ response) */
+	bool cma;       /* a single-copy request: its payload is the descriptor */
 	uint32_t idx;   /* SQ index or response-queue index */
 	uint32_t len;   /* payload bytes */
 	uint32_t bytes; /* header + payload */
@@ -38,6 +39,7 @@ struct tx_item {
 struct tx_batch {
 	struct tx_item item[TX_MAX_FRAMES];
 	uint8_t hdr[TX_MAX_FRAMES][WIRE_HDR_LEN + WIRE_ATOMIC_REQ_LEN];
+	uint8_t cma[TX_MAX_FRAMES][SHM_CMA_DESC_MAX]; /* single-copy descriptors */
 	struct iovec iov[TX_MAX_IOV];
 	int nitems, niov;
 	size_t bytes;
@@ -164,7 +166,8 @@ static void build_responses(struct tcp_ep *ep, struct tx_batch *b)
 			if (chunk > frame_max(ep))
 				chunk = frame_max(ep);
 			h.flags = (off == 0 ? WIRE_F_FIRST : 0) |
-				  (off + chunk == j->len ? WIRE_F_LAST : 0);
+				  (off + chunk == j->len ? WIRE_F_LAST : 0) |
+				  (j->cma ? WIRE_F_CMA : 0);
 			/* The region may have been deregistered since the request was checked;
 			 * then the response ends early with an error (idempotent if rebuilt). */
 			if (chunk && !rcci_mr_covers_locked(ep->ctx, j->rkey, j->raddr + off, chunk,
@@ -173,7 +176,8 @@ static void build_responses(struct tcp_ep *ep, struct tx_batch *b)
 				j->len = off;
 			}
 			if (j->status) {
-				h.flags = (off == 0 ? WIRE_F_FIRST : 0) | WIRE_F_LAST;
+				h.flags = (off == 0 ? WIRE_F_FIRST : 0) | WIRE_F_LAST |
+					  (j->cma ? WIRE_F_CMA : 0);
 				h.status = j->status;
 				chunk = 0;
 			}
@@ -312,6 +316,67 @@ static uint32_t put_message_chunk(struct tcp_ep *ep, struct tx_batch *b, struct 
 	return chunk;
 }
 
+/* Whether request w (at index i, none of it sent) goes single-copy: the
+ * peer copies for us, it is large, and its buffer is live with the access
+ * the copy needs (else the ring path reports what is wrong, as before). A
+ * request that has its slot keeps it, and the path, until it completes.
+ * Caller holds mr_lock's read side. */
+static bool cma_wanted(struct tcp_ep *ep, struct sq_wqe *w, uint32_t i)
+{
+	struct iovec v[SHM_CMA_MAX_IOV];
+	uint32_t keys[SHM_CMA_MAX_IOV];
+	bool read = w->opcode == RCC_WR_READ;
+
+	if (w->cma)
+		return true;
+	if (!ep->base.on_shm || !shm_cma_peer_pulls(&ep->shm.cma) || w->total < SHM_CMA_MIN ||
+	    (w->flags & RCC_SEND_INLINE) || w->tx_off ||
+	    (!read && w->opcode != RCC_WR_WRITE && w->opcode != RCC_WR_WRITE_IMM))
+		return false;
+	int n = sge_slice(sq_sges(ep, i), w->num_sge, 0, w->total, v, keys, SHM_CMA_MAX_IOV);
+	if (n <= 0)
+		return false;
+	for (int k = 0; k < n; k++)
+		if (!rcci_mr_covers_locked(ep->ctx, keys[k], (uint64_t)(uintptr_t)v[k].iov_base,
+					   v[k].iov_len, read ? RCC_ACCESS_LOCAL_WRITE : 0))
+			return false;
+	int s = rcci_shm_cma_claim(&ep->shm.cma, keys, n);
+	if (s < 0)
+		return false; /* every slot taken: this one goes over the ring */
+	w->cma = (uint8_t)(s + 1);
+	return true;
+}
+
+/* A single-copy WRITE or READ: one frame whose payload is the descriptor of
+ * the local buffer (shm_cma.h); the target copies the bytes itself. */
+static void put_cma_req(struct tcp_ep *ep, struct tx_batch *b, struct tx_item *it,
+			const struct sq_wqe *w, struct wire_hdr *h, uint32_t i)
+{
+	struct iovec v[SHM_CMA_MAX_IOV];
+	int n = sge_slice(sq_sges(ep, i), w->num_sge, 0, w->total, v, NULL, SHM_CMA_MAX_IOV);
+	uint8_t *desc = b->cma[b->nitems];
+	uint32_t len = rcci_shm_cma_desc(&ep->shm.cma, w->cma - 1, v, n, desc);
+
+	if (w->opcode == RCC_WR_READ) {
+		h->type = WIRE_READ_REQ;
+		h->raddr = w->raddr;
+		h->rkey = w->rkey;
+		h->total = w->total;
+		h->flags = WIRE_F_CMA;
+	} else {
+		encode_message_hdr(w, 0, w->total, h);
+		h->flags |= WIRE_F_CMA;
+	}
+	h->len = len;
+	put_hdr(b, it, h, NULL, 0);
+	b->iov[b->niov].iov_base = desc;
+	b->iov[b->niov].iov_len = len;
+	b->niov++;
+	it->len = len;
+	it->cma = true;
+	it->ends_unit = true;
+}
+
 /* Our own requests, in order, as far as flow control allows. */
 static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 {
@@ -339,6 +404,14 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 			break;
 		}
 		it = new_item(b, ITEM_REQ, i);
+		if (cma_wanted(ep, w, i)) {
+			put_cma_req(ep, b, it, w, &h, i);
+			rd += w->opcode == RCC_WR_READ;
+			finish_item(b, it);
+			i++;
+			off = 0;
+			continue;
+		}
 		switch (w->opcode) {
 		case RCC_WR_READ:
 			put_read_req(b, it, w, &h);
@@ -377,7 +450,12 @@ static void commit(struct tcp_ep *ep, const struct tx_item *it)
 	switch (it->kind) {
 	case ITEM_REQ: {
 		struct sq_wqe *w = &ep->sq[it->idx & ep->sq_mask];
-		w->tx_off += it->len;
+		/* single copy: the frame carries the descriptor, the target copies
+		 * the message (a READ's tx_off stays 0, as on the ring) */
+		if (!it->cma)
+			w->tx_off += it->len;
+		else if (w->opcode != RCC_WR_READ)
+			w->tx_off = w->total;
 		if (it->ends_unit) {
 			if (w->opcode == RCC_WR_CAS || w->opcode == RCC_WR_FADD)
 				w->tx_off = w->total; /* the operands are not message bytes */

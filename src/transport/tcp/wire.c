@@ -40,7 +40,9 @@ static int check_hdr(const struct wire_hdr *h)
 			return -EPROTO;
 		return h->status ? -EPROTO : 0;
 	case WIRE_WRITE:
-		if (h->flags & ~(chunk | WIRE_F_IMM | WIRE_F_SOLICITED))
+		if (h->flags & ~(chunk | WIRE_F_IMM | WIRE_F_SOLICITED | WIRE_F_CMA))
+			return -EPROTO;
+		if ((h->flags & WIRE_F_CMA) && (h->flags & chunk) != chunk)
 			return -EPROTO;
 		if ((h->flags & WIRE_F_IMM) && !(h->flags & WIRE_F_LAST))
 			return -EPROTO;
@@ -50,7 +52,9 @@ static int check_hdr(const struct wire_hdr *h)
 			return -EPROTO;
 		return h->status ? -EPROTO : 0;
 	case WIRE_READ_REQ:
-		if (h->flags || h->len || h->status || h->raddr + h->total < h->raddr)
+		/* single copy: the descriptor is the payload */
+		if ((h->flags & ~WIRE_F_CMA) || (h->len && !(h->flags & WIRE_F_CMA)) || h->status ||
+		    h->raddr + h->total < h->raddr)
 			return -EPROTO;
 		return 0;
 	case WIRE_ATOMIC_REQ:
@@ -58,7 +62,9 @@ static int check_hdr(const struct wire_hdr *h)
 			return -EPROTO;
 		return 0;
 	case WIRE_READ_RESP:
-		if (h->flags & ~chunk)
+		if (h->flags & ~(chunk | WIRE_F_CMA))
+			return -EPROTO;
+		if ((h->flags & WIRE_F_CMA) && ((h->flags & chunk) != chunk || h->len))
 			return -EPROTO;
 		/* An error ends a response early: LAST, no payload, status set. */
 		if (h->status &&

@@ -92,6 +92,11 @@ enum wire_flags {
 	WIRE_F_IMM = 1 << 2,
 	WIRE_F_SOLICITED = 1 << 3,
 	WIRE_F_CAS = 1 << 4, /* ATOMIC_REQ: compare-and-swap (else fetch-and-add) */
+	/* Single copy (shared memory only, shm_cma.h): a WRITE (FIRST and LAST)
+	 * or READ_REQ whose payload is the descriptor of the initiator's
+	 * buffer, which the target copies itself; a READ_RESP (FIRST and LAST,
+	 * no payload) whose data the target has put in place already. */
+	WIRE_F_CMA = 1 << 5,
 };
 
 /* NAK statuses on the wire (decoupled from the API's enum values). */

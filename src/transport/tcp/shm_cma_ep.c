@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Single copy and the endpoints of a context: which endpoints' requests may
+ * name slots (ctx->cma_eps), what rcc_mr_dereg() does to them, and what an
+ * endpoint leaving service does to its own (shm_cma.h, docs/shm.md).
+ */
+#include <sys/socket.h>
+
+#include "base/log.h"
+#include "tcp.h"
+
+void rcci_cma_ep_start(struct tcp_ep *ep)
+{
+	struct tcp_ctx *ctx = ep->ctx;
+
+	/* A copier stuck longer than the peer timeout is dead or lying. */
+	ep->shm.cma.wait_ns = ep->peer_timeout_ns;
+	pthread_mutex_lock(&ctx->cma_lock);
+	ep->cma_next = ctx->cma_eps;
+	ctx->cma_eps = ep;
+	ep->cma_listed = true;
+	pthread_mutex_unlock(&ctx->cma_lock);
+}
+
+/* A copier kept a slot busy past the peer timeout: the connection fails
+ * (its end shows up on the doorbell, as the peer's death would). */
+static void cma_stuck(struct tcp_ep *ep)
+{
+	log_warn("%s: the peer kept a single-copy slot busy past its timeout", ep->base.peer);
+	shutdown(ep->fd, SHUT_RDWR);
+}
+
+void rcci_cma_ep_quiesce(struct tcp_ep *ep)
+{
+	if (ep->base.on_shm && !rcci_shm_cma_kill(&ep->shm.cma, ~0u))
+		cma_stuck(ep);
+}
+
+void rcci_cma_ep_stop(struct tcp_ep *ep)
+{
+	struct tcp_ctx *ctx = ep->ctx;
+
+	if (!ep->cma_listed)
+		return;
+	pthread_mutex_lock(&ctx->cma_lock);
+	/* Every slot dead and waited out while still listed: a deregistration
+	 * that no longer finds this endpoint has nothing left to wait for. */
+	rcci_cma_ep_quiesce(ep);
+	for (struct tcp_ep **p = &ctx->cma_eps; *p; p = &(*p)->cma_next) {
+		if (*p == ep) {
+			*p = ep->cma_next;
+			break;
+		}
+	}
+	ep->cma_listed = false;
+	pthread_mutex_unlock(&ctx->cma_lock);
+}
+
+void rcci_cma_dereg(struct tcp_ctx *ctx, uint32_t key)
+{
+	for (struct tcp_ep *ep = ctx->cma_eps; ep; ep = ep->cma_next) {
+		uint32_t mask = rcci_shm_cma_slots_of(&ep->shm.cma, key);
+		if (mask && !rcci_shm_cma_kill(&ep->shm.cma, mask))
+			cma_stuck(ep);
+	}
+}
