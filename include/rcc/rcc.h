@@ -168,10 +168,11 @@ struct rcc_ctx_attr {
 	 * -EINVAL. With RCC_SHM_REQUIRE (either way), rcc_connect() to, or
 	 * rcc_accept() of, a peer that is not on this host, does not offer it,
 	 * or whose region cannot be shared fails with -EPROTONOSUPPORT
-	 * (rcc_last_error() says why). On shared memory, a WRITE or READ of
-	 * 64 KiB and more is copied once, by the target process, where the
-	 * kernel allows it (docs/shm.md); RCC_SHM_CMA=0 keeps it on the ring's
-	 * two copies. verbs ignores it. */
+	 * (rcc_last_error() says why). On shared memory, RCC_SHM_CMA=1 in
+	 * both processes has a WRITE or READ of 64 KiB and more copied once,
+	 * by the target process, where the kernel allows it; by default it
+	 * takes the ring's two copies, faster on the hosts measured
+	 * (docs/shm.md). verbs ignores it. */
 	enum rcc_shm shm;
 };
 

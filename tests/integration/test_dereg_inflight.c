@@ -657,9 +657,19 @@ static void local_regions_dereg_freed(void) { dereg_rounds(LOCAL, FREE); }
  * poisoned, the initiator's (WRITE sources, READ sinks) and the target's. */
 static void cma_rounds(enum where w)
 {
+	/* single copy is off by default: on for these rounds (on shared memory;
+	 * elsewhere the same rounds run over the socket) */
+	char *saved = getenv("RCC_SHM_CMA") ? strdup(getenv("RCC_SHM_CMA")) : NULL;
+
+	setenv("RCC_SHM_CMA", "1", 1);
 	slot_len = SLOT_CMA;
 	dereg_rounds(w, POISON);
 	slot_len = SLOT;
+	if (saved)
+		setenv("RCC_SHM_CMA", saved, 1);
+	else
+		unsetenv("RCC_SHM_CMA");
+	free(saved);
 }
 static void local_regions_dereg_poisoned_cma(void) { cma_rounds(LOCAL); }
 static void remote_region_dereg_poisoned_cma(void) { cma_rounds(REMOTE); }

@@ -7,7 +7,7 @@
  * copier's checks of everything the peer controls (slot, generation,
  * descriptor, the peer's pid), driven directly over a region in memory.
  * Both ends run in this process, which may always read and write itself:
- * the probe succeeds here unless RCC_SHM_CMA=0.
+ * the probe succeeds here once RCC_SHM_CMA=1 (ctest sets it).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,7 +32,7 @@ enum {
 static bool cma_switched_on(void)
 {
 	const char *e = getenv("RCC_SHM_CMA");
-	return !e || strcmp(e, "0") != 0;
+	return e && strcmp(e, "1") == 0;
 }
 
 /* Large WRITE and READ go single-copy (unless switched off), small ones over
@@ -137,7 +137,7 @@ static void many_single_copies(bool one_pass_here)
 	int rc = 0;
 
 	if (!cma_switched_on())
-		SKIP_CASE("single copy", "RCC_SHM_CMA=0");
+		SKIP_CASE("single copy", "RCC_SHM_CMA is not 1");
 	CHECK_OK(pair_open(&p, &o));
 	CHECK_OK(tbuf_alloc(&src, p.ctx, LEN, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&dst, p.ctx_b, LEN, ALL_ACCESS));
@@ -175,15 +175,19 @@ static void passes_bounded_by_bytes_copied(void) { many_single_copies(true); }
 /* b's progress thread alone: it must come back after each pass */
 static void budget_stop_resumed(void) { many_single_copies(false); }
 
-/* RCC_SHM_CMA=0 on either side: nobody copies for anybody, the ring does. */
-static void switched_off(void)
+/* Without RCC_SHM_CMA=1 (unset: the default; or 0): nobody copies for
+ * anybody, the ring does. */
+static void not_switched_on(const char *value)
 {
 	struct tbuf src = { 0 }, dst = { 0 };
 	char *saved = getenv("RCC_SHM_CMA") ? strdup(getenv("RCC_SHM_CMA")) : NULL;
 	struct pair_opts o = { .split = true };
 	struct pair p;
 
-	setenv("RCC_SHM_CMA", "0", 1);
+	if (value)
+		setenv("RCC_SHM_CMA", value, 1);
+	else
+		unsetenv("RCC_SHM_CMA");
 	int rc = pair_open(&p, &o);
 	if (saved)
 		setenv("RCC_SHM_CMA", saved, 1);
@@ -206,6 +210,8 @@ static void switched_off(void)
 	tbuf_free(&dst);
 	pair_close(&p);
 }
+static void off_by_default(void) { not_switched_on(NULL); }
+static void switched_off(void) { not_switched_on("0"); }
 
 /*
  * A copier that keeps its slot busy (a peer frozen inside its copy, or lying)
@@ -225,7 +231,7 @@ static void busy_copier_bounded(void)
 	struct pair p;
 
 	if (!cma_switched_on())
-		SKIP_CASE("single copy", "RCC_SHM_CMA=0");
+		SKIP_CASE("single copy", "RCC_SHM_CMA is not 1");
 	CHECK_OK(pair_open(&p, &o));
 	CHECK_OK(tbuf_alloc(&src, p.ctx, BIG, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&dst, p.ctx_b, BIG, ALL_ACCESS));
@@ -300,7 +306,7 @@ static void flushed_reads_not_written(void)
 	struct pair p;
 
 	if (!cma_switched_on())
-		SKIP_CASE("single copy", "RCC_SHM_CMA=0");
+		SKIP_CASE("single copy", "RCC_SHM_CMA is not 1");
 	CHECK_OK(pair_open(&p, &o));
 	CHECK_OK(tbuf_alloc(&sink, p.ctx, (size_t)N * BIG, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&dst, p.ctx_b, BIG, ALL_ACCESS));
@@ -488,6 +494,7 @@ int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
 		TEST(large_requests_single_copy),
+		TEST(off_by_default),
 		TEST(switched_off),
 		TEST(passes_bounded_by_bytes_copied),
 		TEST(budget_stop_resumed),

@@ -90,7 +90,7 @@ struct shm_cma {
 /* The view of a mapped region's single-copy header; accepter as for the
  * ring. No copy in either direction until publish/probe say so. */
 void rcci_shm_cma_init(struct shm_cma *c, void *map, bool accepter);
-/* Whether single copy is switched on (RCC_SHM_CMA, default on). */
+/* Whether single copy is switched on (RCC_SHM_CMA=1; default off). */
 bool rcci_shm_cma_enabled(void);
 /* Publish our probe cookie (before the peer may look at the region). */
 void rcci_shm_cma_publish(struct shm_cma *c);
