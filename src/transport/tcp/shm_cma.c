@@ -202,10 +202,8 @@ uint32_t rcci_shm_cma_desc(const struct shm_cma *c, int s, const struct iovec *i
 	return (uint32_t)(p - out);
 }
 
-/* The peer's buffer as iov entries, checked: n entries whose lengths add up
- * to len exactly. 0 or -EPROTO. */
-static int desc_decode(const uint8_t *desc, uint32_t desc_len, uint64_t len, uint32_t *slot,
-		       uint32_t *gen, struct iovec *iov, int *n)
+int rcci_shm_cma_desc_decode(const uint8_t *desc, uint32_t desc_len, uint64_t len, uint32_t *slot,
+			     uint32_t *gen, struct iovec *iov, int *n)
 {
 	uint64_t sum = 0;
 
@@ -242,7 +240,7 @@ int rcci_shm_cma_copy(struct shm_cma *c, const uint8_t *desc, uint32_t desc_len,
 
 	if (!c->pull)
 		return -EPROTO; /* we never offered to copy */
-	rc = desc_decode(desc, desc_len, len, &s, &gen, remote, &n);
+	rc = rcci_shm_cma_desc_decode(desc, desc_len, len, &s, &gen, remote, &n);
 	if (rc)
 		return rc;
 	struct shm_cma_slot *slot = &c->peer->slot[s];

@@ -118,6 +118,13 @@ void rcci_shm_cma_release(struct shm_cma *c, int s);
 uint32_t rcci_shm_cma_desc(const struct shm_cma *c, int s, const struct iovec *iov, int n,
 			   uint8_t out[SHM_CMA_DESC_MAX]);
 
+/* A peer's descriptor (bytes it wrote into a frame: hostile, fuzzed by
+ * fuzz_shm) as the peer buffer's iov entries, checked: a slot below
+ * SHM_CMA_SLOTS, 1..SHM_CMA_MAX_IOV entries whose lengths add up to len
+ * exactly. 0 or -EPROTO; the outputs are meaningful only on 0. */
+int rcci_shm_cma_desc_decode(const uint8_t *desc, uint32_t desc_len, uint64_t len, uint32_t *slot,
+			     uint32_t *gen, struct iovec *iov, int *n);
+
 /* The copier: carry out a peer's single-copy request described by desc,
  * between local (len bytes of our memory, checked by the caller under its
  * mr_lock) and the peer's buffer: pull (readv) or push (writev). 0, -EPROTO
