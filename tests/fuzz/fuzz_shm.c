@@ -16,12 +16,16 @@
  *   4 side need16     : side reserves room for need bytes of what it produces
  *   5 side skip16 len16 : side counts what it can consume and peeks len bytes of
  *                       it past the first skip
+ *   6 len64 dlen16 desc : a single-copy descriptor a peer put in a frame
+ *                       (shm_cma.h), decoded against a request of len bytes:
+ *                       accepted only if its entries add up to len exactly
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
+#include "transport/tcp/shm_cma.h"
 #include "transport/tcp/shm_ring.h"
 
 #define CAP SHM_RING_MIN
@@ -91,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rcci_shm_ring_init(&side[0], region, CAP, true);
 	rcci_shm_ring_init(&side[1], region, CAP, false);
 	while (c.n) {
-		unsigned op = take(&c, 1) % 6;
+		unsigned op = take(&c, 1) % 7;
 		if (op == 0 || op == 1) {
 			int s = (int)(take(&c, 1) & 1);
 			size_t len = take(&c, 2) % (2 * CAP + 16);
@@ -147,6 +151,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!scribbled) {
 				uint64_t free_room = CAP - (wpos[s] - rpos[s]);
 				if (room ? (uint64_t)room != free_room : free_room >= want)
+					abort();
+			}
+		} else if (op == 6) {
+			uint64_t lo = take(&c, 4), hi = take(&c, 4), len = lo | hi << 32;
+			size_t dlen = take(&c, 2) % (SHM_CMA_DESC_MAX + 8);
+			uint8_t d[SHM_CMA_DESC_MAX + 8];
+			struct iovec iov[SHM_CMA_MAX_IOV];
+			uint32_t slot, gen;
+			int n;
+			for (size_t i = 0; i < dlen; i++)
+				d[i] = (uint8_t)take(&c, 1);
+			if (rcci_shm_cma_desc_decode(d, (uint32_t)dlen, len, &slot, &gen, iov,
+						     &n) == 0) {
+				uint64_t sum = 0;
+				if (slot >= SHM_CMA_SLOTS || n < 1 || n > SHM_CMA_MAX_IOV)
+					abort();
+				for (int i = 0; i < n; i++) {
+					if (iov[i].iov_len > len - sum)
+						abort(); /* more than the request, wrapped or not */
+					sum += iov[i].iov_len;
+				}
+				if (sum != len)
 					abort();
 			}
 		} else if (op == 5) {

@@ -90,7 +90,21 @@ def peek(side, skip, n):
     return struct.pack("<BBHH", 5, side, skip, n)
 
 
+def cma_desc(length, slot, gen, entries, count=None, reserved=0):
+    """op 6: a single-copy descriptor (shm_cma.h) against a request of length bytes"""
+    d = struct.pack("<IIII", slot, gen, len(entries) if count is None else count, reserved)
+    d += b"".join(struct.pack("<QQ", a, n) for a, n in entries)
+    return struct.pack("<BQH", 6, length, len(d)) + d
+
+
 shms = {
+    # single-copy descriptors: whole, split, short of the request, a count that
+    # lies, a slot out of range, entries whose sum wraps past 2^64 to the length
+    "cma_desc": cma_desc(1 << 20, 3, 7, [(0x7f0000000000, 1 << 20)])
+    + cma_desc(1 << 17, 31, 1, [(0x1000, 1 << 16), (0x9000, 1 << 16)])
+    + cma_desc(1 << 17, 0, 1, [(0x1000, 1 << 16)]) + cma_desc(100, 0, 1, [(0, 100)], count=2)
+    + cma_desc(100, 32, 1, [(0, 100)]) + cma_desc(100, 0, 1, [(0, 100)], reserved=1),
+    "cma_desc_wrap": cma_desc(2**64 - 1, 0, 1, [(0, 2**64 - 1), (0, 2**64 - 1), (0, 1)]),
     "ping_pong": w(0, 100) + r(1, 100) + w(1, 8) + r(0, 8),
     "wrap": w(0, 3000) + r(1, 3000) + w(0, 3000, 3) + r(1, 1000, 2) + r(1, 5000, 3),
     "full": w(0, 5000) + w(0, 10) + struct.pack("<BB", 3, 0) + r(1, 4096) + w(0, 10),

@@ -218,7 +218,7 @@ int rcci_shm_cma_desc_decode(const uint8_t *desc, uint32_t desc_len, uint64_t le
 	for (uint32_t i = 0; i < count; i++) {
 		const uint8_t *p = desc + SHM_CMA_DESC_HDR + 16u * i;
 		uint64_t l = rcc_get_le64(p + 8);
-		if (l > len || sum + l > len)
+		if (l > len - sum) /* sum <= len: no wrap, whatever len is */
 			return -EPROTO;
 		sum += l;
 		iov[i].iov_base = (void *)(uintptr_t)rcc_get_le64(p);
