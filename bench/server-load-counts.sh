@@ -17,17 +17,12 @@
 # perf_event_paranoid <= -1); exit 77 when it is missing.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-$REPO/build}
-KV=$BUILD/examples/example_kv
-OPS=${OPS:-2000}
-CLIENTS=${CLIENTS:-8}
-MODES=${MODES:-"fd wait hybrid poll"}
-SRV_CPU=${SRV_CPU:-0}
-CLI_CPU=${CLI_CPU:-1}
+KV=${1:-$REPO/build}/examples/example_kv
 [ -x "$KV" ] || { echo "build rcc first (no $KV)" >&2; exit 1; }
 for t in perf taskset cc timeout; do
 	command -v "$t" >/dev/null || { echo "missing: $t" >&2; exit 77; }
 done
+: "${OPS:=2000}" "${CLIENTS:=8}" "${MODES:=fd wait hybrid poll}" "${SRV_CPU:=0}" "${CLI_CPU:=1}"
 EVENTS=context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_futex
 EVENTS+=,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_poll,syscalls:sys_enter_recvfrom
 EVENTS+=,syscalls:sys_enter_sendmsg,syscalls:sys_enter_sendto,syscalls:sys_enter_read
