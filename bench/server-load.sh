@@ -14,7 +14,9 @@
 #   bench/server-load.sh [BUILD_DIR]
 # Environment: OPS (operations per client, default 2000), REPS (default 1;
 # each figure is the median of the repeats), CLIENTS ("1 8 64"),
-# MODES ("fd wait hybrid poll"), CLIENT_MODE (the clients' CQ mode; default:
+# MODES ("fd wait hybrid poll"), RCC_SHM (0: rcc over TCP sockets, as the
+# floor; unset: same-host shared memory, the library's default; the header
+# says which), CLIENT_MODE (the clients' CQ mode; default:
 # the server's), SRV_CPU / CLI_CPU (default 0 / 1: server and
 # clients pinned to different CPUs; PIN=0 to leave placement to the kernel).
 set -euo pipefail
@@ -111,6 +113,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) p
 printf '\nkey-value load (examples/kv.c vs an epoll TCP server), %d ops per client, median of %d run(s)\n' "$OPS" "$REPS"
 printf 'clients in %s mode; server CPU %s, client CPU %s (PIN=%s); %s, %d CPUs, load %s\n' "${CLIENT_MODE:-server}" "$SRV_CPU" "$CLI_CPU" "${PIN:-1}" \
 	"$(uname -r)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+# rcc's path: on one host the tcp transport uses shared memory unless told not to
+printf 'rcc over %s\n' "$(case ${RCC_SHM:-auto} in 0) echo 'TCP sockets (RCC_SHM=0)' ;;
+	*) echo "shared memory when possible (RCC_SHM=${RCC_SHM:-unset}; RCC_SHM=0: TCP sockets)" ;; esac)"
 printf '%-8s %-7s %10s %9s %9s %9s   %7s %7s %7s %7s\n' clients mode ops/s p50_us p99_us p99.9_us \
 	tput/fl p50/fl p99/fl p999/fl
 for n in $CLIENTS; do

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The key-value example as separate server and client processes, the way
-# bench/server-load.sh runs it: for each server CQ mode, 8 clients verify every
-# GET against their last PUT (the client exits non-zero on a wrong value).
+# bench/server-load.sh runs it: for each server CQ mode, 8 clients with their
+# CQs in the same mode verify every GET against their last PUT (the client
+# exits non-zero on a wrong value, or on a wait that ends without a
+# completion: an FD-mode client must wait again after an empty wake-up).
 # Usage: kv-roles.sh EXAMPLE_KV [HOST]
 set -uo pipefail
 kv=$1 host=${2:-127.0.0.1}
@@ -16,7 +18,7 @@ for mode in fd hybrid wait poll; do
 		kill "$srv_pid" 2>/dev/null
 		exit 1
 	fi
-	client_mode=$([ "$mode" = fd ] && echo wait || echo "$mode")
+	client_mode=$mode
 	if out=$(timeout 60 "$kv" client "$host:$port" 8 500 "$client_mode" 2>&1); then
 		echo "ok: server $mode, 8 clients $client_mode: $out"
 	else

@@ -115,14 +115,23 @@ static int next_completions(struct rcc_cq *cq, struct rcc_wc *wc, int max, int m
 		return n == -ETIMEDOUT ? 0 : n;
 	}
 	/* The descriptor contract: poll the CQ until it is empty, and only
-	 * then wait for the descriptor (an epoll loop would hold many). */
-	int n = rcc_cq_poll(cq, wc, max);
-	if (n)
-		return n;
+	 * then wait for the descriptor (an epoll loop would hold many). A
+	 * readable descriptor means completions *may* be there: the message
+	 * that woke us may have been taken by another thread (tcp's progress
+	 * thread), so an empty poll after a wake-up is not the end of the
+	 * wait -- wait again for what is left of it. */
+	uint64_t deadline = rcc_now_ns() + (uint64_t)ms * 1000000u;
 	struct pollfd p = { .fd = rcc_cq_fd(cq), .events = POLLIN };
-	if (poll(&p, 1, ms) < 0 && errno != EINTR)
-		return -errno;
-	return rcc_cq_poll(cq, wc, max);
+	for (;;) {
+		int n = rcc_cq_poll(cq, wc, max);
+		if (n)
+			return n;
+		uint64_t now = rcc_now_ns();
+		if (now >= deadline)
+			return 0;
+		if (poll(&p, 1, (int)((deadline - now + 999999) / 1000000)) < 0 && errno != EINTR)
+			return -errno;
+	}
 }
 
 /* ------------------------------------------------------------------ server */

@@ -369,9 +369,10 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 	rcci_sq_advance(ep); /* requests refused at post time */
 	int tx_err = ep->tx_err;
 	/* A deferred ack or an RNR backoff needs the thread's tick if nobody polls. */
-	rcci_progress_timer(
-		ep, atomic_load(&ep->link) != LINK_DOWN &&
-			    (ep->rnr_wait || atomic_load(&ep->rx_expected) != ep->ack_sent));
+	bool owed = atomic_load(&ep->rx_expected) != ep->ack_sent;
+	rcci_progress_timer(ep, atomic_load(&ep->link) != LINK_DOWN && (ep->rnr_wait || owed));
+	if (by_user && owed)
+		rcci_progress_deferred_ack(); /* ours to send: see rcci_progress_serve_timers */
 	pthread_mutex_unlock(&ep->tx_lock);
 
 	if (tx_err) {

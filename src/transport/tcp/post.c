@@ -96,10 +96,18 @@ static bool take_sges(struct tcp_ep *ep, uint32_t idx, struct sq_wqe *w,
  * posts, at no cost in latency. Otherwise now. */
 static void send_now_or_at_next_poll(struct tcp_ep *ep, int posted)
 {
-	if (posted > 0 && ep->sq_tx != ep->sq_head && !ep->part_n && atomic_load(&ep->parked))
+	if (posted > 0 && ep->sq_tx != ep->sq_head && !ep->part_n && atomic_load(&ep->parked)) {
 		atomic_store(&ep->tx_deferred, true);
-	else
-		rcci_tx_flush(ep, false);
+		return;
+	}
+	rcci_tx_flush(ep, false);
+	/* The ack a poll deferred for this post rode on it: the endpoint no
+	 * longer needs the progress thread's timer (which would otherwise stay
+	 * counted until the next poll of it, and a sleeper would wake the
+	 * thread for nothing). An RNR backoff keeps it. */
+	if (atomic_load_explicit(&ep->thread_timer, memory_order_relaxed) && !ep->rnr_wait &&
+	    atomic_load(&ep->rx_expected) == ep->ack_sent)
+		rcci_progress_timer(ep, false);
 }
 
 int rcci_tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)

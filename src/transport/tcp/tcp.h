@@ -435,9 +435,14 @@ static inline enum rcc_wc_opcode sq_wc_opcode(uint8_t op)
 
 /* How often ep must send something for the peer (and itself) to be content. */
 uint64_t rcci_ep_hb_period_ns(const struct tcp_ep *ep);
-/* Have the progress thread serve every endpoint owing an ack (or waiting out
- * an RNR backoff) now: a thread is about to sleep. */
+/* A thread is about to sleep: if it deferred an ack since it last slept,
+ * have the progress thread serve every endpoint owing an ack (or waiting out
+ * an RNR backoff) now. */
 void rcci_progress_serve_timers(struct tcp_ctx *ctx);
+/* The calling thread left an ack for its next poll (see serve_timers), and
+ * whether it did since it last slept (for tests). */
+void rcci_progress_deferred_ack(void);
+bool rcci_progress_deferred_here(void);
 /* Make the progress thread visit every endpoint at least every ns. */
 void rcci_progress_hb_at_most(struct tcp_ctx *ctx, uint64_t ns);
 

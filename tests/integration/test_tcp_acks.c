@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The tcp transport's deferred acks (white box, tcp and shm; nothing to do on
+ * verbs, where the device acks). A poll that receives a request leaves its
+ * ack for the application's next post or poll (it rides on the reply); the
+ * endpoint then counts on the progress thread's timer. Two rules keep that
+ * from costing wake-ups:
+ *  - a thread about to sleep wakes the progress thread to send acks only if
+ *    it deferred one itself since it last slept (another thread's ack rides
+ *    on that thread's next post);
+ *  - an ack that rode on a post ends the endpoint's timer at once.
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "pair.h"
+#include "transport/tcp/tcp.h"
+
+/* A context with no progress thread: only what serve_timers reads. */
+struct fake {
+	struct tcp_ctx ctx;
+};
+
+static void fake_open(struct fake *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->ctx.wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	CHECK(f->ctx.wakefd >= 0);
+	atomic_init(&f->ctx.timers, 1); /* some endpoint owes an ack */
+	atomic_init(&f->ctx.timers_due, false);
+}
+
+/* Whether serve_timers asked the progress thread for a pass (and reset
+ * that): 1 yes, 0 no, -1 half of it (timers due, thread not woken, or the
+ * reverse). */
+static int woken(struct fake *f)
+{
+	uint64_t v;
+	bool due = atomic_exchange(&f->ctx.timers_due, false);
+	bool wrote = read(f->ctx.wakefd, &v, sizeof(v)) == sizeof(v);
+	return due != wrote ? -1 : wrote;
+}
+
+static void *defer_elsewhere(void *arg)
+{
+	(void)arg;
+	rcci_progress_deferred_ack();
+	return NULL;
+}
+
+static void sleeper_serves_only_its_own_acks(void)
+{
+	struct fake f;
+	pthread_t th;
+
+	fake_open(&f);
+	/* this thread deferred nothing: an endpoint's owed ack is not its to send */
+	rcci_progress_serve_timers(&f.ctx);
+	CHECK_EQ(woken(&f), 0);
+	/* nor one another thread deferred */
+	CHECK_EQ(pthread_create(&th, NULL, defer_elsewhere, NULL), 0);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	rcci_progress_serve_timers(&f.ctx);
+	CHECK_EQ(woken(&f), 0);
+	/* its own: served before it sleeps, once */
+	rcci_progress_deferred_ack();
+	rcci_progress_serve_timers(&f.ctx);
+	CHECK_EQ(woken(&f), 1);
+	rcci_progress_serve_timers(&f.ctx);
+	CHECK_EQ(woken(&f), 0);
+	/* deferred, but nothing is owed any more (it rode on a post): no wake-up */
+	rcci_progress_deferred_ack();
+	atomic_store(&f.ctx.timers, 0);
+	rcci_progress_serve_timers(&f.ctx);
+	CHECK_EQ(woken(&f), 0);
+	close(f.ctx.wakefd);
+}
+
+/*
+ * b's thread polls a SEND in (its ack deferred for the reply), then posts the
+ * reply: the ack rides on it and b's timer ends there, not at b's next poll.
+ * Whether a given round's SEND was read by the poll (and its ack deferred) or
+ * by the progress thread (acked at once) is the threads' race: rounds run
+ * until one deferred, and the case skips if none did.
+ */
+static void ack_on_post_ends_timer(void)
+{
+	enum {
+		LEN = 32,
+		ROUNDS = 200
+	};
+	struct pair p;
+	struct pair_opts o = { 0 };
+	struct tbuf a = { 0 }, b = { 0 };
+	int deferred = 0;
+
+	if (test_on_verbs())
+		SKIP_CASE("tcp", "acks are the device's on verbs");
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&a, p.ctx, 2 * LEN, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&b, p.ctx_b, 2 * LEN, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge a_out = tbuf_sge(&a, 0, LEN), a_in = tbuf_sge(&a, LEN, LEN);
+	struct rcc_sge b_out = tbuf_sge(&b, 0, LEN), b_in = tbuf_sge(&b, LEN, LEN);
+	struct tcp_ep *eb = tep(p.b);
+	for (uint64_t i = 0; i < ROUNDS && !deferred; i++) {
+		struct rcc_wc wc[2];
+		int n = 0;
+		CHECK_OK(rcc_post_recv(p.b, &b_in, 1, i));
+		CHECK_OK(rcc_post_recv(p.a, &a_in, 1, i));
+		CHECK_OK(rcc_post_send(p.a, &a_out, 1, i, RCC_SEND_SIGNALED));
+		uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+		while (n == 0 && now_ms() < end)
+			n = rcc_cq_poll(p.cq_b, wc, 1);
+		CHECK_EQ(n, 1);
+		CHECK_WC(wc[0], RCC_WC_SUCCESS);
+		CHECK_EQ(wc[0].opcode, RCC_WC_RECV);
+		bool owed = atomic_load(&eb->thread_timer);
+		/* Deferred by this thread's poll (the progress thread acks at once):
+		 * its sleep must have the ack sent, should it not post first. */
+		if (owed)
+			CHECK(rcci_progress_deferred_here());
+		CHECK_OK(rcc_post_send(p.b, &b_out, 1, i, RCC_SEND_SIGNALED));
+		if (owed) {
+			/* The reply carried the ack: nothing is owed, no timer runs. */
+			pthread_mutex_lock(&eb->tx_lock);
+			bool acked = atomic_load(&eb->rx_expected) == eb->ack_sent;
+			bool timer = atomic_load(&eb->thread_timer);
+			pthread_mutex_unlock(&eb->tx_lock);
+			CHECK(acked);
+			CHECK(!timer);
+			deferred++;
+		}
+		/* a: its send's completion and the reply; b: its reply's completion */
+		CHECK_EQ(wait_n(p.cq_a, wc, 2, TEST_TIMEOUT_MS), 2);
+		CHECK(wc[0].status == RCC_WC_SUCCESS && wc[1].status == RCC_WC_SUCCESS);
+		EXPECT_STATUS(p.cq_b, i, RCC_WC_SUCCESS);
+	}
+	tbuf_free(&a);
+	tbuf_free(&b);
+	pair_close(&p);
+	if (!deferred)
+		SKIP_CASE("tcp", "the progress thread read every SEND first (%d rounds)", ROUNDS);
+}
+
+TEST_MAIN(TEST(sleeper_serves_only_its_own_acks), TEST(ack_on_post_ends_timer))
