@@ -197,6 +197,27 @@ static uint16_t cma_copy(struct tcp_ep *ep, uint32_t key, uint64_t addr, uint64_
 	}
 }
 
+/* A WRITE's target covered by its rkey for remote writes; else a NAK (false). */
+static bool write_target_covered(struct tcp_ep *ep, const struct wire_hdr *h)
+{
+	if (rcci_mr_covers(ep->ctx, h->rkey, h->raddr, h->total, RCC_ACCESS_REMOTE_WRITE))
+		return true;
+	responder_error(ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
+			"remote write: bad rkey, no remote-write access or out of bounds");
+	return false;
+}
+
+/* A WRITE's first frame accepted: the message under way. */
+static void write_begin(struct tcp_ep *ep, const struct wire_hdr *h)
+{
+	ep->rx_in_msg = true;
+	ep->rx_msg_type = WIRE_WRITE;
+	ep->rx_msg_total = h->total;
+	ep->rx_msg_done = 0;
+	ep->rx_key = h->rkey;
+	ep->rx_addr = h->raddr;
+}
+
 static int on_write(struct tcp_ep *ep, const struct wire_hdr *h)
 {
 	if (h->flags & WIRE_F_CMA) {
@@ -204,39 +225,19 @@ static int on_write(struct tcp_ep *ep, const struct wire_hdr *h)
 		int rc = cma_begin(ep, h);
 		if (rc)
 			return rc < 0 ? rc : 0;
-		if (!rcci_mr_covers(ep->ctx, h->rkey, h->raddr, h->total,
-				    RCC_ACCESS_REMOTE_WRITE)) {
-			responder_error(
-				ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
-				"remote write: bad rkey, no remote-write access or out of bounds");
+		if (!write_target_covered(ep, h))
 			return 0;
-		}
 		if ((h->flags & WIRE_F_IMM) && rq_empty(ep)) {
 			refuse_rnr(ep, h->msn);
 			return 0;
 		}
-		ep->rx_in_msg = true;
-		ep->rx_msg_type = WIRE_WRITE;
-		ep->rx_msg_total = h->total;
-		ep->rx_msg_done = 0;
-		ep->rx_key = h->rkey;
-		ep->rx_addr = h->raddr;
+		write_begin(ep, h);
 		return 0;
 	}
 	if (h->flags & WIRE_F_FIRST) {
-		if (h->total && !rcci_mr_covers(ep->ctx, h->rkey, h->raddr, h->total,
-						RCC_ACCESS_REMOTE_WRITE)) {
-			responder_error(
-				ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
-				"remote write: bad rkey, no remote-write access or out of bounds");
+		if (h->total && !write_target_covered(ep, h))
 			return 0;
-		}
-		ep->rx_in_msg = true;
-		ep->rx_msg_type = WIRE_WRITE;
-		ep->rx_msg_total = h->total;
-		ep->rx_msg_done = 0;
-		ep->rx_key = h->rkey;
-		ep->rx_addr = h->raddr;
+		write_begin(ep, h);
 	} else if (h->rkey != ep->rx_key || h->raddr != ep->rx_addr) {
 		return -EPROTO;
 	}
