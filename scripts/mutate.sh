@@ -26,6 +26,11 @@
 #   RCC_MUTATE_PASSED_JUNIT  a ctest JUnit file of the same working tree, written
 #                    just before (scripts/test.sh's own run of every test): the
 #                    baseline's host tests that passed there are not run again
+#   RCC_MUTATE_VM_PASSED  a file whose first word is 0 once a VM run of this
+#                    same tree passed every test binary of tests/integration and
+#                    tests/verbs on verbs, both bring-ups (scripts/test.sh's VM
+#                    lane, its first boot: tests/rxe/suites/10-integration.sh
+#                    among others): the VM baseline is then not run again
 #   RCC_VM_LOCK      a lock file every boot of a VM on this machine takes
 #                    (scripts/test.sh's VM lane), so this run's VM mutants wait
 #                    their turn instead of sharing the one spare core (default:
@@ -342,7 +347,14 @@ run_vm_tests_locked() { # REGEX LOG: run_vm_tests, one VM at a time
 # that mutant (its tree is the unmutated one then, built whole here); the
 # others find the verdict.
 vm_baseline_once() {
-	local rc=0
+	local rc=0 passed=${RCC_MUTATE_VM_PASSED:-}
+	if [ ! -f "$WORK/baseline-vm.status" ] && [ -n "$passed" ] && [ -f "$passed" ] &&
+		[ "$(cut -d' ' -f1 <"$passed")" = 0 ]; then
+		# the VM is the machine's scarce resource: the same binaries, passed
+		# on the same tree minutes ago, need not boot it again
+		echo 0 >"$WORK/baseline-vm.status"
+		echo "  (VM baseline: passed in ${passed#"$REPO"/}, not run again)"
+	fi
 	if [ ! -f "$WORK/baseline-vm.status" ]; then
 		build_for all "$ROOT/baseline-vm-build.log" || rc=$?
 		{

@@ -255,8 +255,15 @@ step "install + pkg-config + find_package + example" tests/install/check.sh buil
 # clone, 2026-11-27: the lane ended 438 s after the host's steps, then the run
 # took 641 s alone; the VM's own work, lane and mutants, is the critical path).
 # Its baseline: the tests the gcc run above passed on this same tree count.
+# The VM's baseline likewise: the lane's first boot ran every integration and
+# verbs test binary of this tree on verbs (suite 10-integration); once it
+# passed, the VM mutants need no baseline boot of their own (in CI7 that boot
+# took 180 s after the lane's last, on the run's critical path).
 mutate_env=(RCC_MUTATE_PASSED_JUNIT="$REPO/build/ctest-junit.xml")
-[ -z "$VM_LANE_PID" ] || mutate_env+=(RCC_VM_LOCK="$VM_LANE/vm.lock")
+if [ -n "$VM_LANE_PID" ]; then
+	mutate_env+=(RCC_VM_LOCK="$VM_LANE/vm.lock")
+	[[ " ${vm_lib[*]} " != *" 10-integration "* ]] || mutate_env+=(RCC_MUTATE_VM_PASSED="$VM_LANE/1")
+fi
 step "mutation run (scripts/mutate.sh)" env "${mutate_env[@]}" ./scripts/mutate.sh
 
 # --- the VM's boots, beside the host's steps and the mutation run: their output and totals -------------
