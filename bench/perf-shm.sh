@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # perf-shm.sh -- two processes on one host: rcc-perf and rcc-pingpong over the tcp
-# transport's shared-memory path (RCC_SHM=1) against the same tools over loopback TCP
+# transport's shared-memory path (RCC_SHM=1; its WRITE and READ bandwidth also with
+# single copy switched on, RCC_SHM_CMA=1) against the same tools over loopback TCP
 # (RCC_SHM=0), UCX's shared-memory transports (ucx_perftest, UCX_TLS=posix for
 # tag_lat/tag_bw, UCX_TLS=cma for ucp_put_bw) and a single-thread memcpy of the same
 # size (bench/memcpy_bw.c) and a bare two-thread shared ring of the same messages
@@ -74,15 +75,19 @@ rcc_lat() {
 	fi
 }
 
-# rcc_bw PATH SIZE: WRITE and READ bandwidth (8 B: SEND message rate, post lists of 16)
+# rcc_bw PATH SIZE: WRITE and READ bandwidth (8 B: SEND message rate, post lists of 16);
+# PATH shm, tcp, or cma: shared memory with single copy switched on in both processes
+# (RCC_SHM_CMA=1, docs/shm.md; the endpoint's path still says "shm")
 rcc_bw() {
-	local p=$1 s=$2 csv=$WORK/rcc.csv js=$WORK/rcc.json t env tests=write,read extra=()
-	env=RCC_SHM=$([ "$p" = shm ] && echo 1 || echo 0)
+	local p=$1 s=$2 csv=$WORK/rcc.csv js=$WORK/rcc.json t env tests=write,read extra=() path=$1
+	env=(RCC_SHM=1)
+	[ "$p" = tcp ] && env=(RCC_SHM=0)
+	[ "$p" = cma ] && env+=(RCC_SHM_CMA=1) && path=shm
 	[ "$s" = 8 ] && tests=send && extra=(-l 16)
-	srv_start $P_RCC env "$env" "$RCC" -T tcp -p $P_RCC --quiet || return
-	if cli env "$env" "$RCC" -T tcp -p $P_RCC $HOST --quiet --bw --test $tests -s "$s" \
+	srv_start $P_RCC env "${env[@]}" "$RCC" -T tcp -p $P_RCC --quiet || return
+	if cli env "${env[@]}" "$RCC" -T tcp -p $P_RCC $HOST --quiet --bw --test $tests -s "$s" \
 		-D "$DUR" "${extra[@]}" --csv "$csv" --json="$js"; then
-		if path_is "$p" "$js"; then
+		if path_is "$path" "$js"; then
 			for t in ${tests//,/ }; do
 				rec "rcc_$p" "${t}_bw" "$s" bw_GBps "$(rcc_csv_get "$csv" $t bw "$s" bw_avg_MBps |
 					awk '{ if ($1 != "") printf "%.4g\n", $1 * 1048576 / 1e9 }')"
@@ -182,6 +187,7 @@ for ((REP = 1; REP <= REPS; REP++)); do
 	for s in $BW_SIZES; do
 		log "rep $REP/$REPS: bandwidth, $s B"
 		rcc_bw shm "$s"
+		[ "$s" != 8 ] && rcc_bw cma "$s"
 		rcc_bw tcp "$s"
 		[ -n "$MEMCPY" ] && [ "$s" != 8 ] && memcpy_bw "$s"
 		[ -n "$RING" ] && [ "$s" != 8 ] && ring_bw "$s"
@@ -224,6 +230,11 @@ SPEC=$WORK/spec.txt
 		echo "shm read bw / two-copy ring (ring_bw)|$s|rcc_shm:read_bw:bw_GBps|ring:copy2:bw_GBps|1||"
 		echo "two-copy ring (ring_bw) / memcpy|$s|ring:copy2:bw_GBps|memcpy:copy:bw_GBps|1||"
 		echo "shm write bw / tcp write bw|$s|rcc_shm:write_bw:bw_GBps|rcc_tcp:write_bw:bw_GBps|1||"
+		echo "single copy write bw / memcpy|$s|rcc_cma:write_bw:bw_GBps|memcpy:copy:bw_GBps|1|${t2:-|}"
+		echo "single copy read bw / memcpy|$s|rcc_cma:read_bw:bw_GBps|memcpy:copy:bw_GBps|1|${t2:-|}"
+		echo "single copy write bw / UCX cma ucp_put_bw|$s|rcc_cma:write_bw:bw_GBps|ucx_cma:ucp_put_bw:bw_GBps|1|${t1:-|}"
+		echo "single copy write bw / the ring's (shm)|$s|rcc_cma:write_bw:bw_GBps|rcc_shm:write_bw:bw_GBps|1||"
+		echo "single copy read bw / the ring's (shm)|$s|rcc_cma:read_bw:bw_GBps|rcc_shm:read_bw:bw_GBps|1||"
 	done
 } >"$SPEC"
 
