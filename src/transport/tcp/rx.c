@@ -181,6 +181,24 @@ static const struct rcc_sge *rq_sges(struct tcp_ep *ep, uint32_t idx)
 }
 
 /*
+ * Append a frame's bytes to a fixed staging buffer (a descriptor, a small
+ * payload): the peer chose len, so a frame longer than the buffer is a
+ * protocol error, never an overrun. Staged payloads come from memory only
+ * (src), never straight from the socket.
+ */
+static long append_bounded(uint8_t *buf, size_t cap, uint32_t *used, const uint8_t *src,
+			   uint32_t len)
+{
+	if (!src)
+		return -EINVAL;
+	if ((size_t)*used + len > cap)
+		return -EPROTO;
+	memcpy(buf + *used, src, len);
+	*used += len;
+	return len;
+}
+
+/*
  * Put payload bytes into the current destination: copied from src, or read
  * from the socket when src is NULL. A destination that went bad (region
  * deregistered) turns the rest of the frame into discard and is reported at
@@ -214,21 +232,10 @@ static long dest_io(struct tcp_ep *ep, const uint8_t *src, uint32_t len)
 			ep->rx_addr += (uint64_t)r;
 		break;
 	case DEST_CMA:
-		if (!src)
-			return -EINVAL;
-		if (ep->rx_cma_len + len > sizeof(ep->rx_cma))
-			return -EPROTO;
-		memcpy(ep->rx_cma + ep->rx_cma_len, src, len);
-		ep->rx_cma_len += len;
-		return len;
+		return append_bounded(ep->rx_cma, sizeof(ep->rx_cma), &ep->rx_cma_len, src, len);
 	case DEST_SMALL:
-		if (!src)
-			return -EINVAL;
-		if (ep->rx_small_len + len > sizeof(ep->rx_small))
-			return -EPROTO;
-		memcpy(ep->rx_small + ep->rx_small_len, src, len);
-		ep->rx_small_len += len;
-		return len;
+		return append_bounded(ep->rx_small, sizeof(ep->rx_small), &ep->rx_small_len, src,
+				      len);
 	default:
 		return src ? (long)len : -EINVAL;
 	}
