@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The monotonic clock of rcc/util.h. */
+/* The monotonic clock of rcc/util.h, and the coarse one of base/clock.h. */
 #include <time.h>
 
+#include "base/clock.h"
 #include "rcc/util.h"
 
 uint64_t rcc_now_ns(void)
@@ -9,5 +10,13 @@ uint64_t rcc_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t rcci_coarse_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

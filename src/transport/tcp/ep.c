@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/sock.h"
 #include "shm_region.h"
@@ -123,7 +124,7 @@ int rcci_tcp_ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct sh
 	atomic_init(&ep->cq_unwatched, false);
 	atomic_init(&ep->user_bell, false);
 	ep->peer_timeout_ns = (uint64_t)b->attr.peer_timeout_ms * 1000000ull;
-	ep->last_tx_ns = rcc_now_ns();
+	ep->last_tx_ns = rcci_coarse_now_ns();
 	atomic_init(&ep->last_rx_ns, ep->last_tx_ns);
 	atomic_init(&ep->peer_wants_ms, 0);
 	if (!shm)
@@ -328,13 +329,13 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 		rcci_progress_kick(ep);
 	uint64_t now = 0;
 	if (got > 0) {
-		now = rcc_now_ns();
+		now = rcci_coarse_now_ns();
 		atomic_store_explicit(&ep->last_rx_ns, now, memory_order_relaxed);
 	}
 	/* The thread's visits: declare a silent peer dead, or say we are alive. */
 	bool hb = false;
 	if (!by_user && atomic_load(&ep->base.state) == RCC_EP_CONNECTED) {
-		now = now ? now : rcc_now_ns();
+		now = now ? now : rcci_coarse_now_ns();
 		uint64_t heard = atomic_load_explicit(&ep->last_rx_ns, memory_order_relaxed);
 		if (now - heard > ep->peer_timeout_ns) {
 			ep->rx_eof = true;

@@ -327,7 +327,7 @@ struct tcp_ep {
 	atomic_bool tx_deferred; /* posts left for the next poll to send together */
 	bool close_sent;
 	bool shut_wr;
-	uint64_t last_tx_ns; /* when we last put bytes on the wire */
+	uint64_t last_tx_ns; /* when we last put bytes on the wire (coarse clock) */
 	bool hb_due;         /* send an ACK even if it says nothing new: a heartbeat */
 	int tx_err;          /* socket error seen while sending */
 
@@ -363,7 +363,7 @@ struct tcp_ep {
 	 * peer_timeout_ns ends the connection. Our ACK frames carry our timeout
 	 * in imm, so the peer knows how often it must speak. */
 	uint64_t peer_timeout_ns;
-	atomic_ullong last_rx_ns;  /* when bytes last arrived */
+	atomic_ullong last_rx_ns;  /* when bytes last arrived (coarse clock) */
 	atomic_uint peer_wants_ms; /* the peer's timeout (0: not told yet) */
 
 	/* ---- receive queue (rq_lock) ---- */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "tcp.h"
 
@@ -658,7 +659,7 @@ void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 			break;
 		size_t done = (size_t)r;
 		if (done > 0) {
-			ep->last_tx_ns = rcc_now_ns();
+			ep->last_tx_ns = rcci_coarse_now_ns();
 			ep->hb_due = false;
 			ep->ack_sent = b.ack;
 			atomic_store_explicit(&ep->unacked_bytes, 0, memory_order_relaxed);
