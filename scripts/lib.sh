@@ -14,7 +14,7 @@ PKGS_BUILD="gcc g++ make cmake ninja-build pkg-config libibverbs-dev librdmacm-d
 # where services may start: the test runs its own);
 # dpkg-dev and file: the .deb test's dependencies from dpkg-shlibdeps; groff-base: the man page check;
 # gdb: the stacks of a process a test script found hung (tests/common/checks.sh).
-PKGS_TEST="clang clang-format libclang-rt-dev valgrind iproute2 procps util-linux gnuplot-nox \
+PKGS_TEST="clang clang-format libclang-rt-dev valgrind iproute2 procps util-linux gnuplot-nox spin \
 openmpi-bin libpmix-dev munge slurmctld slurmd slurm-client dpkg-dev file groff-base gdb"
 PKGS_VM="qemu-system-x86 busybox-static rdma-core ibverbs-providers libibverbs1 librdmacm1 \
 ibverbs-utils rdmacm-utils perftest openmpi-bin cpio kmod gzip xz-utils"
