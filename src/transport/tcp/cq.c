@@ -27,6 +27,7 @@
 
 #include "base/log.h"
 #include "base/sock.h"
+#include "base/thread.h"
 #include "tcp.h"
 
 int rcci_tcp_cq_create(struct rcc_cq *base)
@@ -93,7 +94,7 @@ void rcci_tcp_cq_destroy(struct rcc_cq *base)
  * That saves a write and a read per completion when a waiter reads its own
  * socket.
  */
-static _Thread_local struct tcp_cq *driving_cq;
+static RCCI_THREAD_HOT struct tcp_cq *driving_cq;
 
 static void efd_set(struct tcp_cq *cq)
 {

@@ -191,7 +191,7 @@ void rcci_progress_wake(struct tcp_ctx *ctx)
  * -- "my next poll sends it" -- is the deferring thread's: another thread's
  * sleep does not break it.
  */
-static _Thread_local bool deferred_here;
+static RCCI_THREAD_HOT bool deferred_here;
 
 void rcci_progress_deferred_ack(void) { deferred_here = true; }
 
