@@ -328,6 +328,95 @@ static void pair2_close(struct pair2 *p)
 		CHECK_OK(rcc_ctx_close(p->ctx_b));
 }
 
+/* Set or (value NULL) unset the environment variable name; returns what it
+ * held, for env_restore(). */
+static char *env_swap(const char *name, const char *value)
+{
+	char *old = getenv(name) ? strdup(getenv(name)) : NULL;
+
+	if (value)
+		setenv(name, value, 1);
+	else
+		unsetenv(name);
+	return old;
+}
+
+static void env_restore(const char *name, char *old)
+{
+	if (old)
+		setenv(name, old, 1);
+	else
+		unsetenv(name);
+	free(old);
+}
+
+/*
+ * RCC_SHM_RING_KIB: the ring the accepting side offers, and takes the
+ * connecting side too. A value that is not a power of two from 4 to 65536
+ * KiB makes rcc_ctx_open() fail, saying which variable; a 4 MiB ring carries
+ * a WRITE and a READ of several rings, byte-exact, with frames larger than
+ * the default ring allows (a quarter of the ring, up to the wire's largest).
+ */
+static void ring_capacity(void)
+{
+	static const char *const bad[] = { "abc",    "3",  "0",   "2",   "65537",
+					   "131072", "-4", " 64", "64k", "99999999999999999999" };
+	struct rcc_ctx *ctx;
+	char *old = env_swap("RCC_SHM_RING_KIB", NULL);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("RCC_SHM_RING_KIB", bad[i], 1);
+		int rc = ctx_with(RCC_SHM_REQUIRE, &ctx);
+		CHECK_MSG(rc == -EINVAL, "RCC_SHM_RING_KIB=%s: %d", bad[i], rc);
+		if (!rc)
+			rcc_ctx_close(ctx);
+		CHECK(strstr(rcc_last_error(), "RCC_SHM_RING_KIB") != NULL);
+	}
+	unsetenv("RCC_SHM_RING_KIB");
+	CHECK_OK(ctx_with(RCC_SHM_REQUIRE, &ctx));
+	CHECK_EQ(tctx(ctx)->shm_ring_cap, SHM_RING_DEFAULT);
+	rcc_ctx_close(ctx);
+
+	/* both contexts of pair2_open() are made with the variable set: the
+	 * accepting one's decides */
+	struct pair2 p;
+	struct rcc_cq_attr ca = { .mode = RCC_CQ_POLL };
+	struct rcc_ep_attr ea = { 0 };
+	struct tbuf src = { 0 }, dst = { 0 }, back = { 0 };
+	/* more than the ring, several times outside valgrind's scaled-down runs */
+	const size_t n = (test_quick() ? 1 : 3) * 4096 * 1024 + 77;
+	struct rcc_wc wc;
+
+	setenv("RCC_SHM_RING_KIB", "4096", 1);
+	int rc = pair2_open(&p, &ca, &ea);
+	unsetenv("RCC_SHM_RING_KIB");
+	CHECK_OK(rc);
+	if (!rc) {
+		CHECK_EQ(tep(p.a)->shm.cap, 4096u * 1024u);
+		CHECK_EQ(tep(p.b)->shm.cap, 4096u * 1024u);
+		CHECK_OK(tbuf_alloc(&src, p.ctx_a, n, RCC_ACCESS_LOCAL_WRITE));
+		CHECK_OK(tbuf_alloc(&back, p.ctx_a, n, RCC_ACCESS_LOCAL_WRITE));
+		CHECK_OK(tbuf_alloc(&dst, p.ctx_b, n, ALL_ACCESS));
+		fill_pattern(src.p, n, 31);
+		struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+		struct rcc_sge ws = tbuf_sge(&src, 0, (uint32_t)n);
+		CHECK_OK(rcc_post_write(p.a, &ws, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED));
+		CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+		CHECK_WC(wc, RCC_WC_SUCCESS);
+		CHECK_EQ(check_pattern(dst.p, n, 31), -1);
+		struct rcc_sge bs = tbuf_sge(&back, 0, (uint32_t)n);
+		CHECK_OK(rcc_post_read(p.a, &bs, 1, rm.addr, rm.rkey, 2, RCC_SEND_SIGNALED));
+		CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+		CHECK_WC(wc, RCC_WC_SUCCESS);
+		CHECK_EQ(check_pattern(back.p, n, 31), -1);
+		tbuf_free(&src);
+		tbuf_free(&back);
+		tbuf_free(&dst);
+	}
+	pair2_close(&p);
+	env_restore("RCC_SHM_RING_KIB", old);
+}
+
 /* Milliseconds left until the monotonic time end (now_ms()); 0 once past. */
 static int ms_until(uint64_t end)
 {
@@ -1253,6 +1342,7 @@ static void offer_needs_token(void)
 static const struct test_case cases[] = {
 	{ "controls_and_path", controls_and_path },
 	{ "env_var", env_var },
+	{ "ring_capacity", ring_capacity },
 	{ "hostile_tail", hostile_tail },
 	{ "hostile_head", hostile_head },
 	{ "peer_killed_while_polled", peer_killed_while_polled },

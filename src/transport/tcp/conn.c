@@ -233,7 +233,7 @@ int rcci_tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 	struct tcp_ep *ep = tep(base);
 	enum rcc_shm mode = tctx(base->ctx)->shm;
 	const char *why = shm_refusal(req, mode);
-	struct wire_shm_accept a = { .cap = SHM_RING_DEFAULT };
+	struct wire_shm_accept a = { .cap = tctx(base->ctx)->shm_ring_cap };
 	struct shm_offer offer = { .lfd = -1 };
 	struct shm_ring ring = { 0 };
 	int memfd = -1, bell = -1, rc;

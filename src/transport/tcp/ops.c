@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "base/last_error.h"
 #include "base/log.h"
 #include "tcp.h"
 #include "ud.h"
@@ -14,6 +15,9 @@ static int tcp_ctx_open(struct rcc_ctx *base, const struct rcc_ctx_attr *attr)
 	pthread_rwlockattr_t ra;
 	int rc;
 
+	if (rcci_shm_ring_cap_env(&ctx->shm_ring_cap))
+		return rcci_fail(-EINVAL,
+				 "RCC_SHM_RING_KIB must be a power of two from 4 to 65536");
 	/* Deregistration must not starve behind a stream of remote writes. */
 	pthread_rwlockattr_init(&ra);
 	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);

@@ -8,6 +8,7 @@
 #include "shm_ring.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "shared indices need lock-free 64-bit atomics");
@@ -250,4 +251,23 @@ bool rcci_shm_ring_tx_room(const struct shm_ring *r)
 	long room = tx_room(r);
 
 	return room < 0 || room >= (long)atomic_load_explicit(&r->tx_need, memory_order_relaxed);
+}
+
+int rcci_shm_ring_cap_env(uint32_t *cap)
+{
+	const char *e = getenv("RCC_SHM_RING_KIB");
+	char *end;
+
+	if (!e || !*e) {
+		*cap = SHM_RING_DEFAULT;
+		return 0;
+	}
+	if (*e < '0' || *e > '9')
+		return -EINVAL; /* strtoul() would take a sign or blanks */
+	errno = 0;
+	unsigned long kib = strtoul(e, &end, 10);
+	if (errno || *end || kib > SHM_RING_MAX / 1024u || !shm_cap_ok((uint32_t)kib * 1024u))
+		return -EINVAL;
+	*cap = (uint32_t)kib * 1024u;
+	return 0;
 }

@@ -81,6 +81,12 @@ static inline bool shm_cap_ok(uint32_t cap)
 	return cap >= SHM_RING_MIN && cap <= SHM_RING_MAX && (cap & (cap - 1)) == 0;
 }
 
+/* The ring capacity an accepting side offers (the connecting side takes
+ * what it is offered): RCC_SHM_RING_KIB, a power of two from 4 to 65536
+ * KiB, or SHM_RING_DEFAULT when unset or empty. 0, or -EINVAL when the
+ * variable holds anything else (*cap then unchanged). */
+int rcci_shm_ring_cap_env(uint32_t *cap);
+
 /* Set up the view of a mapped region of shm_region_len(cap) bytes; the
  * accepter (accepter true) produces into dir[0]. */
 void rcci_shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accepter);

@@ -76,7 +76,8 @@ struct tcp_ud;
 
 struct tcp_ctx {
 	struct rcc_ctx base;
-	enum rcc_shm shm; /* resolved: RCC_SHM_AUTO here means "when possible" */
+	enum rcc_shm shm;      /* resolved: RCC_SHM_AUTO here means "when possible" */
+	uint32_t shm_ring_cap; /* what rcc_accept() offers (RCC_SHM_RING_KIB) */
 	/* Registered memory: writers (reg/dereg) exclude every access to it. */
 	pthread_rwlock_t mr_lock;
 	struct key_table keys;
