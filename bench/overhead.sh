@@ -70,8 +70,8 @@ instructions() {
 	awk '{ print $3 }' "$WORK/run.out" >"$WORK/empty.$1.$2"
 }
 
-# total FILE: a callgrind file's total instructions
-total() { awk '/^(summary|totals):/ { print $2; exit }' "$1"; }
+# total FILE: a callgrind file's total instructions (fails without one)
+total() { awk '/^(summary|totals):/ { print $2; f = 1; exit } END { exit !f }' "$1"; }
 
 # shm_instructions OP N: as instructions, on shared memory with a passive
 # target: the application thread's instructions plus the progress thread's
@@ -94,16 +94,17 @@ shm_instructions() {
 		read -r _ _ emp <"$WORK/run.out"
 		# thread 1 is the application's; the progress thread's file is the one
 		# with progress_main (the other is rig_open's accept thread)
-		ins=$(total "$out-01")
+		ins=$(total "$out-01") || return 1
 		if [ "$1" = empty ]; then
 			best_ins=$ins best_emp=$emp
 			break
 		fi
 		prog=$(grep -lE '^c?fn=.* progress_main$' "$out"-0[2-9] | head -n 1)
 		[ -n "$prog" ] || { echo "no progress thread in the $1 $2 run" >&2; return 1; }
-		ins=$((ins + $(callgrind_annotate --inclusive=yes "$prog" |
-			awk '/:rcci_ep_progress / { gsub(",", "", $1); print $1; f = 1; exit }
-			     END { if (!f) print 0 }')))
+		prog=$(callgrind_annotate --inclusive=yes "$prog" |
+			awk '!f && /:rcci_ep_progress / { gsub(",", "", $1); print $1; f = 1 }
+			     END { if (!f) print 0 }') || return 1
+		ins=$((ins + prog))
 		if [ -z "$best_emp" ] || [ "$emp" -lt "$best_emp" ]; then
 			best_ins=$ins best_emp=$emp
 		fi
@@ -142,5 +143,10 @@ table() {
 table instructions "$TRANSPORT"
 if [ "$TRANSPORT" = tcp ] && [ "${SHM:-1}" != 0 ]; then
 	echo
-	table shm_instructions "shm, passive target: application thread + progress thread's endpoint work"
+	if command -v callgrind_annotate >/dev/null; then
+		table shm_instructions \
+			"shm, passive target: application thread + progress thread's endpoint work"
+	else
+		echo "no shm rows: callgrind_annotate (valgrind's) is not installed"
+	fi
 fi
