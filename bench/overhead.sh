@@ -19,7 +19,7 @@
 # progress thread's endpoint work (everything inside rcci_ep_progress) -- the
 # target's side, and the initiator's acknowledgements when the thread rather
 # than the application reads them (which of the two does varies from run to
-# run; their sum does not). Excluded, and why: the rest of the progress
+# run; their sum hardly moves). Excluded, and why: the rest of the progress
 # thread, its loop (epoll_wait, sweeping the rings for input, spinning for a
 # while after each message, ticks), is paid per unit of time, not per
 # operation, and callgrind's slowed-down time made it swing from run to run
