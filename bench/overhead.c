@@ -8,14 +8,20 @@
  * operation costs in the library, every thread included (the set-up cancels
  * out). Only the public API is used.
  *
- *   bench_overhead send|write|read|fadd|empty N [transport]
+ *   bench_overhead send|write|read|fadd|empty N [transport [passive]]
  * (empty: N polls of an empty CQ, the price of one to take out of the rest)
+ * passive: the target is left to the library, as at a NIC -- only the
+ * initiator's CQ is polled (SEND: then the receiver's, once), with a yield
+ * after each empty poll (wait_one); bench/overhead.sh's shm rows, where the
+ * progress thread serves the target and is counted apart.
  * The pair connects over RCC_TEST_ADDR (127.0.0.1 by default, as the tests):
  * rdma_cm cannot route over lo, so verbs in the Soft-RoCE VM needs $RXE_IP.
  *
  * Prints "op N empty_polls" on success; exits 1 on any failure, 2 on usage.
  */
 #include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +75,38 @@ static int take_one(struct rcc_cq *cq, struct rcc_cq *other, uint64_t *empty)
 	}
 	fprintf(stderr, "no completion\n");
 	return -1;
+}
+
+/*
+ * The passive target's wait: poll cq until one completion, yielding the CPU
+ * after each empty poll, and never poll the peer's CQ -- the target's side is
+ * then its progress thread's, as at a target that does not call the library.
+ * Under valgrind, which runs one thread at a time, the yield hands over at
+ * once instead of spinning a whole time slice, so there are few empty polls.
+ * 0 on a completion, 1 once limit empty polls were made, -1 on failure. The
+ * "empty" op in passive mode is this same loop with nothing outstanding, so
+ * an empty poll and the price it is taken out at are the same instructions.
+ */
+static int wait_one(struct rcc_cq *cq, uint64_t *empty, uint64_t limit)
+{
+	struct rcc_wc wc;
+
+	for (uint64_t i = 0; i < limit; i++) {
+		int n = rcc_cq_poll(cq, &wc, 1);
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			(*empty)++;
+			sched_yield();
+			continue;
+		}
+		if (wc.status != RCC_WC_SUCCESS) {
+			fprintf(stderr, "completion: %s\n", rcc_wc_status_str(wc.status));
+			return -1;
+		}
+		return 0;
+	}
+	return 1;
 }
 
 /* SEND: the sender's and the receiver's completion, polling both CQs in turn. */
@@ -163,7 +201,7 @@ static void rig_close(struct rig *r)
 	free(r->buf);
 }
 
-static int run(struct rig *r, const char *op, long n, uint64_t *empty)
+static int run(struct rig *r, const char *op, long n, bool passive, uint64_t *empty)
 {
 	struct rcc_sge src = rcc_mr_sge(r->mr, r->buf, SIZE);
 	struct rcc_sge dst = rcc_mr_sge(r->mr, r->buf + 8, SIZE);
@@ -171,6 +209,8 @@ static int run(struct rig *r, const char *op, long n, uint64_t *empty)
 	uint32_t rkey = rcc_mr_rkey(r->mr);
 	const unsigned sig = RCC_SEND_SIGNALED;
 
+	if (passive && !strcmp(op, "empty")) /* n empty polls of the wait loop itself */
+		return wait_one(r->cq_a, empty, (uint64_t)n) == 1 ? 0 : -1;
 	for (long i = 0; i < n; i++) {
 		int rc;
 		if (!strcmp(op, "empty")) {
@@ -184,7 +224,13 @@ static int run(struct rig *r, const char *op, long n, uint64_t *empty)
 		if (!strcmp(op, "send")) {
 			rc = rcc_post_recv(r->b, &dst, 1, (uint64_t)i);
 			rc = rc ? rc : rcc_post_send(r->a, &src, 1, (uint64_t)i, sig);
-			if (rc || take_both(r->cq_a, r->cq_b, empty))
+			if (rc)
+				return -1;
+			/* passive: the receiver's completion is queued before the
+			 * sender's ack leaves, so its CQ is polled once it is there */
+			if (passive ? wait_one(r->cq_a, empty, DEADLINE_POLLS) ||
+					      wait_one(r->cq_b, empty, DEADLINE_POLLS) :
+				      take_both(r->cq_a, r->cq_b, empty))
 				return -1;
 			continue;
 		}
@@ -194,7 +240,8 @@ static int run(struct rig *r, const char *op, long n, uint64_t *empty)
 			rc = rcc_post_read(r->a, &src, 1, target, rkey, (uint64_t)i, sig);
 		else
 			rc = rcc_post_fadd(r->a, &src, target, rkey, 1, (uint64_t)i, sig);
-		if (rc || take_one(r->cq_a, r->cq_b, empty))
+		if (rc || (passive ? wait_one(r->cq_a, empty, DEADLINE_POLLS) :
+				     take_one(r->cq_a, r->cq_b, empty)))
 			return -1;
 	}
 	return 0;
@@ -207,15 +254,18 @@ int main(int argc, char **argv)
 	uint64_t empty = 0;
 	long n;
 
-	if (argc < 3 || argc > 4 || (n = strtol(argv[2], NULL, 10)) <= 0 ||
+	if (argc < 3 || argc > 5 || (n = strtol(argv[2], NULL, 10)) <= 0 ||
 	    (strcmp(argv[1], "send") && strcmp(argv[1], "write") && strcmp(argv[1], "read") &&
 	     strcmp(argv[1], "fadd") && strcmp(argv[1], "empty")) ||
-	    (argc == 4 && rcc_transport_parse(argv[3], &t))) {
-		fprintf(stderr, "usage: %s send|write|read|fadd|empty N [auto|verbs|tcp]\n",
+	    (argc >= 4 && rcc_transport_parse(argv[3], &t)) ||
+	    (argc == 5 && strcmp(argv[4], "passive"))) {
+		fprintf(stderr,
+			"usage: %s send|write|read|fadd|empty N [auto|verbs|tcp [passive]]\n",
 			argv[0]);
 		return 2;
 	}
-	int rc = rig_open(&r, t) || run(&r, argv[1], n, &empty) ? 1 : 0;
+	bool passive = argc == 5;
+	int rc = rig_open(&r, t) || run(&r, argv[1], n, passive, &empty) ? 1 : 0;
 	if (!rc)
 		printf("%s %ld %llu\n", argv[1], n, (unsigned long long)empty);
 	rig_close(&r);
