@@ -225,6 +225,9 @@ double Bps_to_Gbps(double Bps);
 /* pattern.c: payload contents for --validate (pure)                         */
 /* ------------------------------------------------------------------------ */
 
+/* Byte i of message seq's pattern: a different byte sequence per seq, cheap
+ * enough to fill MiBs. */
+uint8_t pattern_byte(uint64_t seq, size_t i);
 /* Fill len bytes with the pattern of message seq. */
 void pattern_fill(void *buf, size_t len, uint64_t seq);
 /* First offset that differs from the pattern of seq, or -1. */
