@@ -234,6 +234,21 @@ void pattern_fill(void *buf, size_t len, uint64_t seq);
 long pattern_check(const void *buf, size_t len, uint64_t seq);
 
 /* ------------------------------------------------------------------------ */
+/* peermem.c: memory the transport uses for the peer, no completion between  */
+/* ------------------------------------------------------------------------ */
+
+/* Does *p, which a peer's WRITE fills, hold want? If so, what the peer wrote
+ * before it is visible too (acquire; peermem.c says what that is worth on
+ * each transport). */
+bool peer_byte_is(const uint8_t *p, uint8_t want);
+/* pattern_check() of memory a peer's WRITE is filling. */
+long peer_check(const uint8_t *buf, size_t len, uint64_t seq);
+/* *p = v, and pattern_fill(), in the source of a WRITE the peer has seen
+ * whose completion has not been polled. */
+void peer_set(uint8_t *p, uint8_t v);
+void peer_fill(uint8_t *buf, size_t len, uint64_t seq);
+
+/* ------------------------------------------------------------------------ */
 /* Results                                                                   */
 /* ------------------------------------------------------------------------ */
 
