@@ -247,6 +247,10 @@ long peer_check(const uint8_t *buf, size_t len, uint64_t seq);
  * whose completion has not been polled. */
 void peer_set(uint8_t *p, uint8_t v);
 void peer_fill(uint8_t *buf, size_t len, uint64_t seq);
+/* memset(buf, 0, len) of a target the peer's operations use. */
+void peer_clear(uint8_t *buf, size_t len);
+/* The 8 bytes at p, which the peer's atomics updated. */
+uint64_t peer_u64(const uint8_t *p);
 
 /* ------------------------------------------------------------------------ */
 /* Results                                                                   */
