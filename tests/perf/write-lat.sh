@@ -21,28 +21,35 @@ cleanup() {
 }
 trap cleanup EXIT
 
-has_port() { grep -qE "server on port [0-9]+" "$TMP/srv.log"; }
-# pair SHM ARGS...: one server and one client; both must end with status 0
+N=0
+has_port() { grep -qE "server on port [0-9]+" "$SRV"; }
+# pair SHM ARGS...: one server and one client; both must end with status 0.
+# Each pair logs to files of its own: the shell creates a background job's
+# output file only when the job starts, so a shared name could show the
+# previous server's port.
 pair() {
 	local shm=$1 srv rc=0 port
 	shift
-	RCC_SHM=$shm timeout 120 "$PERF" -T tcp -p 0 >"$TMP/srv.log" 2>&1 &
+	N=$((N + 1))
+	SRV=$TMP/srv.$N.log CLI=$TMP/cli.$N.log
+	: >"$SRV"
+	RCC_SHM=$shm timeout 120 "$PERF" -T tcp -p 0 >"$SRV" 2>&1 &
 	srv=$!
-	PIDS+=($srv)
+	PIDS+=("$srv")
 	wait_until 60 eval 'has_port || ! kill -0 "$srv" 2>/dev/null' || true
 	if ! has_port; then
-		kill -0 "$srv" 2>/dev/null && ST=running || wait_status "$srv" 1
+		if kill -0 "$srv" 2>/dev/null; then ST=running; else wait_status "$srv" 1; fi
 		fail "RCC_SHM=$shm $*: the server never listened (status: $ST)"
-		cat "$TMP/srv.log"
+		cat "$SRV"
 		return
 	fi
-	port=$(sed -n 's/.*server on port \([0-9]*\).*/\1/p' "$TMP/srv.log")
+	port=$(sed -n 's/.*server on port \([0-9]*\).*/\1/p' "$SRV")
 	RCC_SHM=$shm timeout 120 "$PERF" -T tcp -p "$port" 127.0.0.1 --lat --test write "$@" \
-		>"$TMP/cli.log" 2>&1 || rc=$?
+		>"$CLI" 2>&1 || rc=$?
 	wait_status "$srv" 30
 	check "RCC_SHM=$shm $*: client exit $rc (66: a TSan report)" [ "$rc" = 0 ]
 	check "RCC_SHM=$shm $*: server exit $ST (66: a TSan report)" [ "$ST" = 0 ]
-	[ "$rc" = 0 ] && [ "$ST" = 0 ] || { cat "$TMP/cli.log" "$TMP/srv.log" | head -n 80; }
+	if [ "$rc" != 0 ] || [ "$ST" != 0 ]; then head -n 80 "$CLI" "$SRV"; fi
 }
 
 for shm in 0 1; do
