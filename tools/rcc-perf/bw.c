@@ -461,14 +461,15 @@ static int check_target(struct bw *b)
 		struct pep *e = &s->eps[i];
 		uint64_t count = s->peer.count[i];
 		if (is_atomic(b->op)) {
-			if (count && *(uint64_t *)target_at(e, 0) != count)
+			/* peermem.c: written by the transport, no completion here */
+			if (count && peer_u64(target_at(e, 0)) != count)
 				return bad("final atomic value", i, count, 0);
 			continue;
 		}
 		for (uint64_t slot = 0; slot < b->slots && slot < count; slot++) {
 			uint64_t last = slot + (count - 1 - slot) / b->slots * b->slots;
 			uint8_t *at = target_at(e, (size_t)slot * s->stride);
-			long off = pattern_check(at, b->size, last);
+			long off = peer_check(at, b->size, last);
 			if (off >= 0)
 				return bad("written data", i, last, off);
 		}

@@ -7,8 +7,7 @@
 
 #include "perf.h"
 
-/* A different byte sequence per seq; cheap enough to fill MiBs. */
-static inline uint8_t pattern_byte(uint64_t seq, size_t i)
+uint8_t pattern_byte(uint64_t seq, size_t i)
 {
 	uint64_t x = seq * 0x9E3779B97F4A7C15ull + (i >> 3) * 0xBF58476D1CE4E5B9ull;
 	return (uint8_t)((x >> 29) ^ (x >> 47) ^ (uint8_t)(i * 131));

@@ -225,10 +225,32 @@ double Bps_to_Gbps(double Bps);
 /* pattern.c: payload contents for --validate (pure)                         */
 /* ------------------------------------------------------------------------ */
 
+/* Byte i of message seq's pattern: a different byte sequence per seq, cheap
+ * enough to fill MiBs. */
+uint8_t pattern_byte(uint64_t seq, size_t i);
 /* Fill len bytes with the pattern of message seq. */
 void pattern_fill(void *buf, size_t len, uint64_t seq);
 /* First offset that differs from the pattern of seq, or -1. */
 long pattern_check(const void *buf, size_t len, uint64_t seq);
+
+/* ------------------------------------------------------------------------ */
+/* peermem.c: memory the transport uses for the peer, no completion between  */
+/* ------------------------------------------------------------------------ */
+
+/* Does *p, which a peer's WRITE fills, hold want? If so, what the peer wrote
+ * before it is visible too (acquire; peermem.c says what that is worth on
+ * each transport). */
+bool peer_byte_is(const uint8_t *p, uint8_t want);
+/* pattern_check() of memory a peer's WRITE is filling. */
+long peer_check(const uint8_t *buf, size_t len, uint64_t seq);
+/* *p = v, and pattern_fill(), in the source of a WRITE the peer has seen
+ * whose completion has not been polled. */
+void peer_set(uint8_t *p, uint8_t v);
+void peer_fill(uint8_t *buf, size_t len, uint64_t seq);
+/* memset(buf, 0, len) of a target the peer's operations use. */
+void peer_clear(uint8_t *buf, size_t len);
+/* The 8 bytes at p, which the peer's atomics updated. */
+uint64_t peer_u64(const uint8_t *p);
 
 /* ------------------------------------------------------------------------ */
 /* Results                                                                   */

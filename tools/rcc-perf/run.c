@@ -26,13 +26,14 @@ static int prepare(struct sess *s, enum perf_op op, enum perf_kind kind, uint32_
 		uint32_t slots = (uint32_t)(e->area / s->stride);
 		e->posted = e->completed = e->target = 0;
 		e->rx_seq = 0;
+		/* peermem.c: the transport may still touch these for the peer */
 		if (op == OP_WRITE && kind == KIND_LAT)
-			memset(target_at(e, 0), 0, size);
+			peer_clear(target_at(e, 0), size);
 		if (op == OP_CAS || op == OP_FADD)
-			memset(target_at(e, 0), 0, PERF_ATOMIC_SIZE);
+			peer_clear(target_at(e, 0), PERF_ATOMIC_SIZE);
 		if (op == OP_READ && validate)
 			for (uint32_t k = 0; k < slots; k++)
-				pattern_fill(target_at(e, (size_t)k * s->stride), size, k);
+				peer_fill(target_at(e, (size_t)k * s->stride), size, k);
 		int rc = pep_refill(s, e);
 		if (rc)
 			return rc;
