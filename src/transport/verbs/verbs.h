@@ -119,6 +119,9 @@ struct verbs_cq {
 	atomic_bool gate; /* set: pollers take gate_lock */
 	pthread_mutex_t gate_lock;
 	struct rcci_u32map eps; /* qp_num -> struct verbs_ep */
+	/* The endpoint map_wc found last, or NULL; cleared with the gate shut
+	 * whenever eps changes (cq.c, ep_of_wc). */
+	_Atomic(struct verbs_ep *) last_ep;
 
 	pthread_mutex_t bl_lock;
 	struct rcc_wc *bl;
