@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "base/u32map.h"
+#include "transport/verbs/slot_lock.h"
 #include "base/handshakes.h"
 #include "base/sock.h"
 #include "transport/transport.h"
@@ -178,7 +179,7 @@ enum verbs_bringup_kind {
  * frees them by itself. Posters hold lock while they take slots and post;
  * pollers take it to free them. */
 struct verbs_sq_slots {
-	pthread_mutex_t lock;
+	atomic_int lock; /* slot_lock.h: posts and send completions */
 	uint32_t depth, used;
 	uint32_t run;   /* unsignalled requests since the last signalled one */
 	uint32_t *runs; /* ring (depth): per signalled request in flight, the slots it frees */
