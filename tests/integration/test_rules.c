@@ -120,6 +120,95 @@ static void sq_slots_freed_by_polled_signalled_completion(void)
 	pair_close(&p);
 }
 
+/*
+ * Rule 2 with several posting threads: requests posted onto one endpoint by
+ * four threads at once, their completions polled meanwhile by a fifth, give
+ * every slot back (verbs counts them under the endpoint's slot lock, which
+ * posters and the poller contend for): afterwards exactly DEPTH requests fit.
+ */
+struct slot_poster {
+	struct pair *p;
+	struct rcc_sge sg;
+	uint64_t addr;
+	uint32_t rkey;
+	int who;
+	atomic_int *failed;
+};
+
+static void *slot_poster_main(void *arg)
+{
+	struct slot_poster *sp = arg;
+
+	for (int i = 0; i < 100 && !atomic_load(sp->failed); i++) {
+		int rc;
+		while ((rc = rcc_post_write(sp->p->a, &sp->sg, 1, sp->addr, sp->rkey,
+					    (uint64_t)(sp->who * 1000 + i), RCC_SEND_SIGNALED)) ==
+		       -ENOMEM)
+			sched_yield(); /* full: the poller frees slots */
+		if (rc) {
+			atomic_store(sp->failed, rc);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void sq_slots_shared_by_posting_threads(void)
+{
+	enum {
+		DEPTH = 8,
+		THREADS = 4,
+		N = THREADS * 100
+	};
+	struct pair p;
+	struct pair_opts o = { .cq_depth = 2 * DEPTH, .attr_a = { .sq_depth = DEPTH } };
+	struct tbuf src = { 0 }, dst = { 0 };
+	struct slot_poster sp[THREADS];
+	pthread_t th[THREADS];
+	atomic_int failed;
+	struct rcc_wc wc[DEPTH];
+	int got = 0, bad = 0;
+
+	atomic_init(&failed, 0);
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&src, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&dst, p.ctx, 64 * THREADS, ALL_ACCESS));
+	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+	for (int t = 0; t < THREADS; t++) {
+		sp[t] = (struct slot_poster){ .p = &p,
+					      .sg = tbuf_sge(&src, 0, 64),
+					      .addr = rm.addr + 64 * (uint64_t)t,
+					      .rkey = rm.rkey,
+					      .who = t,
+					      .failed = &failed };
+		CHECK_EQ(pthread_create(&th[t], NULL, slot_poster_main, &sp[t]), 0);
+	}
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (got < N && !atomic_load(&failed) && now_ms() < end) {
+		int n = rcc_cq_poll(p.cq_a, wc, DEPTH);
+		for (int i = 0; i < n; i++)
+			bad += wc[i].status != RCC_WC_SUCCESS;
+		got += n > 0 ? n : 0;
+	}
+	if (got < N) /* let the posters end (they stop on a failure) */
+		atomic_store(&failed, -ETIMEDOUT);
+	for (int t = 0; t < THREADS; t++)
+		CHECK_EQ(pthread_join(th[t], NULL), 0);
+	CHECK_EQ(atomic_load(&failed), 0);
+	CHECK_EQ(got, N);
+	CHECK_EQ(bad, 0);
+	/* Every slot is free again: DEPTH requests fit, one more does not. */
+	struct rcc_sge sg = tbuf_sge(&src, 0, 64);
+	for (int i = 0; i < DEPTH; i++)
+		CHECK_OK(rcc_post_write(p.a, &sg, 1, rm.addr, rm.rkey, (uint64_t)i,
+					RCC_SEND_SIGNALED));
+	CHECK_EQ(rcc_post_write(p.a, &sg, 1, rm.addr, rm.rkey, 99, RCC_SEND_SIGNALED), -ENOMEM);
+	CHECK_EQ(wait_n(p.cq_a, wc, DEPTH, TEST_TIMEOUT_MS), DEPTH);
+	tbuf_free(&dst);
+	tbuf_free(&src);
+	pair_close(&p);
+}
+
 /* Rule 2, receive slots: a receive's slot is free once its completion is polled. */
 static void rq_slot_freed_by_polled_completion(void)
 {
@@ -691,6 +780,7 @@ int main(int argc, char **argv)
 	static const struct test_case cases[] = {
 		TEST(cq_overrun_fails_endpoints),
 		TEST(sq_slots_freed_by_polled_signalled_completion),
+		TEST(sq_slots_shared_by_posting_threads),
 		TEST(rq_slot_freed_by_polled_completion),
 		TEST(solicited_flag_changes_nothing_at_rcc_receiver),
 		TEST(error_flushes_everything_and_refuses_posts),

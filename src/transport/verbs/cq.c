@@ -61,7 +61,10 @@ static struct poller *pollers; /* every registered thread's slot */
 static pthread_key_t pollers_key;
 static bool pollers_key_ok;
 static bool asym_fence; /* membarrier registered: pollers need no fence */
-static _Thread_local struct poller *my_slot;
+/* initial-exec: one %fs-relative load per poll instead of a call to
+ * __tls_get_addr (the library is built position-independent, for the shared
+ * library too); one pointer of glibc's static TLS surplus when dlopen()ed. */
+static _Thread_local struct poller *my_slot __attribute__((tls_model("initial-exec")));
 
 static void poller_exit(void *p)
 {
@@ -175,11 +178,22 @@ static struct verbs_ep *ep_of_qpn(const struct verbs_cq *cq, uint32_t qpn)
 	return rcci_u32map_find(&cq->eps, qpn);
 }
 
+/* Forget the cached endpoint (map_wc): every change of the table does, with
+ * the gate shut, so a pointer cached by a poller was in the table for the
+ * whole of that poller's gate section and no later section finds one the
+ * table no longer holds: it never outlives the endpoint's detach, which comes
+ * before its QP is destroyed and before the endpoint is freed. */
+static void last_ep_forget(struct verbs_cq *cq)
+{
+	atomic_store_explicit(&cq->last_ep, NULL, memory_order_relaxed);
+}
+
 int rcci_vcq_attach(struct verbs_cq *cq, struct verbs_ep *ep)
 {
 	int rc = 0;
 
 	gate_shut(cq);
+	last_ep_forget(cq);
 	if (ep_of_qpn(cq, ep->qpn) != ep) /* else: send CQ == recv CQ */
 		rc = rcci_u32map_put(&cq->eps, ep->qpn, ep);
 	gate_open(cq);
@@ -189,6 +203,7 @@ int rcci_vcq_attach(struct verbs_cq *cq, struct verbs_ep *ep)
 void rcci_vcq_detach(struct verbs_cq *cq, struct verbs_ep *ep)
 {
 	gate_shut(cq);
+	last_ep_forget(cq);
 	rcci_u32map_remove(&cq->eps, ep->qpn);
 	gate_open(cq);
 }
@@ -252,10 +267,29 @@ static enum rcc_wc_opcode map_opcode(enum ibv_wc_opcode op)
 	}
 }
 
+/* The endpoint of qpn: the last one found on this CQ when it is that QP's
+ * (most completions in a row are one QP's), else the table's. The caller is
+ * in the gate (a poller) or holds it shut (drain): the cache is written only
+ * there and cleared by every change of the table (last_ep_forget), so a cached
+ * endpoint is one the table holds. Pollers of one CQ may store concurrently:
+ * any of their values is such an endpoint, and release/acquire hands its
+ * fields (qpn, set before attach) from the storing poller to the loading one. */
+static inline struct verbs_ep *ep_of_wc(struct verbs_cq *cq, uint32_t qpn)
+{
+	struct verbs_ep *ep = atomic_load_explicit(&cq->last_ep, memory_order_acquire);
+
+	if (__builtin_expect(ep != NULL && ep->qpn == qpn, 1))
+		return ep;
+	ep = ep_of_qpn(cq, qpn);
+	if (ep)
+		atomic_store_explicit(&cq->last_ep, ep, memory_order_release);
+	return ep;
+}
+
 /* false: not for the user (a disconnect marker, or a QP no longer known). */
 static bool map_wc(struct verbs_cq *cq, const struct ibv_wc *w, struct rcc_wc *out)
 {
-	struct verbs_ep *ep = ep_of_qpn(cq, w->qp_num);
+	struct verbs_ep *ep = ep_of_wc(cq, w->qp_num);
 
 	if (__builtin_expect(!ep, 0)) {
 		log_debug("verbs: completion for unknown QP %u dropped", w->qp_num);
@@ -377,17 +411,28 @@ void rcci_vcq_drain(struct verbs_cq *cq)
 
 /* -------------------------------------------------------------- polling */
 
-/* The caller is a reader of cq's gate. */
-static int hw_poll_inside(struct verbs_cq *cq, struct rcc_wc *out, int max)
+/*
+ * Backlog first (older), then the device, all inside the gate: only a writer
+ * (drain) adds to the backlog, so one look at it from within the gate sees
+ * everything a drain moved before this poll, and a drain after this poll
+ * moves only what arrived after it. (A look before the gate would miss a
+ * drain between it and the device poll and need a second look.)
+ * Forced inline, and into its three callers: one function call per poll
+ * (rcc's op) instead of four nested ones.
+ */
+static inline __attribute__((always_inline)) int poll_inside(struct verbs_cq *cq,
+							     struct rcc_wc *out, int max)
 {
 	struct ibv_wc w[POLL_BATCH];
 	int got = 0;
 
+	if (__builtin_expect(atomic_load_explicit(&cq->bl_count, memory_order_acquire) != 0, 0))
+		got = bl_pop(cq, out, max);
 	while (got < max) {
 		int want = max - got < POLL_BATCH ? max - got : POLL_BATCH;
 		int n = ibv_poll_cq(cq->cq, want, w);
 		if (n <= 0) {
-			if (n < 0)
+			if (__builtin_expect(n < 0, 0))
 				log_error("verbs: ibv_poll_cq failed (%d)", n);
 			break;
 		}
@@ -399,39 +444,19 @@ static int hw_poll_inside(struct verbs_cq *cq, struct rcc_wc *out, int max)
 	return got;
 }
 
-static int hw_poll(struct verbs_cq *cq, struct rcc_wc *out, int max)
+static inline __attribute__((always_inline)) int poll_once(struct verbs_cq *cq, struct rcc_wc *wc,
+							   int max)
 {
 	struct poller *r = gate_enter(cq);
-	int got;
+	int n;
 
-	if (__builtin_expect(r != NULL, 1)) {
-		got = hw_poll_inside(cq, out, max);
+	if (__builtin_expect(r == NULL, 0))
+		pthread_mutex_lock(&cq->gate_lock); /* behind the writer */
+	n = poll_inside(cq, wc, max);
+	if (__builtin_expect(r != NULL, 1))
 		gate_leave(r);
-		return got;
-	}
-	pthread_mutex_lock(&cq->gate_lock); /* behind the writer */
-	got = hw_poll_inside(cq, out, max);
-	pthread_mutex_unlock(&cq->gate_lock);
-	return got;
-}
-
-/*
- * Backlog first (older), then the device. The backlog is looked at again
- * after an empty device poll: a concurrent drain may have moved what we were
- * about to find there.
- */
-static inline int poll_once(struct verbs_cq *cq, struct rcc_wc *wc, int max)
-{
-	int n = 0;
-
-	if (atomic_load_explicit(&cq->bl_count, memory_order_acquire)) {
-		n = bl_pop(cq, wc, max);
-		if (n == max)
-			return n;
-	}
-	n += hw_poll(cq, wc + n, max - n);
-	if (n == 0 && atomic_load_explicit(&cq->bl_count, memory_order_acquire))
-		n = bl_pop(cq, wc, max);
+	else
+		pthread_mutex_unlock(&cq->gate_lock);
 	return n;
 }
 
@@ -526,6 +551,7 @@ int rcci_vcq_create(struct rcc_cq *base)
 		cq->armed = true;
 	}
 	atomic_init(&cq->gate, false);
+	atomic_init(&cq->last_ep, NULL);
 	pthread_mutex_init(&cq->gate_lock, NULL);
 	pthread_mutex_init(&cq->bl_lock, NULL);
 	pthread_mutex_init(&cq->ch_lock, NULL);

@@ -112,7 +112,7 @@ static int post_send(struct verbs_ep *ep, const struct rcc_send_wr *wr, int n, i
 	bool sig_all = ep->base.attr.sig_all;
 	int done = 0, rc = 0;
 
-	pthread_mutex_lock(&s->lock);
+	rcci_slot_lock(&s->lock);
 	int room = (int)rcci_sq_room(s);
 	int fit = n < room ? n : room;
 	while (done < fit) {
@@ -136,7 +136,7 @@ static int post_send(struct verbs_ep *ep, const struct rcc_send_wr *wr, int n, i
 			break;
 		}
 	}
-	pthread_mutex_unlock(&s->lock);
+	rcci_slot_unlock(&s->lock);
 	if (!rc && done < n)
 		rc = -ENOMEM; /* the send queue is full: rule 2 */
 	if (posted)

@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "base/u32map.h"
+#include "transport/verbs/slot_lock.h"
 #include "base/handshakes.h"
 #include "base/sock.h"
 #include "transport/transport.h"
@@ -119,6 +120,9 @@ struct verbs_cq {
 	atomic_bool gate; /* set: pollers take gate_lock */
 	pthread_mutex_t gate_lock;
 	struct rcci_u32map eps; /* qp_num -> struct verbs_ep */
+	/* The endpoint map_wc found last, or NULL; cleared with the gate shut
+	 * whenever eps changes (cq.c, ep_of_wc). */
+	_Atomic(struct verbs_ep *) last_ep;
 
 	pthread_mutex_t bl_lock;
 	struct rcc_wc *bl;
@@ -175,7 +179,7 @@ enum verbs_bringup_kind {
  * frees them by itself. Posters hold lock while they take slots and post;
  * pollers take it to free them. */
 struct verbs_sq_slots {
-	pthread_mutex_t lock;
+	atomic_int lock; /* slot_lock.h: posts and send completions */
 	uint32_t depth, used;
 	uint32_t run;   /* unsignalled requests since the last signalled one */
 	uint32_t *runs; /* ring (depth): per signalled request in flight, the slots it frees */
