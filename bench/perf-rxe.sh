@@ -41,8 +41,9 @@
 # how long the emulated peer took, not on the library. The method in full is in
 # bench/count-rxe.py, the figures in docs/verbs.md. The count group needs valgrind
 # on the host (copied into a VM image of its own, ~/.cache/rcc-rxe-vm-vg, as
-# tests/rxe/README.md's valgrind recipe does) and exits 77 without it. About 17
-# minutes for the whole group under TCG (996 s of VM on 2026-11-28).
+# tests/rxe/README.md's valgrind recipe does) and exits 77 without it. About 10-17
+# minutes for the whole group under TCG (996 s of VM on 2026-11-28, 588-741 s on
+# 2026-11-29: it depends on the host's load).
 set -u -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
