@@ -113,6 +113,20 @@ signal_tool() {
 	kill -"$1" "${t:-$2}" 2>/dev/null
 }
 
+# scratch_dir NAME: a fresh directory in TMP, and PIDS, the processes the
+# script starts (it appends to it): on the way out, whatever happened, each is
+# killed with its children and the directory removed (an EXIT trap).
+scratch_dir() {
+	TMP=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+	PIDS=()
+	trap scratch_cleanup EXIT
+}
+scratch_cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill_tree "$p"; done
+	rm -rf "$TMP"
+}
+
 # kill_tree PID: the process and its children. A tool under `timeout` must go
 # with it: SIGKILL on timeout itself leaves the tool running, orphaned, with
 # no time limit left (busy-polling servers then loaded the machine for good).

@@ -350,6 +350,43 @@ static void env_restore(const char *name, char *old)
 	free(old);
 }
 
+/* Milliseconds left until the monotonic time end (now_ms()); 0 once past. */
+static int ms_until(uint64_t end)
+{
+	uint64_t now = now_ms();
+	return now < end ? (int)(end - now) : 0;
+}
+
+/* A WRITE of n bytes from p's a-side context into a region of its b-side
+ * one, then a READ of them back, each completed by end (now_ms() time) and
+ * compared byte for byte. */
+static void write_then_read_back(struct pair2 *p, size_t n, int seed, uint64_t end)
+{
+	struct tbuf src = { 0 }, dst = { 0 }, back = { 0 };
+	struct rcc_wc wc;
+
+	CHECK_OK(tbuf_alloc(&src, p->ctx_a, n, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&back, p->ctx_a, n, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&dst, p->ctx_b, n, ALL_ACCESS));
+	if (!test_failed) {
+		fill_pattern(src.p, n, seed);
+		struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+		struct rcc_sge ws = tbuf_sge(&src, 0, (uint32_t)n);
+		CHECK_OK(rcc_post_write(p->a, &ws, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED));
+		CHECK_OK(wait_one(p->cq_a, &wc, ms_until(end)));
+		CHECK_WC(wc, RCC_WC_SUCCESS);
+		CHECK_EQ(check_pattern(dst.p, n, seed), -1);
+		struct rcc_sge bs = tbuf_sge(&back, 0, (uint32_t)n);
+		CHECK_OK(rcc_post_read(p->a, &bs, 1, rm.addr, rm.rkey, 2, RCC_SEND_SIGNALED));
+		CHECK_OK(wait_one(p->cq_a, &wc, ms_until(end)));
+		CHECK_WC(wc, RCC_WC_SUCCESS);
+		CHECK_EQ(check_pattern(back.p, n, seed), -1);
+	}
+	tbuf_free(&src);
+	tbuf_free(&back);
+	tbuf_free(&dst);
+}
+
 /*
  * RCC_SHM_RING_KIB: the ring the accepting side offers, and takes the
  * connecting side too. A value that is not a power of two from 4 to 65536
@@ -382,10 +419,8 @@ static void ring_capacity(void)
 	struct pair2 p;
 	struct rcc_cq_attr ca = { .mode = RCC_CQ_POLL };
 	struct rcc_ep_attr ea = { 0 };
-	struct tbuf src = { 0 }, dst = { 0 }, back = { 0 };
 	/* more than the ring, several times outside valgrind's scaled-down runs */
 	const size_t n = (test_quick() ? 1 : 3) * 4096 * 1024 + 77;
-	struct rcc_wc wc;
 
 	setenv("RCC_SHM_RING_KIB", "4096", 1);
 	int rc = pair2_open(&p, &ca, &ea);
@@ -394,34 +429,10 @@ static void ring_capacity(void)
 	if (!rc) {
 		CHECK_EQ(tep(p.a)->shm.cap, 4096u * 1024u);
 		CHECK_EQ(tep(p.b)->shm.cap, 4096u * 1024u);
-		CHECK_OK(tbuf_alloc(&src, p.ctx_a, n, RCC_ACCESS_LOCAL_WRITE));
-		CHECK_OK(tbuf_alloc(&back, p.ctx_a, n, RCC_ACCESS_LOCAL_WRITE));
-		CHECK_OK(tbuf_alloc(&dst, p.ctx_b, n, ALL_ACCESS));
-		fill_pattern(src.p, n, 31);
-		struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
-		struct rcc_sge ws = tbuf_sge(&src, 0, (uint32_t)n);
-		CHECK_OK(rcc_post_write(p.a, &ws, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED));
-		CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
-		CHECK_WC(wc, RCC_WC_SUCCESS);
-		CHECK_EQ(check_pattern(dst.p, n, 31), -1);
-		struct rcc_sge bs = tbuf_sge(&back, 0, (uint32_t)n);
-		CHECK_OK(rcc_post_read(p.a, &bs, 1, rm.addr, rm.rkey, 2, RCC_SEND_SIGNALED));
-		CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
-		CHECK_WC(wc, RCC_WC_SUCCESS);
-		CHECK_EQ(check_pattern(back.p, n, 31), -1);
-		tbuf_free(&src);
-		tbuf_free(&back);
-		tbuf_free(&dst);
+		write_then_read_back(&p, n, 31, now_ms() + TEST_TIMEOUT_MS);
 	}
 	pair2_close(&p);
 	env_restore("RCC_SHM_RING_KIB", old);
-}
-
-/* Milliseconds left until the monotonic time end (now_ms()); 0 once past. */
-static int ms_until(uint64_t end)
-{
-	uint64_t now = now_ms();
-	return now < end ? (int)(end - now) : 0;
 }
 
 /*
@@ -438,7 +449,7 @@ static void wakeups_without_heartbeats(void)
 	struct pair2 p;
 	struct rcc_cq_attr ca = { .mode = RCC_CQ_WAIT };
 	struct rcc_ep_attr ea = { .peer_timeout_ms = 3600000 };
-	struct tbuf src = { 0 }, dst = { 0 }, back = { 0 }, pa = { 0 }, pb = { 0 };
+	struct tbuf pa = { 0 }, pb = { 0 };
 	const size_t n = 64 * SHM_RING_DEFAULT + 123;
 	struct rcc_wc wc;
 
@@ -472,26 +483,9 @@ static void wakeups_without_heartbeats(void)
 		CHECK_OK(wait_one(ab ? p.cq_a : p.cq_b, &wc, ms_until(end)));
 		CHECK_WC(wc, RCC_WC_SUCCESS);
 	}
-	CHECK_OK(tbuf_alloc(&src, p.ctx_a, n, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&back, p.ctx_a, n, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&dst, p.ctx_b, n, ALL_ACCESS));
-	fill_pattern(src.p, n, 11);
-	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
-	struct rcc_sge ws = tbuf_sge(&src, 0, (uint32_t)n);
-	CHECK_OK(rcc_post_write(p.a, &ws, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED));
-	CHECK_OK(wait_one(p.cq_a, &wc, ms_until(end)));
-	CHECK_WC(wc, RCC_WC_SUCCESS);
-	CHECK_EQ(check_pattern(dst.p, n, 11), -1);
-	struct rcc_sge bs = tbuf_sge(&back, 0, (uint32_t)n);
-	CHECK_OK(rcc_post_read(p.a, &bs, 1, rm.addr, rm.rkey, 2, RCC_SEND_SIGNALED));
-	CHECK_OK(wait_one(p.cq_a, &wc, ms_until(end)));
-	CHECK_WC(wc, RCC_WC_SUCCESS);
-	CHECK_EQ(check_pattern(back.p, n, 11), -1);
+	write_then_read_back(&p, n, 11, end);
 	tbuf_free(&pa);
 	tbuf_free(&pb);
-	tbuf_free(&src);
-	tbuf_free(&back);
-	tbuf_free(&dst);
 	pair2_close(&p);
 }
 

@@ -12,14 +12,7 @@
 set -uo pipefail # not -e: a side's exit status is a case's verdict, not the script's
 PERF=$1
 . "$(dirname "$0")/../common/checks.sh"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/rcc-write-lat.XXXXXX")
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill_tree "$p"; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+scratch_dir rcc-write-lat
 
 N=0
 has_port() { grep -qE "server on port [0-9]+" "$SRV"; }

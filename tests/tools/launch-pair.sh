@@ -20,14 +20,7 @@ ARGS=("$@")
 NAME=$(basename "$PP")
 . "$(dirname "$0")/../common/checks.sh"
 . "$(dirname "$0")/../common/require.sh"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/rcc-pp-launch.XXXXXX")
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill_tree "$p"; done
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+scratch_dir rcc-pp-launch
 unset RANK WORLD_SIZE MASTER_ADDR MASTER_PORT RCC_RANK RCC_WORLD_SIZE RCC_MASTER_ADDR \
 	RCC_MASTER_PORT OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE SLURM_PROCID \
 	SLURM_NTASKS PMIX_RANK PMIX_NAMESPACE RCC_JOB_SECRET RCC_JOB_SECRET_FILE RCC_BOOTSTRAP
