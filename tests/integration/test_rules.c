@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "pair.h"
@@ -143,13 +144,40 @@ static void *slot_poster_main(void *arg)
 		int rc;
 		while ((rc = rcc_post_write(sp->p->a, &sp->sg, 1, sp->addr, sp->rkey,
 					    (uint64_t)(sp->who * 1000 + i), RCC_SEND_SIGNALED)) ==
-		       -ENOMEM)
+			       -ENOMEM &&
+		       !atomic_load(sp->failed))
 			sched_yield(); /* full: the poller frees slots */
+		if (rc == -ENOMEM)
+			break; /* the poller gave up */
 		if (rc) {
 			atomic_store(sp->failed, rc);
 			break;
 		}
 	}
+	return NULL;
+}
+
+/* The fifth thread: polls until every request completed or the deadline. */
+struct slot_poller {
+	struct pair *p;
+	uint64_t end;
+	int want, got, bad;
+	atomic_int *failed;
+};
+
+static void *slot_poller_main(void *arg)
+{
+	struct slot_poller *sl = arg;
+	struct rcc_wc wc[8];
+
+	while (sl->got < sl->want && !atomic_load(sl->failed) && now_ms() < sl->end) {
+		int n = rcc_cq_poll(sl->p->cq_a, wc, 8);
+		for (int i = 0; i < n; i++)
+			sl->bad += wc[i].status != RCC_WC_SUCCESS;
+		sl->got += n > 0 ? n : 0;
+	}
+	if (sl->got < sl->want) /* let the posters end (they stop on a failure) */
+		atomic_store(sl->failed, -ETIMEDOUT);
 	return NULL;
 }
 
@@ -183,17 +211,29 @@ static void sq_slots_shared_by_posting_threads(void)
 					      .failed = &failed };
 		CHECK_EQ(pthread_create(&th[t], NULL, slot_poster_main, &sp[t]), 0);
 	}
-	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
-	while (got < N && !atomic_load(&failed) && now_ms() < end) {
-		int n = rcc_cq_poll(p.cq_a, wc, DEPTH);
-		for (int i = 0; i < n; i++)
-			bad += wc[i].status != RCC_WC_SUCCESS;
-		got += n > 0 ? n : 0;
+	struct slot_poller sl = {
+		.p = &p, .end = now_ms() + TEST_TIMEOUT_MS, .want = N, .failed = &failed
+	};
+	pthread_t pth;
+	CHECK_EQ(pthread_create(&pth, NULL, slot_poller_main, &sl), 0);
+	/* Every thread is waited for with a bound: one asleep for good in the
+	 * slot lock (a lost wake-up) cannot be stopped, so the binary reports it
+	 * and ends at once instead of hanging until ctest's timeout. */
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += TEST_TIMEOUT_MS / 1000 + 5;
+	for (int t = 0; t <= THREADS; t++) {
+		if (pthread_timedjoin_np(t < THREADS ? th[t] : pth, NULL, &until)) {
+			test_fail(__FILE__, __LINE__,
+				  "%s thread never came back (asleep in the slot lock?)",
+				  t < THREADS ? "a posting" : "the polling");
+			fflush(stdout);
+			fflush(stderr);
+			_exit(1);
+		}
 	}
-	if (got < N) /* let the posters end (they stop on a failure) */
-		atomic_store(&failed, -ETIMEDOUT);
-	for (int t = 0; t < THREADS; t++)
-		CHECK_EQ(pthread_join(th[t], NULL), 0);
+	got = sl.got;
+	bad = sl.bad;
 	CHECK_EQ(atomic_load(&failed), 0);
 	CHECK_EQ(got, N);
 	CHECK_EQ(bad, 0);
