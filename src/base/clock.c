@@ -5,18 +5,14 @@
 #include "base/clock.h"
 #include "rcc/util.h"
 
-uint64_t rcc_now_ns(void)
+static inline uint64_t ns_of(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t rcci_coarse_now_ns(void)
-{
-	struct timespec ts;
+uint64_t rcc_now_ns(void) { return ns_of(CLOCK_MONOTONIC); }
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+uint64_t rcci_coarse_now_ns(void) { return ns_of(CLOCK_MONOTONIC_COARSE); }

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 
 #include "base/log.h"
+#include "base/thread.h"
 #include "verbs.h"
 
 #define POLL_BATCH 16
@@ -61,10 +62,9 @@ static struct poller *pollers; /* every registered thread's slot */
 static pthread_key_t pollers_key;
 static bool pollers_key_ok;
 static bool asym_fence; /* membarrier registered: pollers need no fence */
-/* initial-exec: one %fs-relative load per poll instead of a call to
- * __tls_get_addr (the library is built position-independent, for the shared
- * library too); one pointer of glibc's static TLS surplus when dlopen()ed. */
-static _Thread_local struct poller *my_slot __attribute__((tls_model("initial-exec")));
+/* Read on every poll: base/thread.h's initial-exec model, one load instead of
+ * a call to __tls_get_addr. */
+static RCCI_THREAD_HOT struct poller *my_slot;
 
 static void poller_exit(void *p)
 {
