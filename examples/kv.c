@@ -114,8 +114,9 @@ static int next_completions(struct rcc_cq *cq, struct rcc_wc *wc, int max, int m
 		int n = rcc_cq_wait(cq, wc, max, ms);
 		return n == -ETIMEDOUT ? 0 : n;
 	}
-	/* The descriptor contract: poll the CQ until it is empty, and only
-	 * then wait for the descriptor (an epoll loop would hold many). A
+	/* The descriptor contract: poll the CQ until it is empty, arm it
+	 * (rcc_cq_arm: 1 means poll again), and only then wait for the
+	 * descriptor (an epoll loop would hold many). A
 	 * readable descriptor means completions *may* be there: the message
 	 * that woke us may have been taken by another thread (tcp's progress
 	 * thread), so an empty poll after a wake-up is not the end of the
@@ -129,6 +130,8 @@ static int next_completions(struct rcc_cq *cq, struct rcc_wc *wc, int max, int m
 		uint64_t now = rcc_now_ns();
 		if (now >= deadline)
 			return 0;
+		if (rcc_cq_arm(cq) > 0)
+			continue;
 		if (poll(&p, 1, (int)((deadline - now + 999999) / 1000000)) < 0 && errno != EINTR)
 			return -errno;
 	}

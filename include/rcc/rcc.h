@@ -445,9 +445,46 @@ int rcc_cq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms);
 /*
  * A descriptor (RCC_CQ_FD mode only, otherwise -EINVAL) that becomes readable
  * when completions may be available. Do not read it: when it is readable call
- * rcc_cq_poll() until it returns 0, then wait on it again.
+ * rcc_cq_poll() until it returns 0, then (best: rcc_cq_arm()) wait on it
+ * again. It may be readable with nothing to poll; wait again then. Owned by
+ * the CQ: valid until rcc_cq_destroy(), never to be closed by the caller.
  */
 int rcc_cq_fd(struct rcc_cq *cq);
+
+/*
+ * Say that the calling thread is about to sleep on rcc_cq_fd() (in its own
+ * poll(2) or epoll), as ibv_req_notify_cq() does on verbs. The loop:
+ *
+ *     for (;;) {
+ *         while ((n = rcc_cq_poll(cq, wc, max)) > 0)
+ *             handle(wc, n);
+ *         if (rcc_cq_arm(cq) == 0)
+ *             epoll_wait(...);   // on rcc_cq_fd(cq) and whatever else
+ *     }
+ *
+ * Returns 0: sleep now; the descriptor becomes readable for any completion
+ * that comes after the last poll. 1: completions, or input that makes
+ * them, are already there: poll again instead of sleeping. -EINVAL: cq is
+ * NULL or not in RCC_CQ_FD mode. Another negative errno (-ENOMEM) if the
+ * descriptor's set could not be extended; sleeping is then still correct,
+ * at the cost of the wake-up below.
+ *
+ * Optional, and what it buys: without it the descriptor still becomes
+ * readable for every completion, but on a same-host shared-memory
+ * connection (docs/shm.md) only after the context's background thread read
+ * the peer's message and woke you -- two thread wake-ups per completion
+ * where a blocking socket costs one. Once a CQ has been armed, its
+ * shared-memory peers ring the descriptor directly when it is armed, and a
+ * thread that polls it reads their messages itself (as rcc_cq_wait() does).
+ * Arming and then not sleeping is harmless: it costs the peer a system call
+ * for its next message. Also sends, at once, an acknowledgement this
+ * thread held back for the reply it expected to post.
+ *
+ * Does not block (no system call on verbs unless the CQ must be re-armed;
+ * on tcp a few, the first call more). Thread-safe; any number of threads
+ * may arm and sleep on one CQ.
+ */
+int rcc_cq_arm(struct rcc_cq *cq);
 
 /* The mode the CQ was created with. */
 enum rcc_cq_mode rcc_cq_get_mode(const struct rcc_cq *cq);

@@ -420,7 +420,8 @@ int rcc_chan_flush(struct rcc_chan *ch, int timeout_ms);
  * rcc_chan_attr says; valid until rcc_chan_destroy(). An application that
  * sleeps in its own poll(2)/epoll on rcc_cq_fd() of a channel's own FD-mode
  * CQ calls rcc_chan_wait(ch, 0) or rcc_chan_recv() when it is readable, and
- * never polls the CQ itself. Never blocks. */
+ * never polls the CQ itself; it may call rcc_cq_arm() on it before it
+ * sleeps (and look again when that returns 1). Never blocks. */
 struct rcc_cq *rcc_chan_cq(const struct rcc_chan *ch);
 
 /* Arrivals taken in and not read yet (a moment's figure); 0 for NULL. */

@@ -163,4 +163,11 @@ int rcc_cq_fd(struct rcc_cq *cq)
 	return cq->ctx->ops->cq_fd(cq);
 }
 
+int rcc_cq_arm(struct rcc_cq *cq)
+{
+	if (!cq || cq->mode != RCC_CQ_FD)
+		return -EINVAL;
+	return cq->ctx->ops->cq_arm ? cq->ctx->ops->cq_arm(cq) : 0;
+}
+
 enum rcc_cq_mode rcc_cq_get_mode(const struct rcc_cq *cq) { return cq ? cq->mode : RCC_CQ_POLL; }

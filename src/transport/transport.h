@@ -251,6 +251,9 @@ struct rcc_transport_ops {
 	 * poll() on cq_fd: return 0 when completions may have come, -ETIMEDOUT
 	 * at the deadline (rcci_deadline()), or a negative errno. NULL: cq_fd. */
 	int (*cq_sleep)(struct rcc_cq *cq, uint64_t deadline);
+	/* rcc_cq_arm() on an RCC_CQ_FD CQ (the core checked the mode): 0 sleep,
+	 * 1 poll first, or a negative errno. NULL: always 0. */
+	int (*cq_arm)(struct rcc_cq *cq);
 
 	/* Listening and connecting; a context may use other ones (rcc_ctx.conn). */
 	struct rcc_conn_ops conn;

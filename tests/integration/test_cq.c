@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion queues: the three modes, epoll over many CQs, one CQ shared by
  * 64 endpoints. */
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -68,12 +70,53 @@ static void mode_wait(void) { round_trip_in_mode(RCC_CQ_WAIT); }
 static void mode_fd(void) { round_trip_in_mode(RCC_CQ_FD); }
 
 /*
- * A steady ping-pong, every message verified, waiting the mode's way: once a
- * CQ is being waited on, the progress thread leaves its endpoints' input to
- * the waiter (docs/tcp-transport.md), so a waiter that stopped reading its
- * sockets would stall here rather than pass slowly.
+ * Take n completions from an FD-mode CQ the way rcc.h tells an application
+ * with its own epoll to: poll until empty, rcc_cq_arm(), sleep on the
+ * descriptor only when it says 0. Bounded by timeout_ms. Returns n, or
+ * what went wrong.
  */
-static void ping_pong_in_mode(enum rcc_cq_mode mode)
+static int take_by_own_epoll(struct rcc_cq *cq, struct rcc_wc *wc, int n, int timeout_ms)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	int efd = epoll_create1(EPOLL_CLOEXEC), got = 0, rc = -ETIMEDOUT;
+
+	if (efd < 0 || epoll_ctl(efd, EPOLL_CTL_ADD, rcc_cq_fd(cq), &ev)) {
+		rc = -errno;
+		goto out;
+	}
+	while (got < n && now_ms() < end) {
+		int k = rcc_cq_poll(cq, wc + got, n - got);
+		if (k < 0) {
+			rc = k;
+			goto out;
+		}
+		got += k;
+		if (k || got == n)
+			continue;
+		k = rcc_cq_arm(cq);
+		if (k < 0) {
+			rc = k;
+			goto out;
+		}
+		if (k == 0)
+			epoll_wait(efd, &ev, 1, (int)(end - now_ms()));
+	}
+	rc = got == n ? n : -ETIMEDOUT;
+out:
+	if (efd >= 0)
+		close(efd);
+	return rc;
+}
+
+/*
+ * A steady ping-pong, every message verified, waiting the mode's way (and in
+ * FD mode, with own_epoll, in the application's epoll after rcc_cq_arm()):
+ * once a CQ is being waited on, the progress thread leaves its endpoints'
+ * input to the waiter (docs/tcp-transport.md), so a waiter that stopped
+ * reading its sockets would stall here rather than pass slowly.
+ */
+static void ping_pong_waiting(enum rcc_cq_mode mode, bool own_epoll)
 {
 	enum {
 		ROUNDS = 2000,
@@ -95,30 +138,91 @@ static void ping_pong_in_mode(enum rcc_cq_mode mode)
 		CHECK_OK(rcc_post_send(p.a, &a_out, 1, i, RCC_SEND_SIGNALED));
 		/* b: the ping; then the echo and its send completion */
 		struct rcc_wc wc[2];
-		CHECK_OK(wait_one(p.cq_b, wc, TEST_TIMEOUT_MS));
+		if (own_epoll)
+			CHECK_EQ(take_by_own_epoll(p.cq_b, wc, 1, TEST_TIMEOUT_MS), 1);
+		else
+			CHECK_OK(wait_one(p.cq_b, wc, TEST_TIMEOUT_MS));
 		CHECK_WC(wc[0], RCC_WC_SUCCESS);
 		CHECK_EQ(wc[0].opcode, RCC_WC_RECV);
 		CHECK_EQ(check_pattern(b.p + LEN, LEN, i), -1);
 		memcpy(b.p, b.p + LEN, LEN);
 		CHECK_OK(rcc_post_send(p.b, &b_out, 1, i, RCC_SEND_SIGNALED));
 		/* a: its send's completion and the echo, in either order (rule 5) */
-		CHECK_EQ(wait_n(p.cq_a, wc, 2, TEST_TIMEOUT_MS), 2);
+		if (own_epoll)
+			CHECK_EQ(take_by_own_epoll(p.cq_a, wc, 2, TEST_TIMEOUT_MS), 2);
+		else
+			CHECK_EQ(wait_n(p.cq_a, wc, 2, TEST_TIMEOUT_MS), 2);
 		CHECK_WC(wc[0], RCC_WC_SUCCESS);
 		CHECK_WC(wc[1], RCC_WC_SUCCESS);
 		CHECK_EQ(wc[0].opcode + wc[1].opcode, RCC_WC_SEND + RCC_WC_RECV);
 		CHECK_EQ(check_pattern(a.p + LEN, LEN, i), -1);
-		CHECK_OK(wait_one(p.cq_b, wc, TEST_TIMEOUT_MS));
+		if (own_epoll)
+			CHECK_EQ(take_by_own_epoll(p.cq_b, wc, 1, TEST_TIMEOUT_MS), 1);
+		else
+			CHECK_OK(wait_one(p.cq_b, wc, TEST_TIMEOUT_MS));
 		CHECK_WC(wc[0], RCC_WC_SUCCESS);
 		CHECK_EQ(wc[0].opcode, RCC_WC_SEND);
+		if (test_failed)
+			break;
 	}
 	tbuf_free(&a);
 	tbuf_free(&b);
 	pair_close(&p);
 }
 
-static void wait_ping_pong(void) { ping_pong_in_mode(RCC_CQ_WAIT); }
-static void fd_ping_pong(void) { ping_pong_in_mode(RCC_CQ_FD); }
-static void hybrid_ping_pong(void) { ping_pong_in_mode(RCC_CQ_HYBRID); }
+static void wait_ping_pong(void) { ping_pong_waiting(RCC_CQ_WAIT, false); }
+static void fd_ping_pong(void) { ping_pong_waiting(RCC_CQ_FD, false); }
+static void hybrid_ping_pong(void) { ping_pong_waiting(RCC_CQ_HYBRID, false); }
+static void fd_armed_ping_pong(void) { ping_pong_waiting(RCC_CQ_FD, true); }
+
+/*
+ * rcc_cq_arm()'s contract on every transport: FD mode only; with nothing
+ * outstanding, 0 and a descriptor that stays quiet; with a completion that
+ * came after the last poll, "poll first" (1) or a readable descriptor --
+ * never 0 with the completion unannounced.
+ */
+static void arm_contract(void)
+{
+	static const enum rcc_cq_mode others[] = { RCC_CQ_POLL, RCC_CQ_WAIT, RCC_CQ_HYBRID };
+	struct pair_opts o = { .mode = RCC_CQ_FD };
+	struct tbuf a = { 0 }, b = { 0 };
+	struct rcc_wc wc;
+	struct pair p;
+
+	CHECK_EQ(rcc_cq_arm(NULL), -EINVAL);
+	CHECK_OK(pair_open(&p, &o));
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		struct rcc_cq_attr ca = { .mode = others[i] };
+		struct rcc_cq *cq;
+		CHECK_OK(rcc_cq_create(p.ctx, &ca, &cq));
+		CHECK_EQ(rcc_cq_arm(cq), -EINVAL);
+		CHECK_OK(rcc_cq_destroy(cq));
+	}
+	CHECK_OK(tbuf_alloc(&a, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&b, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	struct pollfd pf = { .fd = rcc_cq_fd(p.cq_b), .events = POLLIN };
+	CHECK_EQ(rcc_cq_poll(p.cq_b, &wc, 1), 0);
+	CHECK_EQ(rcc_cq_arm(p.cq_b), 0);
+	CHECK_EQ(poll(&pf, 1, 20), 0);
+
+	struct rcc_sge rb = tbuf_sge(&b, 0, 64), sa = tbuf_sge(&a, 0, 64);
+	fill_pattern(a.p, 64, 61);
+	CHECK_OK(rcc_post_recv(p.b, &rb, 1, 7));
+	CHECK_OK(rcc_post_send(p.a, &sa, 1, 8, RCC_SEND_SIGNALED));
+	CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS)); /* the receive has landed too */
+	CHECK_EQ(wc.wr_id, 8);
+	int armed = rcc_cq_arm(p.cq_b);
+	CHECK_MSG(armed == 1 || (armed == 0 && poll(&pf, 1, TEST_TIMEOUT_MS) == 1),
+		  "a completion after the last poll: rcc_cq_arm() %d and the descriptor quiet",
+		  armed);
+	CHECK_EQ(take_by_own_epoll(p.cq_b, &wc, 1, TEST_TIMEOUT_MS), 1);
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+	CHECK_EQ(wc.wr_id, 7);
+	CHECK_EQ(check_pattern(b.p, 64, 61), -1);
+	tbuf_free(&a);
+	tbuf_free(&b);
+	pair_close(&p);
+}
 
 static uint64_t thread_cpu_ms(void)
 {
@@ -496,6 +600,6 @@ static void shared_cq_streams(void)
 
 TEST_MAIN(TEST(mode_poll), TEST(mode_wait), TEST(mode_fd), TEST(wait_wakes_up),
 	  TEST(wait_ping_pong), TEST(fd_ping_pong), TEST(hybrid_ping_pong),
-	  TEST(wait_idle_after_peer_left), TEST(fd_idle_after_peer_left),
-	  TEST(hybrid_idle_after_peer_left), TEST(epoll_over_8_cqs), TEST(shared_cq_64_endpoints),
-	  TEST(shared_cq_streams))
+	  TEST(fd_armed_ping_pong), TEST(arm_contract), TEST(wait_idle_after_peer_left),
+	  TEST(fd_idle_after_peer_left), TEST(hybrid_idle_after_peer_left), TEST(epoll_over_8_cqs),
+	  TEST(shared_cq_64_endpoints), TEST(shared_cq_streams))

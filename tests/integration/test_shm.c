@@ -558,12 +558,18 @@ static void full_ring_producer_armed(void)
 	free(saved);
 }
 
-/* Wait for one completion on cq: with rcc_cq_wait(), or (by_fd) polling and
- * then sleeping in poll() on rcc_cq_fd(), as the descriptor's contract says
- * (rcc.h). */
-static int app_wait(struct rcc_cq *cq, bool by_fd, struct rcc_wc *wc)
+/* How the application waits for a completion. */
+enum app_wait_how {
+	BY_WAIT,     /* rcc_cq_wait() */
+	BY_FD,       /* poll() on rcc_cq_fd() after rcc_cq_poll() found nothing */
+	BY_FD_ARMED, /* the same, with rcc_cq_arm() before each sleep */
+};
+
+/* Wait for one completion on cq as `how` says, the descriptor's ways as its
+ * contract says (rcc.h). */
+static int app_wait(struct rcc_cq *cq, enum app_wait_how how, struct rcc_wc *wc)
 {
-	if (!by_fd)
+	if (how == BY_WAIT)
 		return rcc_cq_wait(cq, wc, 1, TEST_TIMEOUT_MS) == 1 ? 0 : -ETIMEDOUT;
 	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
 	struct pollfd p = { .fd = rcc_cq_fd(cq), .events = POLLIN };
@@ -571,6 +577,11 @@ static int app_wait(struct rcc_cq *cq, bool by_fd, struct rcc_wc *wc)
 		int n = rcc_cq_poll(cq, wc, 1);
 		if (n)
 			return n == 1 ? 0 : n;
+		if (how == BY_FD_ARMED && (n = rcc_cq_arm(cq)) != 0) {
+			if (n < 0)
+				return n;
+			continue; /* poll first */
+		}
 		if (poll(&p, 1, (int)(end - now_ms())) < 0)
 			return -errno;
 	}
@@ -578,7 +589,8 @@ static int app_wait(struct rcc_cq *cq, bool by_fd, struct rcc_wc *wc)
 }
 
 /* One round trip: a SENDs i to b, b answers; b waits as its mode says. */
-static void shm_round_trip(struct pair2 *p, struct tbuf *ba, struct tbuf *bb, bool by_fd, int i)
+static void shm_round_trip(struct pair2 *p, struct tbuf *ba, struct tbuf *bb, enum app_wait_how how,
+			   int i)
 {
 	struct rcc_sge ra = tbuf_sge(ba, 64, 64), rb = tbuf_sge(bb, 64, 64);
 	struct rcc_sge sa = tbuf_sge(ba, 0, 64), sb = tbuf_sge(bb, 0, 64);
@@ -587,7 +599,7 @@ static void shm_round_trip(struct pair2 *p, struct tbuf *ba, struct tbuf *bb, bo
 	ba->p[0] = (uint8_t)i;
 	CHECK_OK(rcc_post_recv(p->b, &rb, 1, 1));
 	CHECK_OK(rcc_post_send(p->a, &sa, 1, 2, RCC_SEND_SIGNALED));
-	CHECK_OK(app_wait(p->cq_b, by_fd, &wc));
+	CHECK_OK(app_wait(p->cq_b, how, &wc));
 	CHECK_EQ(wc.wr_id, 1);
 	CHECK_WC(wc, RCC_WC_SUCCESS);
 	CHECK_EQ(bb->p[64], (uint8_t)i);
@@ -600,14 +612,15 @@ static void shm_round_trip(struct pair2 *p, struct tbuf *ba, struct tbuf *bb, bo
 		CHECK(wc.wr_id == 2 || wc.wr_id == 3);
 	}
 	CHECK_EQ(ba->p[64], (uint8_t)~i);
-	CHECK_OK(app_wait(p->cq_b, by_fd, &wc));
+	CHECK_OK(app_wait(p->cq_b, how, &wc));
 	CHECK_EQ(wc.wr_id, 4);
 	CHECK_WC(wc, RCC_WC_SUCCESS);
 }
 
 /*
  * One wake-up on shared memory: a thread sleeping in rcc_cq_wait() (WAIT,
- * FD and HYBRID mode) is woken by the peer's doorbell and reads the ring
+ * FD and HYBRID mode), or in its own poll() on rcc_cq_fd() after
+ * rcc_cq_arm(), is woken by the peer's doorbell and reads the ring
  * itself, instead of being woken by the progress thread that read it. Shown
  * with the waiting side's progress thread stuck (the test holds the lock it
  * takes on every pass): every completion still arrives, with one endpoint on
@@ -620,11 +633,12 @@ static void waiter_reads_the_ring(void)
 {
 	static const struct {
 		enum rcc_cq_mode mode;
-		bool by_fd;
+		enum app_wait_how by;
 	} how[] = {
-		{ RCC_CQ_WAIT, false },
-		{ RCC_CQ_FD, false },
-		{ RCC_CQ_HYBRID, false },
+		{ RCC_CQ_WAIT, BY_WAIT },
+		{ RCC_CQ_FD, BY_WAIT },
+		{ RCC_CQ_HYBRID, BY_WAIT },
+		{ RCC_CQ_FD, BY_FD_ARMED },
 	};
 
 	for (size_t h = 0; h < 2 * sizeof(how) / sizeof(how[0]); h++) {
@@ -642,7 +656,7 @@ static void waiter_reads_the_ring(void)
 			CHECK_OK(pair2_more(&p, &ea, &q.a, &q.b));
 		CHECK_OK(tbuf_alloc(&ba, p.ctx_a, 128, RCC_ACCESS_LOCAL_WRITE));
 		CHECK_OK(tbuf_alloc(&bb, p.ctx_b, 128, RCC_ACCESS_LOCAL_WRITE));
-		shm_round_trip(&q, &ba, &bb, how[m].by_fd, 0);
+		shm_round_trip(&q, &ba, &bb, how[m].by, 0);
 		if (test_failed)
 			return;
 		pthread_mutex_t *stuck = &tctx(p.ctx_b)->eps_lock;
@@ -651,7 +665,7 @@ static void waiter_reads_the_ring(void)
 		int i;
 		pthread_mutex_lock(stuck);
 		for (i = 1; i <= 20 && !test_failed && now_ms() < end; i++)
-			shm_round_trip(&q, &ba, &bb, how[m].by_fd, i);
+			shm_round_trip(&q, &ba, &bb, how[m].by, i);
 		CHECK(ioctl(tep(q.b)->fd, FIONREAD, &queued) == 0);
 		pthread_mutex_unlock(stuck);
 		CHECK_MSG(!test_failed && i > 20,
@@ -746,32 +760,42 @@ static void woken_waiter_takes_its_bell(void)
  * While a thread waits on an endpoint's CQ (and so arms its ring and reads
  * it), the progress thread parks the endpoint: it stops watching the
  * doorbell, so the two do not both wake for one message. In WAIT-mode
- * ping-pongs the endpoint is parked after a few round trips at most.
+ * ping-pongs, and FD-mode ones whose application arms before it sleeps,
+ * the endpoint is parked after a few round trips at most.
  */
 static void waited_endpoint_parked(void)
 {
-	struct rcc_cq_attr ca = { .mode = RCC_CQ_WAIT };
-	struct rcc_ep_attr ea = { .peer_timeout_ms = 3600000 };
-	struct tbuf ba = { 0 }, bb = { 0 };
-	struct pair2 p;
-	int i;
+	static const struct {
+		enum rcc_cq_mode mode;
+		enum app_wait_how by;
+	} how[] = { { RCC_CQ_WAIT, BY_WAIT }, { RCC_CQ_FD, BY_FD_ARMED } };
 
-	CHECK_OK(pair2_open(&p, &ca, &ea));
-	CHECK_OK(tbuf_alloc(&ba, p.ctx_a, 128, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&bb, p.ctx_b, 128, RCC_ACCESS_LOCAL_WRITE));
-	for (i = 0; i < 500 && !atomic_load(&tep(p.b)->parked); i++) {
-		shm_round_trip(&p, &ba, &bb, false, i);
-		if (test_failed)
-			return;
+	for (size_t h = 0; h < sizeof(how) / sizeof(how[0]) && !test_failed; h++) {
+		struct rcc_cq_attr ca = { .mode = how[h].mode };
+		struct rcc_ep_attr ea = { .peer_timeout_ms = 3600000 };
+		struct tbuf ba = { 0 }, bb = { 0 };
+		struct pair2 p;
+		int i;
+
+		CHECK_OK(pair2_open(&p, &ca, &ea));
+		CHECK_OK(tbuf_alloc(&ba, p.ctx_a, 128, RCC_ACCESS_LOCAL_WRITE));
+		CHECK_OK(tbuf_alloc(&bb, p.ctx_b, 128, RCC_ACCESS_LOCAL_WRITE));
+		for (i = 0; i < 500 && !atomic_load(&tep(p.b)->parked); i++) {
+			shm_round_trip(&p, &ba, &bb, how[h].by, i);
+			if (test_failed)
+				return;
+		}
+		CHECK_MSG(atomic_load(&tep(p.b)->parked),
+			  "mode %zu: not parked after %d round trips", h, i);
+		tbuf_free(&ba);
+		tbuf_free(&bb);
+		pair2_close(&p);
 	}
-	CHECK_MSG(atomic_load(&tep(p.b)->parked), "not parked after %d round trips", i);
-	tbuf_free(&ba);
-	tbuf_free(&bb);
-	pair2_close(&p);
 }
 
 /*
- * An application that sleeps in its own epoll on rcc_cq_fd() arms no ring,
+ * An application that sleeps in its own epoll on rcc_cq_fd() without
+ * rcc_cq_arm() arms no ring,
  * so the progress thread keeps serving its shared-memory endpoints: it is
  * woken as before (through the CQ's eventfd), every round trip completes,
  * and the descriptor does not stay readable on a doorbell nobody reads.
@@ -788,7 +812,7 @@ static void fd_sleeper_served(void)
 	CHECK_OK(tbuf_alloc(&ba, p.ctx_a, 128, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&bb, p.ctx_b, 128, RCC_ACCESS_LOCAL_WRITE));
 	for (int i = 0; i < 50 && !test_failed; i++)
-		shm_round_trip(&p, &ba, &bb, true, i);
+		shm_round_trip(&p, &ba, &bb, BY_FD, i);
 	if (test_failed)
 		return;
 	/* nothing is owed now: the descriptor is not readable */

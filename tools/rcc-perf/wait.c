@@ -55,6 +55,10 @@ int data_cq_take(struct sess *s, struct rcc_wc *wc, int max)
 		n = rcc_cq_poll(s->cq, wc, max);
 		if (n)
 			return n;
+		/* arm before sleeping (rcc.h): 1 means poll first; an error only
+		 * costs a wake-up, so sleep anyway */
+		if (rcc_cq_arm(s->cq) > 0)
+			return rcc_cq_poll(s->cq, wc, max);
 		n = epoll_wait(s->epfd, &ev, 1, SLICE_MS);
 		if (n < 0 && errno != EINTR)
 			return -errno;

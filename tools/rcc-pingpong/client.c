@@ -79,6 +79,8 @@ static int wait_pair(struct waiter *w, int timeout_ms, bool *got_send, bool *got
 				return -EIO;
 		} else if (w->mode == RCC_CQ_FD) {
 			struct epoll_event ev;
+			if (rcc_cq_arm(w->cq) > 0)
+				continue; /* something came since the poll: poll first */
 			if (epoll_wait(w->epfd, &ev, 1, ms) < 0 && errno != EINTR)
 				return -errno;
 		}

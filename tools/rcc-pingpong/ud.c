@@ -185,7 +185,7 @@ static int take(struct ud_server *s, struct rcc_wc *wc, int max)
 		return n == -ETIMEDOUT ? 0 : n;
 	case RCC_CQ_FD:
 		n = rcc_cq_poll(s->cq, wc, max);
-		if (n == 0) {
+		if (n == 0 && rcc_cq_arm(s->cq) == 0) {
 			struct epoll_event ev;
 			if (epoll_wait(s->epfd, &ev, 1, SLICE_MS) < 0 && errno != EINTR)
 				return -errno;

@@ -331,10 +331,19 @@ int chan_wait(struct chan *c, int ms)
 {
 	if (!c->fd_mode)
 		return rcc_chan_wait(c->ch, ms);
-	int rc = rcc_chan_wait(c->ch, 0);
-	if (rc != -EAGAIN)
-		return rc;
-	struct pollfd pfd = { .fd = rcc_cq_fd(rcc_chan_cq(c->ch)), .events = POLLIN };
+	struct rcc_cq *cq = rcc_chan_cq(c->ch);
+	int rc;
+	/* Arm before sleeping (rcc.h); 1: something came, look again. A few
+	 * times at most: an error, or input another thread is reading right
+	 * now, leaves the wake-up to the library's thread, which is only slower. */
+	for (int tries = 0;; tries++) {
+		rc = rcc_chan_wait(c->ch, 0);
+		if (rc != -EAGAIN)
+			return rc;
+		if (tries == 8 || rcc_cq_arm(cq) <= 0)
+			break;
+	}
+	struct pollfd pfd = { .fd = rcc_cq_fd(cq), .events = POLLIN };
 	if (poll(&pfd, 1, ms) <= 0)
 		return -ETIMEDOUT;
 	rc = rcc_chan_wait(c->ch, 0);

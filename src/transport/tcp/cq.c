@@ -15,7 +15,8 @@
  * A shared-memory endpoint's socket carries its doorbell: a thread that
  * sleeps in rcc_cq_wait() arms the ring first (so the peer rings), and its
  * next poll reads the doorbell and the ring itself (docs/shm.md, "Wake-ups").
- * An application's own epoll on an FD-mode CQ cannot arm rings: those
+ * An application's own epoll on an FD-mode CQ arms the rings only if it
+ * calls rcc_cq_arm() before it sleeps: until its first call those
  * endpoints stay with the progress thread, their doorbells out of the set.
  */
 #include <errno.h>
@@ -63,6 +64,7 @@ int rcci_tcp_cq_create(struct rcc_cq *base)
 	atomic_init(&cq->nready, 0);
 	atomic_init(&cq->overrun, false);
 	atomic_init(&cq->polls, 0);
+	atomic_init(&cq->app_arms, false);
 	return 0;
 
 err_efd:
@@ -194,15 +196,16 @@ void rcci_cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep)
 /*
  * Watch ep's socket in cq's set. A shared-memory endpoint's socket carries
  * its doorbell, which wakes a sleeper that armed the ring (drive() finds its
- * input by looking at the ring); not in FD mode, whose set is also the
- * application's rcc_cq_fd(): a doorbell nobody there reads would keep it
- * readable (the progress thread reads it).
+ * input by looking at the ring); not in FD mode before rcc_cq_arm(), whose
+ * set is also the application's rcc_cq_fd(): an application that does not
+ * arm would not read a doorbell there either, which would keep the
+ * descriptor readable (the progress thread reads it). Caller holds eps_lock.
  */
 static int pep_add(struct tcp_cq *cq, struct tcp_ep *ep)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ep };
 
-	if (ep->base.on_shm && cq->base.mode == RCC_CQ_FD)
+	if (ep->base.on_shm && !rcci_cq_minds_shm(cq))
 		return 0;
 	if (epoll_ctl(cq->pepfd, EPOLL_CTL_ADD, ep->fd, &ev))
 		return -errno;
@@ -307,16 +310,18 @@ static void drive(struct tcp_cq *cq)
 #define SLEEP_SHM_MAX 32
 
 /*
- * rcc_cq_wait() is about to sleep on this CQ: on the ring of each
- * shared-memory endpoint, say that its consumer sleeps -- the peer's next
- * write then rings the doorbell -- and have the next poll read that doorbell.
- * Dekker (shm_ring.c): the flag, a full fence, then a look at the ring; bytes
- * that were there already rang no bell. What we sleep on must hold the
- * doorbell: the CQ's set does, but in FD mode, where the sockets are added to
- * p from *np on, as many as fit (one that does not is left unarmed, to the
- * progress thread, which serves FD-mode endpoints anyway). Returns whether
- * some endpoint has work now (input, or room for a blocked transmit): then do
- * not sleep. Caller holds eps_lock, so each endpoint is still attached.
+ * rcc_cq_wait() or rcc_cq_arm() is about to sleep on this CQ: on the ring
+ * of each shared-memory endpoint, say that its consumer sleeps -- the peer's
+ * next write then rings the doorbell -- and have the next poll read that
+ * doorbell. Dekker (shm_ring.c): the flag, a full fence, then a look at the
+ * ring; bytes that were there already rang no bell. What we sleep on must
+ * hold the doorbell: the CQ's set does once it minds its shared-memory
+ * endpoints; before that (an FD-mode CQ never armed by the application) the
+ * sockets are added to p from *np on, as many as fit (one that does not is
+ * left unarmed, to the progress thread, which serves those endpoints
+ * anyway). Returns whether some endpoint has work now (input, or room for a
+ * blocked transmit): then do not sleep. Caller holds eps_lock, so each
+ * endpoint is still attached.
  */
 static bool arm_shm_eps(struct tcp_cq *cq, struct pollfd *p, int *np)
 {
@@ -327,7 +332,7 @@ static bool arm_shm_eps(struct tcp_cq *cq, struct pollfd *p, int *np)
 		if (!ep->base.on_shm ||
 		    atomic_load_explicit(&ep->cq_unwatched, memory_order_relaxed))
 			continue;
-		if (cq->base.mode == RCC_CQ_FD) {
+		if (!rcci_cq_minds_shm(cq)) {
 			if (*np > SLEEP_SHM_MAX)
 				continue;
 			p[(*np)++] = (struct pollfd){ .fd = ep->fd, .events = POLLIN };
@@ -398,6 +403,72 @@ int rcci_tcp_cq_sleep(struct rcc_cq *base, uint64_t deadline)
 		return 0;
 	rcci_progress_serve_timers(tctx(base->ctx));
 	return rcci_poll_until(p, (unsigned)np, deadline);
+}
+
+/*
+ * The application's first rcc_cq_arm(): from now on it arms before it sleeps
+ * on pepfd, so the doorbells of the shared-memory endpoints join the set
+ * (pep_add adds those attached later) and the CQ counts for parking them.
+ * All or nothing: a failure takes out the ones this call added.
+ */
+static int mind_shm(struct tcp_cq *cq)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int i, rc = 0;
+
+	for (i = 0; i < cq->neps; i++) {
+		struct tcp_ep *ep = cq->eps[i];
+		if (!ep->base.on_shm)
+			continue;
+		ev.data.ptr = ep;
+		/* An unwatched socket stays out: it is at its end, readable for ever. */
+		if (atomic_load_explicit(&ep->cq_unwatched, memory_order_relaxed))
+			continue;
+		if (epoll_ctl(cq->pepfd, EPOLL_CTL_ADD, ep->fd, &ev)) {
+			rc = -errno;
+			break;
+		}
+		/* rcci_cq_unwatch() may have run between the look and the add
+		 * (its flag, then its delete): look again, or the end stays in. */
+		if (atomic_load(&ep->cq_unwatched))
+			epoll_ctl(cq->pepfd, EPOLL_CTL_DEL, ep->fd, NULL);
+	}
+	if (rc) {
+		while (i-- > 0)
+			if (cq->eps[i]->base.on_shm)
+				epoll_ctl(cq->pepfd, EPOLL_CTL_DEL, cq->eps[i]->fd, NULL);
+		return rc;
+	}
+	atomic_store_explicit(&cq->app_arms, true, memory_order_relaxed);
+	return 0;
+}
+
+/*
+ * rcc_cq_arm(): what rcci_tcp_cq_sleep does before it sleeps, for a thread
+ * that sleeps in its own epoll on pepfd. Completions already queued, or
+ * input a ring already holds, mean "poll first". A completion queued after
+ * the first look sets the eventfd (rcci_cq_push: this thread is not inside
+ * a poll), which is in the set.
+ */
+int rcci_tcp_cq_arm(struct rcc_cq *base)
+{
+	struct tcp_cq *cq = tcq(base);
+	int rc = 0;
+
+	if (atomic_load_explicit(&cq->nready, memory_order_acquire))
+		return 1;
+	pthread_mutex_lock(&cq->eps_lock);
+	if (!atomic_load_explicit(&cq->app_arms, memory_order_relaxed))
+		rc = mind_shm(cq);
+	bool ready = !rc && atomic_load_explicit(&tctx(base->ctx)->nshm, memory_order_relaxed) &&
+		     arm_shm_eps(cq, NULL, NULL);
+	pthread_mutex_unlock(&cq->eps_lock);
+	if (rc)
+		return rc;
+	if (ready)
+		return 1;
+	rcci_progress_serve_timers(tctx(base->ctx));
+	return 0;
 }
 
 /* What rcc_cq_wait() sleeps on and rcc_cq_fd() returns: the set of the

@@ -101,6 +101,7 @@ const struct rcc_transport_ops rcci_tcp_ops = {
 	.cq_poll = rcci_tcp_cq_poll,
 	.cq_fd = rcci_tcp_cq_fd,
 	.cq_sleep = rcci_tcp_cq_sleep,
+	.cq_arm = rcci_tcp_cq_arm,
 	.conn = {
 		.listen = rcci_tcp_listen,
 		.listener_close = rcci_tcp_listener_close,

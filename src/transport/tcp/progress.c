@@ -25,8 +25,9 @@
  * thread that polls, or sleeps in rcc_cq_wait() between polls, watches the
  * endpoint's socket itself (cq.c); on shared memory it arms the ring before
  * it sleeps, so the peer's doorbell wakes it (docs/shm.md, "Wake-ups"). An
- * FD-mode CQ does not count for a shared-memory endpoint: the application
- * may sleep in its own epoll on rcc_cq_fd(), which arms no ring.
+ * FD-mode CQ counts for a shared-memory endpoint only once its application
+ * called rcc_cq_arm(): before, it may sleep in its own epoll on rcc_cq_fd()
+ * without arming any ring.
  */
 static bool user_driving(struct tcp_ep *ep)
 {
@@ -34,7 +35,7 @@ static bool user_driving(struct tcp_ep *ep)
 	bool driving = false;
 
 	for (int i = 0; i < 2; i++) {
-		if (ep->base.on_shm && cqs[i]->mode == RCC_CQ_FD)
+		if (ep->base.on_shm && !rcci_cq_minds_shm(tcq(cqs[i])))
 			continue;
 		unsigned p = atomic_load_explicit(&tcq(cqs[i])->polls, memory_order_relaxed);
 		if (p != ep->seen_polls[i]) {

@@ -157,9 +157,14 @@ struct tcp_cq {
 	struct tcp_ep **eps; /* endpoints using this CQ: progressed by poll */
 	int neps, eps_cap;
 	/* epoll over their sockets (a shared-memory endpoint's, its doorbell,
-	 * but in FD mode) and, but in POLL mode, the eventfd as a NULL entry:
-	 * what poll asks for input, and what a waiter sleeps on (cq.c). */
+	 * but in FD mode until rcc_cq_arm()) and, but in POLL mode, the eventfd
+	 * as a NULL entry: what poll asks for input, and what a waiter sleeps
+	 * on (cq.c). */
 	int pepfd;
+	/* FD mode: the application has called rcc_cq_arm(), so it arms before
+	 * it sleeps in its own epoll: shared-memory doorbells are in pepfd and
+	 * the CQ counts for parking (progress.c). Set once, under eps_lock. */
+	atomic_bool app_arms;
 };
 
 /* Queue a completion (lost, and the CQ overruns, when it is full); polling it
@@ -178,6 +183,15 @@ void rcci_tcp_cq_destroy(struct rcc_cq *cq);
 int rcci_tcp_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
 int rcci_tcp_cq_fd(struct rcc_cq *cq);
 int rcci_tcp_cq_sleep(struct rcc_cq *cq, uint64_t deadline);
+int rcci_tcp_cq_arm(struct rcc_cq *cq);
+/* Whether a poll or wait on cq looks after the shared-memory endpoints
+ * that use it (arms their rings before sleeping): not an FD-mode CQ whose
+ * application never called rcc_cq_arm(). */
+static inline bool rcci_cq_minds_shm(struct tcp_cq *cq)
+{
+	return cq->base.mode != RCC_CQ_FD ||
+	       atomic_load_explicit(&cq->app_arms, memory_order_relaxed);
+}
 
 /* ---------------------------------------------------------------- endpoint */
 
