@@ -276,24 +276,37 @@ static void drive(struct tcp_cq *cq)
 		rcci_ep_progress(cq->eps[0], true);
 	} else if (cq->neps > 1) {
 		int n = epoll_wait(cq->pepfd, evs, 32, 0);
-		for (int i = 0; i < n; i++)
-			if (evs[i].data.ptr) /* NULL: the eventfd */
-				rcci_ep_progress(evs[i].data.ptr, true);
+		bool bells_in_set = rcci_cq_minds_shm(cq);
+		for (int i = 0; i < n; i++) {
+			struct tcp_ep *ep = evs[i].data.ptr; /* NULL: the eventfd */
+			if (!ep)
+				continue;
+			/* A shared-memory socket in the set is readable: a doorbell
+			 * (or the peer's end) for this pass to read. */
+			if (ep->base.on_shm)
+				atomic_store_explicit(&ep->user_bell, true, memory_order_relaxed);
+			rcci_ep_progress(ep, true);
+		}
 		/* Work that waits for a poll rather than for input (posts left to
 		 * be sent together, an ack owed, an RNR backoff) has no readiness
 		 * to report: look for it. Two relaxed loads per endpoint. One just
 		 * progressed above is left alone: the ack it owes for what it just
 		 * received should ride on the application's reply, not go alone.
-		 * On shared memory: input in the ring, or a doorbell a sleeper of
-		 * ours armed (in FD mode outside the set: read it, or the next
-		 * sleep would wake at once on it, again and again). */
+		 * On shared memory: input in the ring; and, when the doorbells are
+		 * outside the set (an FD-mode CQ never armed by the application:
+		 * its rcc_cq_wait() sleeps on them apart), a doorbell a sleeper of
+		 * ours armed: read it, or the next sleep would wake at once on it,
+		 * again and again. In the set, the epoll above named the rung ones:
+		 * reading every armed endpoint's socket instead cost a server of
+		 * 64 connections 64 empty recv() calls after each sleep. */
 		for (int i = 0; i < cq->neps; i++) {
 			struct tcp_ep *ep = cq->eps[i];
 			if (!atomic_load_explicit(&ep->tx_deferred, memory_order_relaxed) &&
 			    !atomic_load_explicit(&ep->thread_timer, memory_order_relaxed) &&
 			    !(ep->base.on_shm &&
 			      (rcci_shm_stream_ready(ep) ||
-			       atomic_load_explicit(&ep->user_bell, memory_order_relaxed))))
+			       (!bells_in_set &&
+				atomic_load_explicit(&ep->user_bell, memory_order_relaxed)))))
 				continue;
 			bool just_done = false;
 			for (int k = 0; k < n && !just_done; k++)
