@@ -480,8 +480,10 @@ int rcc_cq_fd(struct rcc_cq *cq);
  * for its next message. Also sends, at once, an acknowledgement this
  * thread held back for the reply it expected to post.
  *
- * Does not block (no system call on verbs unless the CQ must be re-armed;
- * on tcp a few, the first call more). Thread-safe; any number of threads
+ * Does not block. No system call on verbs (its CQ is re-armed by every
+ * poll that finds it empty); on tcp at most one (to have the context's
+ * thread send a held-back acknowledgement), and on a CQ's first call one
+ * more per shared-memory connection. Thread-safe; any number of threads
  * may arm and sleep on one CQ.
  */
 int rcc_cq_arm(struct rcc_cq *cq);
