@@ -187,9 +187,14 @@ run_ok() { # REL:NO... : lines that ran as the docs say
 # bounded by SECONDS, its output in LOG; sets the caller's pid, and its port to
 # the one reported in PORTFILE (the log itself, or a ready file). When none
 # comes within 10 s: stops it, reports AT ("WHAT did not start"), returns 1.
+# Both files are removed first: the background shell truncates LOG only when
+# it gets to run, and on a loaded host the previous server's log, still
+# there, gave that server's port (its client then found nobody there, and
+# the new server waited out its timeout for a client that never came).
 start_bg() {
 	local at=$1 what=$2 log=$3 portfile=$4 secs=$5
 	shift 5
+	rm -f "$log" "$portfile"
 	timeout "$secs" "$@" >"$log" 2>&1 &
 	pid=$!
 	port=$(port_of "$portfile")
