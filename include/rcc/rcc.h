@@ -308,8 +308,9 @@ struct rcc_cq_attr {
 	 * microseconds rcc_cq_wait() polls before it sleeps, at most
 	 * RCC_CQ_SPIN_US_MAX (else -EINVAL). 0: RCC_CQ_SPIN_US from the
 	 * environment if set (decimal microseconds, at most
-	 * RCC_CQ_SPIN_US_MAX; 0 there means "sleep at once"), otherwise
-	 * RCC_CQ_SPIN_US_DEFAULT. Read once, at rcc_cq_create().
+	 * RCC_CQ_SPIN_US_MAX; 0 there means "sleep at once"; any other value
+	 * is ignored with a warning), otherwise RCC_CQ_SPIN_US_DEFAULT. Read
+	 * once, at rcc_cq_create().
 	 */
 	uint32_t spin_us;
 };

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include "base/env.h"
 #include "base/last_error.h"
 #include "base/log.h"
 #include "rcc/util.h"
@@ -23,16 +24,17 @@
 /* spin_us of a HYBRID CQ: the caller's, else RCC_CQ_SPIN_US, else the default. */
 uint32_t rcci_cq_spin_us(uint32_t asked)
 {
-	const char *env = getenv("RCC_CQ_SPIN_US");
-	char *end;
+	unsigned long v;
+	int rc;
 
-	if (asked || !env || !*env)
-		return asked ? asked : RCC_CQ_SPIN_US_DEFAULT;
-	errno = 0;
-	unsigned long v = strtoul(env, &end, 10);
-	if (errno || *end || *env == '-' || v > RCC_CQ_SPIN_US_MAX) {
-		log_warn("RCC_CQ_SPIN_US=%s is not 0..%d microseconds: using %d", env,
-			 RCC_CQ_SPIN_US_MAX, RCC_CQ_SPIN_US_DEFAULT);
+	if (asked)
+		return asked;
+	rc = rcci_env_ulong("RCC_CQ_SPIN_US", 0, RCC_CQ_SPIN_US_MAX, &v);
+	if (rc == -ENOENT)
+		return RCC_CQ_SPIN_US_DEFAULT;
+	if (rc) {
+		log_warn("RCC_CQ_SPIN_US=%s is not 0..%d microseconds: using %d",
+			 getenv("RCC_CQ_SPIN_US"), RCC_CQ_SPIN_US_MAX, RCC_CQ_SPIN_US_DEFAULT);
 		return RCC_CQ_SPIN_US_DEFAULT;
 	}
 	return (uint32_t)v;

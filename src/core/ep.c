@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/addr.h"
+#include "base/env.h"
 #include "base/last_error.h"
 #include "base/log.h"
 #include "core/core.h"
@@ -16,14 +17,13 @@
 /* RCC_PEER_TIMEOUT_MS, or the built-in default when unset or unusable. */
 static uint32_t env_peer_timeout_ms(void)
 {
-	const char *v = getenv("RCC_PEER_TIMEOUT_MS");
-	char *end;
+	unsigned long ms;
+	int rc = rcci_env_ulong("RCC_PEER_TIMEOUT_MS", RCC_MIN_PEER_TIMEOUT_MS,
+				RCCI_MAX_PEER_TIMEOUT_MS, &ms);
 
-	if (!v || !*v)
+	if (rc == -ENOENT)
 		return RCC_DEFAULT_PEER_TIMEOUT_MS;
-	errno = 0;
-	unsigned long ms = strtoul(v, &end, 10);
-	if (errno || *end || ms < RCC_MIN_PEER_TIMEOUT_MS || ms > RCCI_MAX_PEER_TIMEOUT_MS) {
+	if (rc) {
 		log_warn("RCC_PEER_TIMEOUT_MS: want %u..%u ms; using %u", RCC_MIN_PEER_TIMEOUT_MS,
 			 RCCI_MAX_PEER_TIMEOUT_MS, RCC_DEFAULT_PEER_TIMEOUT_MS);
 		return RCC_DEFAULT_PEER_TIMEOUT_MS;
@@ -37,14 +37,12 @@ static uint32_t env_peer_timeout_ms(void)
 /* RCC_HANDSHAKE_TIMEOUT_MS, or the built-in default when unset or unusable. */
 static int env_handshake_timeout_ms(void)
 {
-	const char *v = getenv("RCC_HANDSHAKE_TIMEOUT_MS");
-	char *end;
+	unsigned long ms;
+	int rc = rcci_env_ulong("RCC_HANDSHAKE_TIMEOUT_MS", 1, MAX_HANDSHAKE_TIMEOUT_MS, &ms);
 
-	if (!v || !*v)
+	if (rc == -ENOENT)
 		return RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS;
-	errno = 0;
-	long ms = strtol(v, &end, 10);
-	if (errno || *end || ms < 1 || ms > MAX_HANDSHAKE_TIMEOUT_MS) {
+	if (rc) {
 		log_warn("RCC_HANDSHAKE_TIMEOUT_MS: want 1..%d ms; using %d",
 			 MAX_HANDSHAKE_TIMEOUT_MS, RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS);
 		return RCC_DEFAULT_HANDSHAKE_TIMEOUT_MS;

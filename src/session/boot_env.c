@@ -17,6 +17,7 @@
 
 #include "boot_env.h"
 #include "base/addr.h"
+#include "base/env.h"
 #include "base/sock.h"
 #include "rcc/rcc.h"
 #include "rcc/util.h"
@@ -27,21 +28,19 @@
 
 static int env_int(const char *name, long lo, long hi, long *v, char *err, size_t errlen)
 {
-	const char *s = getenv(name);
-	char *end;
+	unsigned long u;
+	int rc = rcci_env_ulong(name, (unsigned long)lo, (unsigned long)hi, &u);
 
-	if (!s || !*s)
-		return -ENOENT;
-	errno = 0;
-	*v = strtol(s, &end, 10);
-	if (*s < '0' || *s > '9' || *end || errno || *v < lo || *v > hi) {
+	if (rc == -EINVAL) {
+		const char *s = getenv(name);
 		char esc[64];
 		rcc_text_escape(esc, sizeof(esc), s, strlen(s));
 		rcci_boot_explain(err, errlen, "%s='%s': expected a number from %ld to %ld", name,
 				  esc, lo, hi);
-		return -EINVAL;
 	}
-	return 0;
+	if (!rc)
+		*v = (long)u;
+	return rc;
 }
 
 /* Rank and size from the first family whose rank variable is set. */

@@ -14,6 +14,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/log.h"
 #include "base/thread.h"
 #include "tcp.h"
@@ -304,8 +305,11 @@ int rcci_progress_start(struct tcp_ctx *ctx)
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	int rc;
 
-	const char *spin = getenv("RCC_TCP_SPIN_US");
-	ctx->spin_ns = (spin && *spin ? strtoull(spin, NULL, 10) : TCP_SPIN_US_DEFAULT) * 1000ull;
+	unsigned long spin_us = TCP_SPIN_US_DEFAULT; /* kept when unset or refused */
+	if (rcci_env_ulong("RCC_TCP_SPIN_US", 0, TCP_SPIN_US_MAX, &spin_us) == -EINVAL)
+		log_warn("RCC_TCP_SPIN_US=%s is not 0..%d microseconds: using %d",
+			 getenv("RCC_TCP_SPIN_US"), TCP_SPIN_US_MAX, TCP_SPIN_US_DEFAULT);
+	ctx->spin_ns = spin_us * 1000ull;
 	atomic_init(&ctx->stop, false);
 	atomic_init(&ctx->parked, 0);
 	atomic_init(&ctx->timers, 0);

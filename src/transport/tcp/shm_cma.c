@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/env.h"
 #include "base/log.h"
 #include "rcc/util.h"
 #include "shm_ring.h"
@@ -44,8 +45,11 @@ bool rcci_shm_cma_enabled(void)
 	/* Off unless asked for: on the 2-vCPU hosts measured, one copier's
 	 * process_vm_readv/writev moved 1 MiB at about half the rate of the
 	 * ring's two copies, which run on both CPUs at once (docs/shm.md). */
-	const char *e = getenv("RCC_SHM_CMA");
-	return e && strcmp(e, "1") == 0;
+	unsigned long on = 0; /* kept when unset or refused */
+	if (rcci_env_ulong("RCC_SHM_CMA", 0, 1, &on) == -EINVAL)
+		log_warn("RCC_SHM_CMA=%s is neither 0 nor 1: single copy stays off",
+			 getenv("RCC_SHM_CMA"));
+	return on;
 }
 
 void rcci_shm_cma_init(struct shm_cma *c, void *map, bool accepter)

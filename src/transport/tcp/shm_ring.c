@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/env.h"
+
 _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "shared indices need lock-free 64-bit atomics");
 
 #if defined(__SANITIZE_THREAD__)
@@ -255,19 +257,14 @@ bool rcci_shm_ring_tx_room(const struct shm_ring *r)
 
 int rcci_shm_ring_cap_env(uint32_t *cap)
 {
-	const char *e = getenv("RCC_SHM_RING_KIB");
-	char *end;
+	unsigned long kib;
+	int rc = rcci_env_ulong("RCC_SHM_RING_KIB", 0, SHM_RING_MAX / 1024u, &kib);
 
-	if (!e || !*e) {
+	if (rc == -ENOENT)
 		*cap = SHM_RING_DEFAULT;
-		return 0;
-	}
-	if (*e < '0' || *e > '9')
-		return -EINVAL; /* strtoul() would take a sign or blanks */
-	errno = 0;
-	unsigned long kib = strtoul(e, &end, 10);
-	if (errno || *end || kib > SHM_RING_MAX / 1024u || !shm_cap_ok((uint32_t)kib * 1024u))
+	else if (!rc && shm_cap_ok((uint32_t)kib * 1024u))
+		*cap = (uint32_t)kib * 1024u;
+	else
 		return -EINVAL;
-	*cap = (uint32_t)kib * 1024u;
 	return 0;
 }

@@ -124,6 +124,8 @@ bool rcci_mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uin
 
 /* RCC_TCP_SPIN_US overrides it; 0 makes the progress thread sleep at once. */
 #define TCP_SPIN_US_DEFAULT 50
+/* As for RCC_CQ_SPIN_US: a spin of more than 10 s is surely a mistake. */
+#define TCP_SPIN_US_MAX RCC_CQ_SPIN_US_MAX
 
 /* ---------------------------------------------------------------------- CQ */
 
