@@ -144,9 +144,14 @@ int rcc_cq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms)
 			return -ETIMEDOUT;
 	}
 	/* Sleep phase (WAIT, FD, and HYBRID once its spin is over): the
-	 * transport's poll re-arms what must be armed before it reports empty. */
-	for (;;) {
-		n = ops->cq_poll(cq, wc, max);
+	 * transport's poll re-arms what must be armed before it reports empty.
+	 * The first look may be the transport's lighter one (what is queued,
+	 * not the sockets: the sleep reports those at once), except for a
+	 * zero timeout, which polls once and never sleeps. */
+	bool light = timeout_ms != 0 && ops->cq_poll_before_sleep;
+	for (bool first = true;; first = false) {
+		n = first && light ? ops->cq_poll_before_sleep(cq, wc, max) :
+				     ops->cq_poll(cq, wc, max);
 		if (n)
 			return n;
 		if (rcci_ms_left(deadline) == 0)

@@ -251,6 +251,11 @@ struct rcc_transport_ops {
 	 * poll() on cq_fd: return 0 when completions may have come, -ETIMEDOUT
 	 * at the deadline (rcci_deadline()), or a negative errno. NULL: cq_fd. */
 	int (*cq_sleep)(struct rcc_cq *cq, uint64_t deadline);
+	/* rcc_cq_wait()'s look just before its first sleep (timeout not 0):
+	 * as cq_poll, but it may leave input that cq_sleep's wait reports at
+	 * once to the poll after it -- on tcp an empty recv() per wait saved.
+	 * NULL: cq_poll. */
+	int (*cq_poll_before_sleep)(struct rcc_cq *cq, struct rcc_wc *wc, int max);
 	/* rcc_cq_arm() on an RCC_CQ_FD CQ (the core checked the mode): 0 sleep,
 	 * 1 poll first, or a negative errno. NULL: always 0. */
 	int (*cq_arm)(struct rcc_cq *cq);

@@ -388,6 +388,39 @@ int rcci_tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 }
 
 /*
+ * rcc_cq_wait()'s look before it sleeps: the completions queued, and
+ * nothing read from a socket. A socket with input makes the sleep's poll()
+ * return at once and the poll after it reads it; reading it here as well
+ * cost a waiter an empty recv() per wait (the message it waits for is
+ * seldom there the moment it starts waiting: it usually just posted the
+ * request). Work that waits for a poll rather than for input (a post left
+ * for the next poll, an ack or RNR timer) or input already in a ring makes
+ * it a whole poll, as does another thread driving the CQ right now.
+ */
+int rcci_tcp_cq_poll_before_sleep(struct rcc_cq *base, struct rcc_wc *wc, int max)
+{
+	struct tcp_cq *cq = tcq(base);
+	bool owed = false;
+
+	atomic_store_explicit(&cq->polls,
+			      atomic_load_explicit(&cq->polls, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	int n = cq_pop(cq, wc, max);
+	if (n)
+		return n;
+	if (pthread_mutex_trylock(&cq->eps_lock))
+		return rcci_tcp_cq_poll(base, wc, max);
+	for (int i = 0; i < cq->neps && !owed; i++) {
+		struct tcp_ep *ep = cq->eps[i];
+		owed = atomic_load_explicit(&ep->tx_deferred, memory_order_relaxed) ||
+		       atomic_load_explicit(&ep->thread_timer, memory_order_relaxed) ||
+		       (ep->base.on_shm && rcci_shm_stream_ready(ep));
+	}
+	pthread_mutex_unlock(&cq->eps_lock);
+	return owed ? rcci_tcp_cq_poll(base, wc, max) : 0;
+}
+
+/*
  * rcc_cq_wait()'s sleep. With one endpoint (the usual client) it sleeps on
  * the socket and the eventfd directly: a wake-up through the epoll set costs
  * the kernel a second, nested wake-up. The descriptor is read under eps_lock,

@@ -102,6 +102,7 @@ const struct rcc_transport_ops rcci_tcp_ops = {
 	.cq_fd = rcci_tcp_cq_fd,
 	.cq_sleep = rcci_tcp_cq_sleep,
 	.cq_arm = rcci_tcp_cq_arm,
+	.cq_poll_before_sleep = rcci_tcp_cq_poll_before_sleep,
 	.conn = {
 		.listen = rcci_tcp_listen,
 		.listener_close = rcci_tcp_listener_close,

@@ -186,6 +186,7 @@ int rcci_tcp_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
 int rcci_tcp_cq_fd(struct rcc_cq *cq);
 int rcci_tcp_cq_sleep(struct rcc_cq *cq, uint64_t deadline);
 int rcci_tcp_cq_arm(struct rcc_cq *cq);
+int rcci_tcp_cq_poll_before_sleep(struct rcc_cq *cq, struct rcc_wc *wc, int max);
 /* Whether a poll or wait on cq looks after the shared-memory endpoints
  * that use it (arms their rings before sleeping): not an FD-mode CQ whose
  * application never called rcc_cq_arm(). */
