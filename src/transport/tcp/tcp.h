@@ -554,6 +554,8 @@ long rcci_shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n);
 ssize_t rcci_shm_stream_send(struct tcp_ep *ep, const struct iovec *iov, int n);
 /* Input waits, or a blocked transmit has room again: worth a pass. */
 bool rcci_shm_stream_ready(struct tcp_ep *ep);
+/* A poll of ep by the application would find nothing to do (no lock taken). */
+bool rcci_shm_stream_idle(struct tcp_ep *ep);
 /* Announce that nobody will look without a doorbell; true: look now instead.
  * Any thread (the progress thread, or one about to sleep on a CQ). */
 bool rcci_shm_stream_arm(struct tcp_ep *ep);
