@@ -647,11 +647,8 @@ static void waiter_reads_the_ring(void)
 		enum rcc_cq_mode mode;
 		enum app_wait_how by;
 	} how[] = {
-		{ RCC_CQ_WAIT, BY_WAIT },
-		{ RCC_CQ_FD, BY_WAIT },
-		{ RCC_CQ_HYBRID, BY_WAIT },
-		{ RCC_CQ_FD, BY_FD_ARMED },
-		{ RCC_CQ_POLL, BY_POLL },
+		{ RCC_CQ_WAIT, BY_WAIT },   { RCC_CQ_FD, BY_WAIT },   { RCC_CQ_HYBRID, BY_WAIT },
+		{ RCC_CQ_FD, BY_FD_ARMED }, { RCC_CQ_POLL, BY_POLL },
 	};
 
 	for (size_t h = 0; h < 2 * sizeof(how) / sizeof(how[0]); h++) {
