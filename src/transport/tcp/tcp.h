@@ -495,6 +495,8 @@ int rcci_tcp_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, i
 
 /* tx.c: building frames and writing them to the stream; caller holds tx_lock */
 void rcci_tx_flush(struct tcp_ep *ep, bool ack_now);
+/* The most payload one frame of ep carries. */
+uint32_t rcci_tx_frame_max(const struct tcp_ep *ep);
 /* Copy what a half-sent frame still needs from application memory into the
  * endpoint's own buffer (tx_lock held). 0 or -ENOMEM. */
 int rcci_tx_own_partial(struct tcp_ep *ep);
