@@ -364,6 +364,50 @@ static void bad_lkey(void)
 }
 
 /*
+ * A message of several frames whose last scatter element has a bad local key
+ * fails before any of it is sent: on tcp the keys of a message longer than a
+ * frame are checked when it is posted (post.c), not frame by frame as it
+ * goes out (the receiver would get its first frames). A device may fail it
+ * later, so on verbs only the status is checked.
+ */
+static void bad_lkey_long_send_never_sent(void)
+{
+	enum {
+		LONG = 300 * 1024
+	}; /* more than a frame on the socket and on shm */
+	struct pair p;
+	struct tbuf s = { 0 }, s2 = { 0 }, r = { 0 };
+
+	CHECK_OK(pair_open(&p, NULL));
+	CHECK_OK(tbuf_alloc(&s, p.ctx, LONG, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&s2, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&r, p.ctx, LONG + 64, RCC_ACCESS_LOCAL_WRITE));
+	memset(s.p, 0x5a, LONG);
+	struct rcc_sge rs = tbuf_sge(&r, 0, LONG + 64);
+	CHECK_OK(rcc_post_recv(p.b, &rs, 1, 1));
+	struct rcc_sge sg[2] = { tbuf_sge(&s, 0, LONG), tbuf_sge(&s2, 0, 64) };
+	sg[1].lkey ^= 0x00a5a500u;
+	CHECK_OK(rcc_post_send(p.a, sg, 2, 2, RCC_SEND_SIGNALED));
+	struct rcc_wc w;
+	CHECK_OK(wait_one(p.cq_a, &w, TEST_TIMEOUT_MS));
+	CHECK_EQ(w.wr_id, 2);
+	CHECK_MSG(w.status == RCC_WC_LOC_PROT_ERR ||
+			  (test_on_verbs() && w.status == RCC_WC_LOC_QP_OP_ERR),
+		  "%s", rcc_wc_status_str(w.status));
+	if (!test_on_verbs()) {
+		usleep(100 * 1000); /* a first frame, had it gone, would be placed by now */
+		size_t k = 0;
+		while (k < LONG + 64 && r.p[k] == 0)
+			k++;
+		CHECK_MSG(k == LONG + 64, "the receiver got byte %zu of a failed send", k);
+	}
+	tbuf_free(&s);
+	tbuf_free(&s2);
+	tbuf_free(&r);
+	pair_close(&p);
+}
+
+/*
  * An atomic whose result buffer has a bad local key fails with a local
  * protection error. tcp checks local keys when the request is posted
  * (src/transport/tcp/post.c), so the atomic is never sent and the target is
@@ -766,6 +810,7 @@ int main(int argc, char **argv)
 						  TEST(long_write_bad_rkey),
 						  TEST(bad_lkey),
 						  TEST(bad_lkey_atomic_never_sent),
+						  TEST(bad_lkey_long_send_never_sent),
 						  TEST(disconnect_flushes_both_sides),
 						  TEST(close_forgets_completions),
 						  TEST(peer_killed_mid_stream),

@@ -273,7 +273,9 @@ static void drive(struct tcp_cq *cq)
 		return; /* another thread is driving this CQ right now */
 	driving_cq = cq;
 	if (cq->neps == 1) {
-		rcci_ep_progress(cq->eps[0], true);
+		/* A busy poller's empty poll on shared memory: no lock, no copy. */
+		if (!cq->eps[0]->base.on_shm || !rcci_shm_stream_idle(cq->eps[0]))
+			rcci_ep_progress(cq->eps[0], true);
 	} else if (cq->neps > 1) {
 		int n = epoll_wait(cq->pepfd, evs, 32, 0);
 		bool bells_in_set = rcci_cq_minds_shm(cq);

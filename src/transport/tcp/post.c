@@ -66,28 +66,68 @@ static void copy_inline(struct tcp_ep *ep, uint32_t idx, const struct rcc_send_w
 	}
 }
 
-/* The scatter list of request r, copied into slot idx with its keys checked
- * now. A bad one fails the request w (it completes in order, as a device
- * would report it): false then. */
-static bool take_sges(struct tcp_ep *ep, uint32_t idx, struct sq_wqe *w,
-		      const struct rcc_send_wr *r)
+/*
+ * Whether request w's keys may be left to the transmit side: a SEND or
+ * WRITE from the scatter list that goes out in one frame. Building that
+ * frame checks the whole list under mr_lock (slice_live in tx.c, the same
+ * access: reading), and fails the request in order exactly as a check here
+ * would; so when the flush that follows the post puts it on the wire, a
+ * check here would only take mr_lock once more. One the flush leaves queued
+ * is checked right after it (check_unsent), still before the post returns.
+ * A longer message is checked here: its later frames must not be found bad
+ * after its first went out.
+ */
+static bool keys_checked_by_tx(struct tcp_ep *ep, const struct sq_wqe *w)
+{
+	return !(w->flags & RCC_SEND_INLINE) && !is_rd_atomic(w->opcode) &&
+	       w->total <= rcci_tx_frame_max(ep);
+}
+
+/* The keys of request w in slot idx (its list already copied there). A
+ * bad one fails the request (it completes in order, as a device would
+ * report it): false then. */
+static bool check_sges(struct tcp_ep *ep, uint32_t idx, struct sq_wqe *w)
 {
 	/* READ and atomics write into the local buffer; sends only read it. */
-	unsigned need = (r->opcode == RCC_WR_READ || r->opcode == RCC_WR_CAS ||
-			 r->opcode == RCC_WR_FADD) ?
-				RCC_ACCESS_LOCAL_WRITE :
-				0;
-	if (r->num_sge)
-		memcpy(&ep->sq_sge[(size_t)(idx & ep->sq_mask) * ep->base.attr.max_send_sge],
-		       r->sg_list, (size_t)r->num_sge * sizeof(*r->sg_list));
-	if (!sges_ok(ep->ctx, r->sg_list, r->num_sge, need)) {
+	unsigned need = is_rd_atomic(w->opcode) ? RCC_ACCESS_LOCAL_WRITE : 0;
+
+	if (!sges_ok(ep->ctx, sq_sges(ep, idx), w->num_sge, need)) {
 		log_debug("%s: send wr_id %llu names unregistered memory", ep->base.peer,
-			  (unsigned long long)r->wr_id);
+			  (unsigned long long)w->wr_id);
 		w->state = WQE_FAILED;
 		w->status = RCC_WC_LOC_PROT_ERR;
 		return false;
 	}
 	return true;
+}
+
+/* The scatter list of request r, copied into slot idx; its keys checked
+ * now unless the transmit side checks them (keys_checked_by_tx). */
+static bool take_sges(struct tcp_ep *ep, uint32_t idx, struct sq_wqe *w,
+		      const struct rcc_send_wr *r)
+{
+	if (r->num_sge)
+		memcpy(&ep->sq_sge[(size_t)(idx & ep->sq_mask) * ep->base.attr.max_send_sge],
+		       r->sg_list, (size_t)r->num_sge * sizeof(*r->sg_list));
+	return keys_checked_by_tx(ep, w) || check_sges(ep, idx, w);
+}
+
+/* After the flush: the requests of this post it left queued (from first on,
+ * none of their frames sent) whose keys were left to it are checked now, as
+ * at post time. Returns whether one failed. */
+static bool check_unsent(struct tcp_ep *ep, uint32_t first)
+{
+	bool failed = false;
+
+	for (uint32_t i = first; i != ep->sq_tail; i++) {
+		struct sq_wqe *w = &ep->sq[i & ep->sq_mask];
+		if ((int32_t)(i - ep->sq_tx) < 0 || w->state == WQE_FAILED ||
+		    !keys_checked_by_tx(ep, w))
+			continue;
+		if (!check_sges(ep, i, w))
+			failed = true;
+	}
+	return failed;
 }
 
 /* After posted requests were queued: with earlier requests still
@@ -138,7 +178,10 @@ int rcci_tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n,
 			kick = true;
 		ep->sq_tail = idx + 1;
 	}
+	uint32_t first = ep->sq_tail - (uint32_t)i;
 	send_now_or_at_next_poll(ep, i);
+	if (check_unsent(ep, first))
+		kick = true;
 	/* the request it stopped at found its memory deregistered */
 	if (ep->tx_err ||
 	    (ep->sq_tx != ep->sq_tail && ep->sq[ep->sq_tx & ep->sq_mask].state == WQE_FAILED))

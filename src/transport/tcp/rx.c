@@ -42,6 +42,17 @@ static uint32_t shm_fill_room(struct tcp_ep *ep, uint32_t room)
 		return room; /* the read reports it */
 	/* where the next header is */
 	at = ep->rx_state == RX_PAYLOAD ? ep->rx_left : 0;
+	/* Too few bytes there for a whole large frame beyond at: the peer
+	 * writes whole frames (tx.c, shm_fit), so every frame there is small,
+	 * and the walk below would end where the bytes end -- one header
+	 * beyond, as it does. Not walked then: a small message's frames cost
+	 * no peek. A frame a hostile peer left short is staged instead of read
+	 * directly, a copy more and nothing else: each header is still
+	 * decoded and checked once read. */
+	if ((size_t)there < at + WIRE_HDR_LEN + DIRECT_MIN) {
+		size_t end = ((size_t)there > at ? (size_t)there : at) + WIRE_HDR_LEN;
+		return end < room ? (uint32_t)end : room;
+	}
 	while (at + WIRE_HDR_LEN <= room) {
 		if (rcci_shm_ring_peek(&ep->shm, (size_t)there, at, raw, sizeof(raw)) < sizeof(raw))
 			return (uint32_t)at + WIRE_HDR_LEN;

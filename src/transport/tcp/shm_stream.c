@@ -91,6 +91,31 @@ ssize_t rcci_shm_stream_send(struct tcp_ep *ep, const struct iovec *iov, int n)
 	return r;
 }
 
+/*
+ * Whether a poll of this endpoint by the application would do nothing: the
+ * conditions of rcci_ep_progress()'s busy-polling fast path, read from
+ * atomics before its locks are taken, with "nothing came in" decided by the
+ * ring instead of a read. A pass leaves nothing staged but a partial header
+ * (whole frames are written at once, and the rest of a hostile peer's frame
+ * shows in the ring), unless it stopped at its budget, which kicks the
+ * progress thread; so with the ring empty and none of the flags set a pass
+ * reads nothing and sends nothing. The same gate drive() (cq.c) applies to
+ * the endpoints of a CQ with several, plus the link, a kick and an overrun:
+ * the empty poll of a busy poller then takes no lock and copies nothing.
+ * A flag another thread sets just after is seen by the next poll, as a
+ * frame published just after the look is.
+ */
+bool rcci_shm_stream_idle(struct tcp_ep *ep)
+{
+	return atomic_load_explicit(&ep->link, memory_order_relaxed) == LINK_UP &&
+	       !atomic_load_explicit(&ep->kick, memory_order_relaxed) &&
+	       !atomic_load_explicit(&ep->tx_deferred, memory_order_relaxed) &&
+	       !atomic_load_explicit(&ep->thread_timer, memory_order_relaxed) &&
+	       !atomic_load_explicit(&ep->want_out, memory_order_relaxed) &&
+	       !atomic_load_explicit(&ep->user_bell, memory_order_relaxed) &&
+	       !rcci_cq_overran(ep) && !rcci_shm_ring_rx_ready(&ep->shm);
+}
+
 bool rcci_shm_stream_ready(struct tcp_ep *ep)
 {
 	return rcci_shm_ring_rx_ready(&ep->shm) ||

@@ -498,6 +498,8 @@ int rcci_tcp_post_recv(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, i
 
 /* tx.c: building frames and writing them to the stream; caller holds tx_lock */
 void rcci_tx_flush(struct tcp_ep *ep, bool ack_now);
+/* The most payload one frame of ep carries. */
+uint32_t rcci_tx_frame_max(const struct tcp_ep *ep);
 /* Copy what a half-sent frame still needs from application memory into the
  * endpoint's own buffer (tx_lock held). 0 or -ENOMEM. */
 int rcci_tx_own_partial(struct tcp_ep *ep);
@@ -557,6 +559,8 @@ long rcci_shm_stream_recvv(struct tcp_ep *ep, const struct iovec *iov, int n);
 ssize_t rcci_shm_stream_send(struct tcp_ep *ep, const struct iovec *iov, int n);
 /* Input waits, or a blocked transmit has room again: worth a pass. */
 bool rcci_shm_stream_ready(struct tcp_ep *ep);
+/* A poll of ep by the application would find nothing to do (no lock taken). */
+bool rcci_shm_stream_idle(struct tcp_ep *ep);
 /* Announce that nobody will look without a doorbell; true: look now instead.
  * Any thread (the progress thread, or one about to sleep on a CQ). */
 bool rcci_shm_stream_arm(struct tcp_ep *ep);

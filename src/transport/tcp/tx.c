@@ -58,6 +58,8 @@ static uint32_t frame_max(const struct tcp_ep *ep)
 	return ep->base.on_shm && shm < WIRE_FRAME_MAX ? shm : WIRE_FRAME_MAX;
 }
 
+uint32_t rcci_tx_frame_max(const struct tcp_ep *ep) { return frame_max(ep); }
+
 int rcci_tx_queue_resp(struct tcp_ep *ep, const struct resp_job *job)
 {
 	if (ep->resp_tail - ep->resp_head > ep->resp_mask)
