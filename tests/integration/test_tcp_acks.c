@@ -43,10 +43,13 @@ static int woken(struct fake *f)
 	return due != wrote ? -1 : wrote;
 }
 
+/* Endpoints whose acks the cases defer: only the deferral mark is used. */
+static struct tcp_ep ep_a, ep_b, ep_c;
+
 static void *defer_elsewhere(void *arg)
 {
 	(void)arg;
-	rcci_progress_deferred_ack();
+	rcci_progress_deferred_ack(&ep_c);
 	return NULL;
 }
 
@@ -65,13 +68,29 @@ static void sleeper_serves_only_its_own_acks(void)
 	rcci_progress_serve_timers(&f.ctx);
 	CHECK_EQ(woken(&f), 0);
 	/* its own: served before it sleeps, once */
-	rcci_progress_deferred_ack();
+	rcci_progress_deferred_ack(&ep_a);
 	rcci_progress_serve_timers(&f.ctx);
 	CHECK_EQ(woken(&f), 1);
 	rcci_progress_serve_timers(&f.ctx);
 	CHECK_EQ(woken(&f), 0);
+	/* deferred again on the same endpoint after that sleep: counts again */
+	rcci_progress_deferred_ack(&ep_a);
+	rcci_progress_serve_timers(&f.ctx);
+	CHECK_EQ(woken(&f), 1);
+	/* its ack rode on this thread's post: not owed by it, though some
+	 * other endpoint still owes one (timers) */
+	rcci_progress_deferred_ack(&ep_a);
+	rcci_progress_ack_sent(&ep_a);
+	rcci_progress_serve_timers(&f.ctx);
+	CHECK_EQ(woken(&f), 0);
+	/* two deferred, one of them sent: the other still counts */
+	rcci_progress_deferred_ack(&ep_a);
+	rcci_progress_deferred_ack(&ep_b);
+	rcci_progress_ack_sent(&ep_a);
+	rcci_progress_serve_timers(&f.ctx);
+	CHECK_EQ(woken(&f), 1);
 	/* deferred, but nothing is owed any more (it rode on a post): no wake-up */
-	rcci_progress_deferred_ack();
+	rcci_progress_deferred_ack(&ep_b);
 	atomic_store(&f.ctx.timers, 0);
 	rcci_progress_serve_timers(&f.ctx);
 	CHECK_EQ(woken(&f), 0);

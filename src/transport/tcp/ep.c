@@ -373,7 +373,9 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 	bool owed = atomic_load(&ep->rx_expected) != ep->ack_sent;
 	rcci_progress_timer(ep, atomic_load(&ep->link) != LINK_DOWN && (ep->rnr_wait || owed));
 	if (by_user && owed)
-		rcci_progress_deferred_ack(); /* ours to send: see rcci_progress_serve_timers */
+		rcci_progress_deferred_ack(ep); /* ours to send: see rcci_progress_serve_timers */
+	else if (!owed && ep->ack_deferrer)
+		rcci_progress_ack_sent(ep);
 	pthread_mutex_unlock(&ep->tx_lock);
 
 	if (tx_err) {

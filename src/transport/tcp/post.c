@@ -148,6 +148,8 @@ static void send_now_or_at_next_poll(struct tcp_ep *ep, int posted)
 	if (atomic_load_explicit(&ep->thread_timer, memory_order_relaxed) && !ep->rnr_wait &&
 	    atomic_load(&ep->rx_expected) == ep->ack_sent)
 		rcci_progress_timer(ep, false);
+	if (ep->ack_deferrer && atomic_load(&ep->rx_expected) == ep->ack_sent)
+		rcci_progress_ack_sent(ep);
 }
 
 int rcci_tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)

@@ -339,8 +339,13 @@ struct tcp_ep {
 	struct iovec part[TX_MAX_IOV + 1]; /* rest of a frame the socket did not take */
 	int part_n, part_i;
 	uint8_t part_hdr[WIRE_HDR_LEN + WIRE_ATOMIC_REQ_LEN];
-	uint8_t *bounce;         /* payload of a partly sent frame, once we own it */
-	uint32_t ack_sent;       /* last ack value put on the wire */
+	uint8_t *bounce;   /* payload of a partly sent frame, once we own it */
+	uint32_t ack_sent; /* last ack value put on the wire */
+	/* the thread that deferred the ack owed, by the address of its count,
+	 * and that count's epoch (progress.c), until the ack goes out; NULL:
+	 * none, or no longer known */
+	const void *ack_deferrer;
+	uint32_t ack_epoch;
 	atomic_bool want_out;    /* the socket is full: watch for EPOLLOUT */
 	atomic_bool tx_deferred; /* posts left for the next poll to send together */
 	bool close_sent;
@@ -457,9 +462,12 @@ uint64_t rcci_ep_hb_period_ns(const struct tcp_ep *ep);
  * have the progress thread serve every endpoint owing an ack (or waiting out
  * an RNR backoff) now. */
 void rcci_progress_serve_timers(struct tcp_ctx *ctx);
-/* The calling thread left an ack for its next poll (see serve_timers), and
- * whether it did since it last slept (for tests). */
-void rcci_progress_deferred_ack(void);
+/* The calling thread left ep's ack for its next poll (see serve_timers);
+ * ep's ack went out (a post carried it, or a pass sent it); and whether
+ * this thread owes one it deferred since it last slept (for tests). The
+ * first two under ep's tx_lock. */
+void rcci_progress_deferred_ack(struct tcp_ep *ep);
+void rcci_progress_ack_sent(struct tcp_ep *ep);
 bool rcci_progress_deferred_here(void);
 /* Make the progress thread visit every endpoint at least every ns. */
 void rcci_progress_hb_at_most(struct tcp_ctx *ctx, uint64_t ns);
