@@ -26,10 +26,44 @@ struct verbs_sq_slots {
 /* 0 or -ENOMEM; fini is safe on a zeroed or finished struct. */
 int rcci_sq_slots_init(struct verbs_sq_slots *s, uint32_t depth);
 void rcci_sq_slots_fini(struct verbs_sq_slots *s);
-/* Caller holds lock: the slots wr[0..n) take (at most the room left). */
-void rcci_sq_take(struct verbs_sq_slots *s, const struct rcc_send_wr *wr, int n, bool sig_all);
-/* A successful send completion was taken from the device (any thread). */
-void rcci_sq_completed(struct verbs_sq_slots *s);
 static inline uint32_t rcci_sq_room(const struct verbs_sq_slots *s) { return s->depth - s->used; }
+
+/*
+ * Inline: every post call takes slots and every successful send completion
+ * frees them (a call each cost about a tenth of the post). The ring's index
+ * wraps by a compare, not a division: head < depth and n <= used <= depth,
+ * so head + n < 2 * depth and one subtraction is the same as % depth.
+ */
+static inline uint32_t rcci_sq_wrap(const struct verbs_sq_slots *s, uint32_t i)
+{
+	return i >= s->depth ? i - s->depth : i;
+}
+
+/* Caller holds lock: the slots wr[0..n) take (at most the room left). */
+static inline void rcci_sq_take(struct verbs_sq_slots *s, const struct rcc_send_wr *wr, int n,
+				bool sig_all)
+{
+	for (int i = 0; i < n; i++) {
+		s->run++;
+		if (sig_all || (wr[i].flags & RCC_SEND_SIGNALED)) {
+			s->runs[rcci_sq_wrap(s, s->head + s->n)] = s->run;
+			s->n++;
+			s->run = 0;
+		}
+	}
+	s->used += (uint32_t)n;
+}
+
+/* A successful send completion was taken from the device (any thread). */
+static inline void rcci_sq_completed(struct verbs_sq_slots *s)
+{
+	rcci_slot_lock(&s->lock);
+	if (s->n) { /* always, unless the device completed what we never counted */
+		s->used -= s->runs[s->head];
+		s->head = rcci_sq_wrap(s, s->head + 1);
+		s->n--;
+	}
+	rcci_slot_unlock(&s->lock);
+}
 
 #endif
