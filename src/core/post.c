@@ -69,7 +69,11 @@ static int check_ud_send(const struct rcc_ep *ep, const struct rcc_send_wr *wr, 
 	return 0; /* the inline limit is checked as for any SEND */
 }
 
-static int check_send_wr(const struct rcc_ep *ep, const struct rcc_send_wr *wr)
+/* Forced inline: rcc_post_<op> (post_one) passes a constant opcode, and the
+ * compiler then drops the opcode's range check and switch; the checks made
+ * are the same. */
+static inline __attribute__((always_inline)) int check_send_wr(const struct rcc_ep *ep,
+							       const struct rcc_send_wr *wr)
 {
 	uint64_t total;
 
@@ -155,15 +159,36 @@ int rcc_post_send_list(struct rcc_ep *ep, const struct rcc_send_wr *wr, int n, i
 	return post(ep, wr, n, posted);
 }
 
-int rcci_recv_list_check(const struct rcc_recv_wr *wr, int n, uint32_t max_sge)
+/* Forced inline: rcc_post_recv's one request is checked without a call. */
+static inline __attribute__((always_inline)) bool recv_wr_ok(const struct rcc_recv_wr *wr,
+							     uint32_t max_sge)
 {
 	uint64_t total;
 
+	return wr->num_sge >= 0 && (uint32_t)wr->num_sge <= max_sge &&
+	       !sge_total(wr->sg_list, wr->num_sge, &total);
+}
+
+int rcci_recv_list_check(const struct rcc_recv_wr *wr, int n, uint32_t max_sge)
+{
 	for (int i = 0; i < n; i++)
-		if (wr[i].num_sge < 0 || (uint32_t)wr[i].num_sge > max_sge ||
-		    sge_total(wr[i].sg_list, wr[i].num_sge, &total))
+		if (!recv_wr_ok(&wr[i], max_sge))
 			return i;
 	return n;
+}
+
+/* What rcc_post_recv_list checks of the endpoint, before its requests. */
+static inline __attribute__((always_inline)) int recv_ready(const struct rcc_ep *ep)
+{
+	if (!ep)
+		return -EINVAL;
+	if (__builtin_expect(ep->attr.srq != NULL, 0)) {
+		rcci_error_clear(); /* this refusal is the text, not an older one */
+		return rcci_fail(-EINVAL,
+				 "this endpoint takes its receives from a shared receive queue: "
+				 "post them with rcc_srq_post_recv()");
+	}
+	return check_connected(ep);
 }
 
 int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, int *posted)
@@ -172,15 +197,9 @@ int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, i
 
 	if (posted)
 		*posted = 0;
-	if (!ep || !wr || n <= 0)
+	if (!wr || n <= 0)
 		return -EINVAL;
-	if (__builtin_expect(ep->attr.srq != NULL, 0)) {
-		rcci_error_clear(); /* this refusal is the text, not an older one */
-		return rcci_fail(-EINVAL,
-				 "this endpoint takes its receives from a shared receive queue: "
-				 "post them with rcc_srq_post_recv()");
-	}
-	rc = check_connected(ep);
+	rc = recv_ready(ep);
 	if (rc)
 		return rc;
 	int good = rcci_recv_list_check(wr, n, ep->attr.max_recv_sge);
@@ -192,16 +211,63 @@ int rcc_post_recv_list(struct rcc_ep *ep, const struct rcc_recv_wr *wr, int n, i
 	return rc ? rc : (good < n ? -EINVAL : 0);
 }
 
+/* rcc_post_recv_list(ep, &wr, 1, NULL) step for step (the same checks in the
+ * same order, the same answers) without the call into the list's loop; the
+ * request is built after recv_ready's acquire loads, so its fields stay known
+ * to the compiler. */
 int rcc_post_recv(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t wr_id)
 {
+	int rc = recv_ready(ep);
+
+	if (rc)
+		return rc;
 	struct rcc_recv_wr wr = { .wr_id = wr_id, .sg_list = sge, .num_sge = num_sge };
-	return rcc_post_recv_list(ep, &wr, 1, NULL);
+	if (!recv_wr_ok(&wr, ep->attr.max_recv_sge))
+		return -EINVAL;
+	return __builtin_expect(ep->attr.qp_type == RCC_QP_UD, 0) ?
+		       ep->ctx->ops->ud_post_recv(ep, &wr, 1, NULL) :
+		       ep->ctx->ops->post_recv(ep, &wr, 1, NULL);
 }
 
-static int post_one(struct rcc_ep *ep, enum rcc_wr_opcode op, const struct rcc_sge *sge,
-		    int num_sge, uint64_t raddr, uint32_t rkey, uint32_t imm, uint64_t wr_id,
-		    unsigned flags)
+/*
+ * rcc_post_<op>: rcc_post_send_list(ep, &wr, 1, NULL) step for step, the same
+ * checks in the same order and the same answers, without the call into the
+ * list loop. post_ready first (the endpoint), then the request is built and
+ * post_single checks and posts it: built after check_connected's acquire
+ * loads, its fields are known to the compiler (with the opcode a constant,
+ * check_send_wr's opcode checks fold away) instead of read back from memory.
+ */
+static inline __attribute__((always_inline)) int post_ready(const struct rcc_ep *ep)
 {
+	if (!ep)
+		return -EINVAL;
+	return check_connected(ep);
+}
+
+static inline __attribute__((always_inline)) int post_single(struct rcc_ep *ep,
+							     const struct rcc_send_wr *wr)
+{
+	int rc = check_send_wr(ep, wr);
+
+	if (rc) {
+		log_debug("post_send: request %d of %d is malformed", 0, 1);
+		return rc;
+	}
+	return __builtin_expect(ep->attr.qp_type == RCC_QP_UD, 0) ?
+		       ep->ctx->ops->ud_post_send(ep, wr, 1, NULL) :
+		       ep->ctx->ops->post_send(ep, wr, 1, NULL);
+}
+
+static inline __attribute__((always_inline)) int post_one(struct rcc_ep *ep, enum rcc_wr_opcode op,
+							  const struct rcc_sge *sge, int num_sge,
+							  uint64_t raddr, uint32_t rkey,
+							  uint32_t imm, uint64_t wr_id,
+							  unsigned flags)
+{
+	int rc = post_ready(ep);
+
+	if (rc)
+		return rc;
 	struct rcc_send_wr wr = {
 		.wr_id = wr_id,
 		.sg_list = sge,
@@ -212,7 +278,7 @@ static int post_one(struct rcc_ep *ep, enum rcc_wr_opcode op, const struct rcc_s
 		.remote_addr = raddr,
 		.rkey = rkey,
 	};
-	return rcc_post_send_list(ep, &wr, 1, NULL);
+	return post_single(ep, &wr);
 }
 
 int rcc_post_send(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uint64_t wr_id,
@@ -279,10 +345,17 @@ int rcc_post_read(struct rcc_ep *ep, const struct rcc_sge *sge, int num_sge, uin
 	return post_one(ep, RCC_WR_READ, sge, num_sge, remote_addr, rkey, 0, wr_id, flags);
 }
 
-static int post_atomic(struct rcc_ep *ep, enum rcc_wr_opcode op, const struct rcc_sge *result,
-		       uint64_t remote_addr, uint32_t rkey, uint64_t compare_add, uint64_t swap,
-		       uint64_t wr_id, unsigned flags)
+static inline __attribute__((always_inline)) int post_atomic(struct rcc_ep *ep,
+							     enum rcc_wr_opcode op,
+							     const struct rcc_sge *result,
+							     uint64_t remote_addr, uint32_t rkey,
+							     uint64_t compare_add, uint64_t swap,
+							     uint64_t wr_id, unsigned flags)
 {
+	int rc = post_ready(ep);
+
+	if (rc)
+		return rc;
 	struct rcc_send_wr wr = {
 		.wr_id = wr_id,
 		.sg_list = result,
@@ -294,7 +367,7 @@ static int post_atomic(struct rcc_ep *ep, enum rcc_wr_opcode op, const struct rc
 		.compare_add = compare_add,
 		.swap = swap,
 	};
-	return rcc_post_send_list(ep, &wr, 1, NULL);
+	return post_single(ep, &wr);
 }
 
 int rcc_post_cas(struct rcc_ep *ep, const struct rcc_sge *result, uint64_t remote_addr,

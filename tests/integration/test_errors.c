@@ -712,6 +712,8 @@ static void malformed_posts(void)
 	CHECK_EQ(rcc_post_send(p.a, sg, 5, 1, 0), -EINVAL); /* more SGEs than max_send_sge */
 	CHECK_EQ(rcc_post_recv(p.a, sg, 5, 1), -EINVAL);
 	CHECK_EQ(rcc_post_send(p.a, NULL, 1, 1, 0), -EINVAL);
+	CHECK_EQ(rcc_post_recv(p.a, NULL, 1, 1), -EINVAL);
+	CHECK_EQ(rcc_post_recv(p.a, sg, -1, 1), -EINVAL);
 	struct rcc_sge seven = tbuf_sge(&b, 0, 7);
 	CHECK_EQ(rcc_post_fadd(p.a, &seven, rm.addr, rm.rkey, 1, 1, 0), -EINVAL);
 	CHECK_EQ(rcc_post_read(p.a, sg, 1, rm.addr, rm.rkey, 1, RCC_SEND_INLINE), -EINVAL);

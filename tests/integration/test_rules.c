@@ -263,10 +263,19 @@ static void rq_slot_freed_by_polled_completion(void)
 	CHECK_OK(pair_open(&p, &o));
 	CHECK_OK(tbuf_alloc(&s, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
 	CHECK_OK(tbuf_alloc(&r, p.ctx, 64 * (DEPTH + 1), RCC_ACCESS_LOCAL_WRITE));
-	for (int i = 0; i < DEPTH; i++) {
-		struct rcc_sge rs = tbuf_sge(&r, 64 * (size_t)i, 64);
-		CHECK_OK(rcc_post_recv(p.b, &rs, 1, (uint64_t)i));
-	}
+	/* half in lists, half one by one: the transports post a single
+	 * receive on a path of its own, and both count */
+	struct rcc_sge rs[DEPTH];
+	struct rcc_recv_wr rw[DEPTH / 2];
+	for (int i = 0; i < DEPTH; i++)
+		rs[i] = tbuf_sge(&r, 64 * (size_t)i, 64);
+	for (int i = 0; i < DEPTH / 2; i++)
+		rw[i] = (struct rcc_recv_wr){ .wr_id = (uint64_t)i,
+					      .sg_list = &rs[i],
+					      .num_sge = 1 };
+	CHECK_OK(rcc_post_recv_list(p.b, rw, DEPTH / 2, NULL));
+	for (int i = DEPTH / 2; i < DEPTH; i++)
+		CHECK_OK(rcc_post_recv(p.b, &rs[i], 1, (uint64_t)i));
 	struct rcc_sge sg = tbuf_sge(&s, 0, 64);
 	for (int i = 0; i < DEPTH; i++)
 		CHECK_OK(rcc_post_send(p.a, &sg, 1, (uint64_t)i, RCC_SEND_SIGNALED));

@@ -10,6 +10,7 @@
  * once more, because a completion that arrived before the re-arm raises no
  * event of its own.
  */
+#include <assert.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -247,24 +248,20 @@ static enum rcc_wc_status map_status(enum ibv_wc_status s)
 	}
 }
 
-static enum rcc_wc_opcode map_opcode(enum ibv_wc_opcode op)
+/* rcc's completion opcodes have verbs' values (rcc.h), so each one rcc knows
+ * passes as it is, with two compares instead of a switch; anything else
+ * (bind, invalidate, TSO: never posted by rcc) is a SEND, as before. */
+static_assert(RCC_WC_SEND == (int)IBV_WC_SEND && RCC_WC_WRITE == (int)IBV_WC_RDMA_WRITE &&
+		      RCC_WC_READ == (int)IBV_WC_RDMA_READ && RCC_WC_CAS == (int)IBV_WC_COMP_SWAP &&
+		      RCC_WC_FADD == (int)IBV_WC_FETCH_ADD && RCC_WC_RECV == (int)IBV_WC_RECV &&
+		      RCC_WC_RECV_WRITE_IMM == (int)IBV_WC_RECV_RDMA_WITH_IMM,
+	      "rcc_wc_opcode has ibv_wc_opcode's values");
+static inline enum rcc_wc_opcode map_opcode(enum ibv_wc_opcode op)
 {
-	switch (op) {
-	case IBV_WC_RDMA_WRITE:
-		return RCC_WC_WRITE;
-	case IBV_WC_RDMA_READ:
-		return RCC_WC_READ;
-	case IBV_WC_COMP_SWAP:
-		return RCC_WC_CAS;
-	case IBV_WC_FETCH_ADD:
-		return RCC_WC_FADD;
-	case IBV_WC_RECV:
-		return RCC_WC_RECV;
-	case IBV_WC_RECV_RDMA_WITH_IMM:
-		return RCC_WC_RECV_WRITE_IMM;
-	default:
-		return RCC_WC_SEND;
-	}
+	bool sent = (unsigned)op <= IBV_WC_FETCH_ADD;
+	bool recv = op == IBV_WC_RECV || op == IBV_WC_RECV_RDMA_WITH_IMM;
+
+	return __builtin_expect(sent || recv, 1) ? (enum rcc_wc_opcode)op : RCC_WC_SEND;
 }
 
 /* The endpoint of qpn: the last one found on this CQ when it is that QP's
@@ -286,8 +283,10 @@ static inline struct verbs_ep *ep_of_wc(struct verbs_cq *cq, uint32_t qpn)
 	return ep;
 }
 
-/* false: not for the user (a disconnect marker, or a QP no longer known). */
-static bool map_wc(struct verbs_cq *cq, const struct ibv_wc *w, struct rcc_wc *out)
+/* false: not for the user (a disconnect marker, or a QP no longer known).
+ * Forced inline: one call less per completion in the poll (and in drain). */
+static inline __attribute__((always_inline)) bool map_wc(struct verbs_cq *cq,
+							 const struct ibv_wc *w, struct rcc_wc *out)
 {
 	struct verbs_ep *ep = ep_of_wc(cq, w->qp_num);
 
@@ -311,7 +310,8 @@ static bool map_wc(struct verbs_cq *cq, const struct ibv_wc *w, struct rcc_wc *o
 		atomic_fetch_sub_explicit(&ep->rq_used, 1, memory_order_relaxed);
 	out->wr_id = w->wr_id;
 	out->ep = &ep->base;
-	out->status = map_status(w->status);
+	/* success, nearly always: no switch for it */
+	out->status = w->status == IBV_WC_SUCCESS ? RCC_WC_SUCCESS : map_status(w->status);
 	out->opcode = map_opcode(w->opcode);
 	out->byte_len = w->byte_len;
 	out->vendor_err = w->vendor_err;

@@ -39,19 +39,22 @@ static inline enum ibv_wr_opcode wr_opcode(enum rcc_wr_opcode op)
 	return IBV_WR_SEND;
 }
 
-static inline unsigned send_flags(unsigned f)
-{
-	unsigned out = 0;
-	if (f & RCC_SEND_SIGNALED)
-		out |= IBV_SEND_SIGNALED;
-	if (f & RCC_SEND_INLINE)
-		out |= IBV_SEND_INLINE;
-	if (f & RCC_SEND_FENCE)
-		out |= IBV_SEND_FENCE;
-	if (f & RCC_SEND_SOLICITED)
-		out |= IBV_SEND_SOLICITED;
-	return out;
-}
+/* rcc's send flags as verbs': a table of the 16 combinations of the four
+ * (a lookup instead of four tests), the same bits as testing each. */
+#define FLAGS_OF(f)                                          \
+	((((f)&RCC_SEND_SIGNALED) ? IBV_SEND_SIGNALED : 0) | \
+	 (((f)&RCC_SEND_INLINE) ? IBV_SEND_INLINE : 0) |     \
+	 (((f)&RCC_SEND_FENCE) ? IBV_SEND_FENCE : 0) |       \
+	 (((f)&RCC_SEND_SOLICITED) ? IBV_SEND_SOLICITED : 0))
+static_assert((RCC_SEND_SIGNALED | RCC_SEND_INLINE | RCC_SEND_FENCE | RCC_SEND_SOLICITED) == 15,
+	      "send_flags' table has one entry per combination of the four flags");
+static const uint8_t send_flags_of[16] = {
+	FLAGS_OF(0),  FLAGS_OF(1),  FLAGS_OF(2),  FLAGS_OF(3),  FLAGS_OF(4),  FLAGS_OF(5),
+	FLAGS_OF(6),  FLAGS_OF(7),  FLAGS_OF(8),  FLAGS_OF(9),  FLAGS_OF(10), FLAGS_OF(11),
+	FLAGS_OF(12), FLAGS_OF(13), FLAGS_OF(14), FLAGS_OF(15),
+};
+
+static inline unsigned send_flags(unsigned f) { return send_flags_of[f & 15]; }
 
 /* ibv_post_* return an errno value; some providers return -1 and set errno. */
 static inline int post_err(int rc)
@@ -103,6 +106,36 @@ static inline void fill_ud(struct ibv_send_wr *w, const struct rcc_send_wr *r)
 	w->wr.ud.remote_qkey = ah->qkey;
 }
 
+/* post_send for one request (every rcc_post_<op>), the same steps without the
+ * chunk loop: its counters and the array of 16 work requests on the stack
+ * cost more than the request itself. The device took it or not (rc), so
+ * its slots are taken on success only, as post_send's took does. */
+static int post_send_one(struct verbs_ep *ep, const struct rcc_send_wr *wr, int *posted, bool ud)
+{
+	struct verbs_sq_slots *s = &ep->sq;
+	struct ibv_send_wr w, *bad = NULL;
+	int rc = -ENOMEM, done = 0; /* no room: the send queue is full, rule 2 */
+
+	rcci_slot_lock(&s->lock);
+	if (__builtin_expect(rcci_sq_room(s) != 0, 1)) {
+		fill_send(&w, wr);
+		if (ud)
+			fill_ud(&w, wr);
+		w.next = NULL;
+		rc = ibv_post_send(ep->qp, &w, &bad);
+		if (__builtin_expect(rc == 0, 1)) {
+			rcci_sq_take(s, wr, 1, ep->base.attr.sig_all);
+			done = 1;
+		} else {
+			rc = post_err(rc);
+		}
+	}
+	rcci_slot_unlock(&s->lock);
+	if (posted)
+		*posted = done;
+	return rc;
+}
+
 /* Rule 2 (rcc.h): at most the slots the endpoint has left are posted, the
  * rest refused with -ENOMEM, as a device with a full send queue does. */
 static int post_send(struct verbs_ep *ep, const struct rcc_send_wr *wr, int n, int *posted, bool ud)
@@ -146,11 +179,15 @@ static int post_send(struct verbs_ep *ep, const struct rcc_send_wr *wr, int n, i
 
 int rcci_verbs_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
 {
+	if (__builtin_expect(n == 1, 1))
+		return post_send_one(vep(base), wr, posted, false);
 	return post_send(vep(base), wr, n, posted, false);
 }
 
 int rcci_verbs_ud_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n, int *posted)
 {
+	if (__builtin_expect(n == 1, 1))
+		return post_send_one(vep(base), wr, posted, true);
 	return post_send(vep(base), wr, n, posted, true);
 }
 
@@ -162,6 +199,33 @@ int rcci_verbs_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int 
 	struct verbs_ep *ep = vep(base);
 	unsigned depth = base->attr.rq_depth, used = atomic_load(&ep->rq_used), fit;
 	int done = 0;
+
+	/* One receive (rcc_post_recv): the steps below for n == 1 without the
+	 * chunk loop. A full queue is refused before the compare-and-swap,
+	 * which would store the count unchanged (fit 0) and post nothing. */
+	if (__builtin_expect(n == 1, 1)) {
+		struct ibv_recv_wr w, *bad = NULL;
+
+		do {
+			if (__builtin_expect(used >= depth, 0)) {
+				if (posted)
+					*posted = 0;
+				return -ENOMEM; /* the receive queue is full: rule 2 */
+			}
+		} while (!atomic_compare_exchange_weak(&ep->rq_used, &used, used + 1));
+		w.wr_id = wr->wr_id;
+		w.sg_list = (struct ibv_sge *)(uintptr_t)wr->sg_list;
+		w.num_sge = wr->num_sge;
+		w.next = NULL;
+		int rc = ibv_post_recv(ep->qp, &w, &bad);
+		if (__builtin_expect(rc != 0, 0)) {
+			rc = post_err(rc);
+			atomic_fetch_sub(&ep->rq_used, 1); /* the device took none */
+		}
+		if (posted)
+			*posted = rc ? 0 : 1;
+		return rc;
+	}
 
 	do {
 		unsigned room = used < depth ? depth - used : 0;

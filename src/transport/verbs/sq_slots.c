@@ -59,27 +59,3 @@ void rcci_sq_slots_fini(struct verbs_sq_slots *s)
 	free(s->runs);
 	s->runs = NULL;
 }
-
-void rcci_sq_take(struct verbs_sq_slots *s, const struct rcc_send_wr *wr, int n, bool sig_all)
-{
-	for (int i = 0; i < n; i++) {
-		s->run++;
-		if (sig_all || (wr[i].flags & RCC_SEND_SIGNALED)) {
-			s->runs[(s->head + s->n) % s->depth] = s->run;
-			s->n++;
-			s->run = 0;
-		}
-	}
-	s->used += (uint32_t)n;
-}
-
-void rcci_sq_completed(struct verbs_sq_slots *s)
-{
-	rcci_slot_lock(&s->lock);
-	if (s->n) { /* always, unless the device completed what we never counted */
-		s->used -= s->runs[s->head];
-		s->head = (s->head + 1) % s->depth;
-		s->n--;
-	}
-	rcci_slot_unlock(&s->lock);
-}
