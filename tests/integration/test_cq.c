@@ -170,45 +170,6 @@ static void ping_pong_waiting(enum rcc_cq_mode mode, bool own_epoll)
 	pair_close(&p);
 }
 
-/*
- * rcc_cq_wait() with a zero timeout polls once, the whole poll: a waiter
- * that looks that way in a loop (a program that multiplexes by itself) gets
- * its messages. Its looks keep its endpoints with it (parked, on tcp), so a
- * look that skipped the sockets -- as the one before a sleep may -- would
- * leave them unread for good.
- */
-static void zero_timeout_wait_reads(void)
-{
-	struct pair p;
-	struct pair_opts o = { .mode = RCC_CQ_WAIT };
-	struct tbuf a = { 0 }, b = { 0 };
-	struct rcc_wc wc;
-
-	CHECK_OK(pair_open(&p, &o));
-	CHECK_OK(tbuf_alloc(&a, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&b, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
-	struct rcc_sge rb = tbuf_sge(&b, 0, 64), sa = tbuf_sge(&a, 0, 64);
-	for (uint64_t i = 0; i < 20 && !test_failed; i++) {
-		fill_pattern(a.p, 64, i);
-		CHECK_OK(rcc_post_recv(p.b, &rb, 1, i));
-		CHECK_OK(rcc_post_send(p.a, &sa, 1, i, RCC_SEND_SIGNALED));
-		int n = 0;
-		uint64_t end = now_ms() + TEST_TIMEOUT_MS;
-		while (n != 1 && now_ms() < end)
-			n = rcc_cq_wait(p.cq_b, &wc, 1, 0);
-		CHECK_MSG(n == 1, "message %llu: rcc_cq_wait(0) found nothing in %d ms",
-			  (unsigned long long)i, TEST_TIMEOUT_MS);
-		CHECK_WC(wc, RCC_WC_SUCCESS);
-		CHECK_EQ(wc.wr_id, i);
-		CHECK_EQ(check_pattern(b.p, 64, i), -1);
-		CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
-		CHECK_EQ(wc.wr_id, i);
-	}
-	tbuf_free(&a);
-	tbuf_free(&b);
-	pair_close(&p);
-}
-
 static void wait_ping_pong(void) { ping_pong_waiting(RCC_CQ_WAIT, false); }
 static void fd_ping_pong(void) { ping_pong_waiting(RCC_CQ_FD, false); }
 static void hybrid_ping_pong(void) { ping_pong_waiting(RCC_CQ_HYBRID, false); }
@@ -639,7 +600,6 @@ static void shared_cq_streams(void)
 
 TEST_MAIN(TEST(mode_poll), TEST(mode_wait), TEST(mode_fd), TEST(wait_wakes_up),
 	  TEST(wait_ping_pong), TEST(fd_ping_pong), TEST(hybrid_ping_pong),
-	  TEST(fd_armed_ping_pong), TEST(arm_contract), TEST(zero_timeout_wait_reads),
-	  TEST(wait_idle_after_peer_left), TEST(fd_idle_after_peer_left),
-	  TEST(hybrid_idle_after_peer_left), TEST(epoll_over_8_cqs), TEST(shared_cq_64_endpoints),
-	  TEST(shared_cq_streams))
+	  TEST(fd_armed_ping_pong), TEST(arm_contract), TEST(wait_idle_after_peer_left),
+	  TEST(fd_idle_after_peer_left), TEST(hybrid_idle_after_peer_left), TEST(epoll_over_8_cqs),
+	  TEST(shared_cq_64_endpoints), TEST(shared_cq_streams))

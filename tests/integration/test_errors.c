@@ -336,6 +336,19 @@ static void long_send_waits_for_receive(void)
 
 static void long_write_bad_rkey(void) { write_bad_rkey(long_msg()); }
 
+/* Request wr_id's completion on cq is a bad local key's: a protection error
+ * (Soft-RoCE says "local QP operation error" where hardware says protection). */
+static void expect_bad_lkey(struct rcc_cq *cq, uint64_t wr_id)
+{
+	struct rcc_wc w;
+
+	CHECK_OK(wait_one(cq, &w, TEST_TIMEOUT_MS));
+	CHECK_EQ(w.wr_id, wr_id);
+	CHECK_MSG(w.status == RCC_WC_LOC_PROT_ERR ||
+			  (test_on_verbs() && w.status == RCC_WC_LOC_QP_OP_ERR),
+		  "%s", rcc_wc_status_str(w.status));
+}
+
 /* A send from memory that is not registered: a local protection error. */
 static void bad_lkey(void)
 {
@@ -350,13 +363,7 @@ static void bad_lkey(void)
 	struct rcc_sge bad = tbuf_sge(&s, 0, 64);
 	bad.lkey ^= 0x00a5a500u;
 	CHECK_OK(rcc_post_send(p.a, &bad, 1, 2, RCC_SEND_SIGNALED));
-	/* Soft-RoCE says "local QP operation error" where hardware says protection */
-	struct rcc_wc w;
-	CHECK_OK(wait_one(p.cq_a, &w, TEST_TIMEOUT_MS));
-	CHECK_EQ(w.wr_id, 2);
-	CHECK_MSG(w.status == RCC_WC_LOC_PROT_ERR ||
-			  (test_on_verbs() && w.status == RCC_WC_LOC_QP_OP_ERR),
-		  "%s", rcc_wc_status_str(w.status));
+	expect_bad_lkey(p.cq_a, 2);
 	CHECK_EQ(rcc_ep_state(p.a), RCC_EP_ERROR);
 	tbuf_free(&s);
 	tbuf_free(&r);
@@ -388,12 +395,7 @@ static void bad_lkey_long_send_never_sent(void)
 	struct rcc_sge sg[2] = { tbuf_sge(&s, 0, LONG), tbuf_sge(&s2, 0, 64) };
 	sg[1].lkey ^= 0x00a5a500u;
 	CHECK_OK(rcc_post_send(p.a, sg, 2, 2, RCC_SEND_SIGNALED));
-	struct rcc_wc w;
-	CHECK_OK(wait_one(p.cq_a, &w, TEST_TIMEOUT_MS));
-	CHECK_EQ(w.wr_id, 2);
-	CHECK_MSG(w.status == RCC_WC_LOC_PROT_ERR ||
-			  (test_on_verbs() && w.status == RCC_WC_LOC_QP_OP_ERR),
-		  "%s", rcc_wc_status_str(w.status));
+	expect_bad_lkey(p.cq_a, 2);
 	if (!test_on_verbs()) {
 		usleep(100 * 1000); /* a first frame, had it gone, would be placed by now */
 		size_t k = 0;
@@ -426,12 +428,7 @@ static void bad_lkey_atomic_never_sent(void)
 	struct rcc_sge bad = tbuf_sge(&res, 0, 8);
 	bad.lkey ^= 0x00a5a500u;
 	CHECK_OK(rcc_post_fadd(p.a, &bad, rm.addr, rm.rkey, 1, 3, RCC_SEND_SIGNALED));
-	struct rcc_wc w;
-	CHECK_OK(wait_one(p.cq_a, &w, TEST_TIMEOUT_MS));
-	CHECK_EQ(w.wr_id, 3);
-	CHECK_MSG(w.status == RCC_WC_LOC_PROT_ERR ||
-			  (test_on_verbs() && w.status == RCC_WC_LOC_QP_OP_ERR),
-		  "%s", rcc_wc_status_str(w.status));
+	expect_bad_lkey(p.cq_a, 3);
 	if (!test_on_verbs()) {
 		uint64_t v;
 		memcpy(&v, t.p, 8);

@@ -359,19 +359,26 @@ static bool arm_shm_eps(struct tcp_cq *cq, struct pollfd *p, int *np)
 	return ready;
 }
 
+/*
+ * Tell the progress thread this CQ's endpoints are being looked after (it
+ * parks them while the count moves; see progress.c). It only asks "has it
+ * changed": no read-modify-write. Counted before the CQ is looked at: a
+ * poller whose every poll found a completion the thread had queued would
+ * otherwise never show, and leave its endpoint to the thread for good -- a
+ * hand-over between threads per message.
+ */
+static inline void note_poll(struct tcp_cq *cq)
+{
+	atomic_store_explicit(&cq->polls,
+			      atomic_load_explicit(&cq->polls, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
 int rcci_tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 {
 	struct tcp_cq *cq = tcq(base);
 
-	/* Tell the progress thread this CQ's endpoints are being looked after
-	 * (it parks them while the count moves; see progress.c). It only asks
-	 * "has it changed": no read-modify-write. Counted before the CQ is
-	 * looked at: a poller whose every poll found a completion the thread
-	 * had queued would otherwise never show, and leave its endpoint to the
-	 * thread for good -- a hand-over between threads per message. */
-	atomic_store_explicit(&cq->polls,
-			      atomic_load_explicit(&cq->polls, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	note_poll(cq);
 	int n = cq_pop(cq, wc, max);
 
 	if (n)
@@ -404,9 +411,7 @@ int rcci_tcp_cq_poll_before_sleep(struct rcc_cq *base, struct rcc_wc *wc, int ma
 	struct tcp_cq *cq = tcq(base);
 	bool owed = false;
 
-	atomic_store_explicit(&cq->polls,
-			      atomic_load_explicit(&cq->polls, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	note_poll(cq);
 	int n = cq_pop(cq, wc, max);
 	if (n)
 		return n;
