@@ -477,6 +477,12 @@ int rcc_cq_fd(struct rcc_cq *cq);
  * where a blocking socket costs one. Once a CQ has been armed, its
  * shared-memory peers ring the descriptor directly when it is armed, and a
  * thread that polls it reads their messages itself (as rcc_cq_wait() does).
+ * The other side of the trade: an unarmed CQ leaves those connections to
+ * the background thread, which keeps spinning for a while after each
+ * message, so under a steady stream it never sleeps and can deliver
+ * sooner -- a core spent for latency. A thread that wants that trade
+ * should ask for it where it is bounded and visible: RCC_CQ_HYBRID and
+ * rcc_cq_wait() (docs/shm.md, "Figures").
  * Arming and then not sleeping is harmless: it costs the peer a system call
  * for its next message. Also sends, at once, an acknowledgement this
  * thread held back for the reply it expected to post.
