@@ -221,36 +221,75 @@ static void hostile_tail(void)
 	pair_close(&p);
 }
 
-/*
- * The peer moves the head of the ring we produce into backwards (more than
- * the capacity behind what we wrote): our next send fails the connection and
- * the request completes in error; nothing is written outside the ring.
- */
-static void hostile_head(void)
+/* Run body with single copy off: the ring's own cases, whose large WRITEs
+ * would otherwise go around the ring when the suite runs with RCC_SHM_CMA=1. */
+static void ring_only(void (*body)(void))
 {
-	struct pair p;
-	struct tbuf s = { 0 };
-	struct rcc_wc wc;
+	char *saved = getenv("RCC_SHM_CMA") ? strdup(getenv("RCC_SHM_CMA")) : NULL;
+	setenv("RCC_SHM_CMA", "0", 1);
+	body();
+	if (saved)
+		setenv("RCC_SHM_CMA", saved, 1);
+	else
+		unsetenv("RCC_SHM_CMA");
+	free(saved);
+}
 
-	CHECK_OK(pair_open(&p, NULL));
-	CHECK_OK(tbuf_alloc(&s, p.ctx, 4096, RCC_ACCESS_LOCAL_WRITE));
+/*
+ * The peer moves the head of the ring we produce into to where it can never
+ * be (ahead of what we wrote). The producer writes from the head it last saw
+ * while that leaves room (shm_ring.h, tx_head_seen), so it meets the lie when
+ * it next looks: a WRITE of more than the ring, with the peer's progress
+ * thread held so that nothing it reads rewrites the head, uses up the room it
+ * remembers, looks, and fails the connection; the request completes in
+ * error, and nothing is written outside the ring.
+ */
+static void hostile_head_ring(void)
+{
+	struct pair_opts o = { .split = true };
+	struct pair p;
+	struct tbuf src = { 0 }, dst = { 0 };
+	struct rcc_wc wc;
+	bool done = false;
+
+	CHECK_OK(pair_open(&p, &o));
 	struct shm_ring *victim = &tep(p.a)->shm;
-	atomic_store(&victim->tx->head, victim->tx_tail + 1);
-	struct rcc_sge ss = tbuf_sge(&s, 0, 4096);
-	int rc = rcc_post_send(p.a, &ss, 1, 9, RCC_SEND_SIGNALED);
+	const size_t n = 3u * (size_t)victim->cap;
+	CHECK_OK(tbuf_alloc(&src, p.ctx, n, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&dst, p.ctx_b, n, ALL_ACCESS));
+	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+	struct rcc_sge ws = tbuf_sge(&src, 0, (uint32_t)n);
+	pthread_mutex_t *held = &tctx(p.ctx_b)->eps_lock;
+
+	pthread_mutex_lock(held);
+	int rc = rcc_post_write(p.a, &ws, 1, rm.addr, rm.rkey, 9, RCC_SEND_SIGNALED);
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (!rc && rcc_ep_state(p.a) == RCC_EP_CONNECTED && now_ms() < end) {
+		/* written again and again, as a hostile peer would: a pass of
+		 * the peer's thread that began before we held it may still
+		 * read a ring's worth and store the true head (hence a WRITE
+		 * of three rings: the producer runs short of room after it) */
+		atomic_store(&victim->tx->head,
+			     atomic_load(&victim->tx_tail) + 2u * (uint64_t)victim->cap);
+		if (rcc_cq_poll(p.cq_a, &wc, 1) == 1)
+			done = true;
+	}
+	pthread_mutex_unlock(held);
 	CHECK(rc == 0 || rc == -ENOTCONN);
+	CHECK_MSG(rcc_ep_state(p.a) != RCC_EP_CONNECTED,
+		  "a head ahead of what we wrote went unnoticed past the ring's room");
 	if (rc == 0) {
-		CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+		if (!done)
+			CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
 		CHECK_EQ(wc.wr_id, 9);
 		CHECK(wc.status != RCC_WC_SUCCESS);
 	}
-	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
-	while (rcc_ep_state(p.a) == RCC_EP_CONNECTED && now_ms() < end)
-		(void)rcc_cq_poll(p.cq_a, &wc, 1);
-	CHECK(rcc_ep_state(p.a) != RCC_EP_CONNECTED);
-	tbuf_free(&s);
+	tbuf_free(&src);
+	tbuf_free(&dst);
 	pair_close(&p);
 }
+
+static void hostile_head(void) { ring_only(hostile_head_ring); }
 
 /* Two contexts (two progress threads, as two processes have) joined by one
  * shared-memory connection: a (client, ctx_a) and b (server, ctx_b). */
@@ -545,18 +584,7 @@ static void full_ring_producer_armed_ring(void)
 	pair_close(&p);
 }
 
-static void full_ring_producer_armed(void)
-{
-	/* the ring's own case: a large WRITE would go single-copy, around it */
-	char *saved = getenv("RCC_SHM_CMA") ? strdup(getenv("RCC_SHM_CMA")) : NULL;
-	setenv("RCC_SHM_CMA", "0", 1);
-	full_ring_producer_armed_ring();
-	if (saved)
-		setenv("RCC_SHM_CMA", saved, 1);
-	else
-		unsetenv("RCC_SHM_CMA");
-	free(saved);
-}
+static void full_ring_producer_armed(void) { ring_only(full_ring_producer_armed_ring); }
 
 /* How the application waits for a completion. */
 enum app_wait_how {

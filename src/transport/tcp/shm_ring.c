@@ -50,6 +50,7 @@ void rcci_shm_ring_init(struct shm_ring *r, void *map, uint32_t cap, bool accept
 	r->rx_data = data + (size_t)(1 - t) * cap;
 	atomic_init(&r->tx_tail, 0);
 	atomic_init(&r->rx_head, 0);
+	atomic_init(&r->tx_head_seen, 0);
 	atomic_init(&r->tx_need, 1);
 	r->tsan_key = 0;
 }
@@ -64,17 +65,50 @@ void rcci_shm_ring_fresh(struct shm_ring *r)
 
 /* Room in the ring we produce into: cap - used, or -EPROTO when the
  * consumer's head is impossible (ahead of what we produced, or more than cap
- * behind). The status itself, so no caller can hand on a bare -1. */
-static long tx_room(const struct shm_ring *r)
+ * behind). The status itself, so no caller can hand on a bare -1. *seen
+ * gets the head loaded (only on success). */
+static long tx_room_load(const struct shm_ring *r, uint64_t *seen)
 {
 	uint64_t head = atomic_load_explicit(&r->tx->head, memory_order_acquire);
 	tsan_acquire(r);
 	uint64_t used = atomic_load_explicit(&r->tx_tail, memory_order_relaxed) - head;
 
-	return used > r->cap ? -EPROTO : (long)(r->cap - used);
+	if (used > r->cap)
+		return -EPROTO;
+	*seen = head;
+	return (long)(r->cap - used);
 }
 
-/* Bytes waiting in the ring we consume, or -EPROTO when the tail is impossible. */
+static long tx_room(const struct shm_ring *r)
+{
+	uint64_t seen;
+
+	return tx_room_load(r, &seen);
+}
+
+/* The producer's room for want bytes (under tx_lock): from the head last
+ * seen when that leaves enough, else loaded again and remembered. The head
+ * only grows, and the bytes below the one seen were released to us when it
+ * was loaded (acquire), so the remembered room is never more than the room
+ * there is. */
+static long tx_room_for(struct shm_ring *r, uint32_t want)
+{
+	uint64_t used = atomic_load_explicit(&r->tx_tail, memory_order_relaxed) -
+			atomic_load_explicit(&r->tx_head_seen, memory_order_relaxed);
+	uint64_t seen;
+	long room;
+
+	if (used <= r->cap && r->cap - used >= want)
+		return (long)(r->cap - used);
+	room = tx_room_load(r, &seen);
+	if (room >= 0)
+		atomic_store_explicit(&r->tx_head_seen, seen, memory_order_relaxed);
+	return room;
+}
+
+/* Bytes waiting in the ring we consume, or -EPROTO when the tail is impossible.
+ * (Prefetching the next frame's line beside the tail's load was tried: no
+ * difference, interleaved, 2026-11-29.) */
 static long rx_avail(const struct shm_ring *r)
 {
 	uint64_t tail = atomic_load_explicit(&r->rx->tail, memory_order_acquire);
@@ -134,7 +168,8 @@ long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 	for (int i = 0; i < n; i++)
 		want += iov[i].iov_len;
 	while (done < want) {
-		long room = tx_room(r);
+		size_t left = want - done;
+		long room = tx_room_for(r, left < r->cap ? (uint32_t)left : r->cap);
 		if (room < 0)
 			return room;
 		if (room == 0) {
@@ -156,7 +191,7 @@ long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n)
 long rcci_shm_ring_reserve(struct shm_ring *r, size_t need)
 {
 	uint32_t want = need == 0 ? 1 : need > r->cap ? r->cap : (uint32_t)need;
-	long room = tx_room(r);
+	long room = tx_room_for(r, want);
 
 	atomic_store_explicit(&r->tx_need, want, memory_order_relaxed);
 	if (room < 0)
@@ -250,9 +285,14 @@ long rcci_shm_ring_rx_avail(const struct shm_ring *r) { return rx_avail(r); }
 
 bool rcci_shm_ring_tx_room(const struct shm_ring *r)
 {
-	long room = tx_room(r);
+	long need = (long)atomic_load_explicit(&r->tx_need, memory_order_relaxed);
+	uint64_t used = atomic_load_explicit(&r->tx_tail, memory_order_relaxed) -
+			atomic_load_explicit(&r->tx_head_seen, memory_order_relaxed);
 
-	return room < 0 || room >= (long)atomic_load_explicit(&r->tx_need, memory_order_relaxed);
+	if (used <= r->cap && (long)(r->cap - used) >= need)
+		return true; /* no look at the peer's line (tx_room_for) */
+	long room = tx_room(r);
+	return room < 0 || room >= need;
 }
 
 int rcci_shm_ring_cap_env(uint32_t *cap)

@@ -59,6 +59,14 @@ struct shm_ring {
 	 * progress thread's readiness checks read them without those locks. */
 	_Atomic uint64_t tx_tail; /* what we produced */
 	_Atomic uint64_t rx_head; /* what we consumed */
+	/* The consumer's head as we last loaded it (checked then): the room it
+	 * leaves is a lower bound of the room there is, so a write that fits
+	 * in it needs no look at the peer's line -- a cache miss the consumer
+	 * causes with every read, otherwise paid before every frame is
+	 * published. Written only under tx_lock (rcci_shm_ring_write and
+	 * _reserve): a readiness check that stored an older head could make
+	 * tail - head exceed cap. */
+	_Atomic uint64_t tx_head_seen;
 	/* Room the producer last waited for (rcci_shm_ring_reserve): the ring
 	 * counts as writable only once that much is free. Under tx_lock; read
 	 * by the readiness checks. */
