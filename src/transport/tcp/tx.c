@@ -610,6 +610,23 @@ static bool send_partial(struct tcp_ep *ep)
 	return true;
 }
 
+/*
+ * Whether the frames to build may read registered memory, which must stay
+ * registered while they go out (rcc_mr_dereg waits for mr_lock's write
+ * side): owed responses (READ data), or a queued request whose payload is
+ * not a copy made at post time. A ping-pong of inline messages takes no
+ * lock to send.
+ */
+static bool reads_registered(const struct tcp_ep *ep, bool serving)
+{
+	if (ep->resp_head != ep->resp_tail)
+		return true;
+	for (uint32_t i = ep->sq_tx; serving && i != ep->sq_tail; i++)
+		if (!(ep->sq[i & ep->sq_mask].flags & RCC_SEND_INLINE))
+			return true;
+	return false;
+}
+
 void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 {
 	struct tx_batch b;
@@ -619,6 +636,15 @@ void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 	if (link == LINK_DOWN || ep->tx_err)
 		return;
 	atomic_store_explicit(&ep->tx_deferred, false, memory_order_relaxed);
+	/* Nothing to send: the usual call after a poll received a request whose
+	 * ack waits to ride on the reply. What the loop below would look at,
+	 * looked at once. */
+	if (link == LINK_UP && !ep->part_n && !ep->hb_due && ep->resp_head == ep->resp_tail &&
+	    ep->sq_tx == ep->sq_tail &&
+	    !(ack_now &&
+	      atomic_load_explicit(&ep->rx_expected, memory_order_acquire) != ep->ack_sent) &&
+	    !atomic_load_explicit(&ep->want_out, memory_order_relaxed))
+		return;
 	if (ep->part_n && !send_partial(ep)) {
 		rcci_ep_set_want_out(ep, !ep->tx_err);
 		return;
@@ -626,7 +652,7 @@ void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 	bool serving = atomic_load(&ep->base.state) == RCC_EP_CONNECTED;
 	/* READ data and request payload are sent straight from registered
 	 * memory: keep it registered while they go out (rcc_mr_dereg waits). */
-	bool locked = ep->resp_head != ep->resp_tail || (serving && ep->sq_tx != ep->sq_tail);
+	bool locked = reads_registered(ep, serving);
 	if (locked)
 		pthread_rwlock_rdlock(&ep->ctx->mr_lock);
 	for (int round = 0;; round++) {
@@ -689,5 +715,9 @@ void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 		shutdown(ep->fd, SHUT_WR);
 		ep->shut_wr = true;
 	}
-	rcci_ep_set_want_out(ep, blocked && !ep->tx_err);
+	/* Nothing left, nothing watched (the usual end): no atomic exchange.
+	 * Every writer of want_out holds tx_lock. */
+	bool want = blocked && !ep->tx_err;
+	if (want || atomic_load_explicit(&ep->want_out, memory_order_relaxed))
+		rcci_ep_set_want_out(ep, want);
 }

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The tcp transport's send side and mr_lock (white box, socket and shared
+ * memory; verbs has no such lock). rcc_mr_dereg() takes mr_lock's write side
+ * to wait out every copy out of a region; a request whose payload lies in
+ * registered memory is sent under its read side, so while a deregistration
+ * holds the lock, posting one waits. An inline request's payload is the copy
+ * made at post time: its post takes no lock and returns at once.
+ * The test holds the write side itself, as a deregistration would, and
+ * watches the posting thread: whether its post returns, or the thread
+ * sleeps on the lock (a futex wait, read from /proc: no timing involved).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pair.h"
+#include "transport/tcp/tcp.h"
+
+#define LEN 64u
+
+struct poster {
+	struct rcc_ep *ep;
+	struct rcc_sge sge;
+	unsigned flags;
+	_Atomic long tid;
+	atomic_bool done;
+	int rc;
+};
+
+static void *post_main(void *arg)
+{
+	struct poster *p = arg;
+
+	atomic_store(&p->tid, (long)syscall(SYS_gettid));
+	p->rc = rcc_post_send(p->ep, &p->sge, 1, 1, RCC_SEND_SIGNALED | p->flags);
+	atomic_store(&p->done, true);
+	return NULL;
+}
+
+/* Whether thread tid sleeps in a futex wait right now (x86-64 and others:
+ * /proc/<pid>/task/<tid>/syscall starts with the call's number). */
+static bool in_futex(long tid)
+{
+	char path[64], line[64];
+	long nr = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(line, sizeof(line), f))
+		nr = strtol(line, NULL, 10);
+	fclose(f);
+	return nr == SYS_futex;
+}
+
+/* Whether this kernel shows a thread's system call (CONFIG_HAVE_ARCH_TRACEHOOK,
+ * and /proc readable): the calling thread's own file says "running". */
+static bool syscall_visible(void)
+{
+	char path[64], line[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", (long)syscall(SYS_gettid));
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	return ok;
+}
+
+/* Post from another thread while mr_lock's write side is held here:
+ * *returned 1 if the post returned, 0 if the thread slept on the lock; the
+ * message is then let go and received whole either way. */
+static void post_while_dereg(unsigned flags, int *returned)
+{
+	struct pair p;
+	struct pair_opts o = { .mode = RCC_CQ_POLL };
+	struct tbuf a = { 0 }, b = { 0 };
+	struct poster ps = { .flags = flags };
+	struct rcc_wc wc;
+	pthread_t th;
+
+	*returned = -1;
+
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&a, p.ctx, LEN, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(tbuf_alloc(&b, p.ctx, LEN, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge rb = tbuf_sge(&b, 0, LEN);
+	fill_pattern(a.p, LEN, 7);
+	CHECK_OK(rcc_post_recv(p.b, &rb, 1, 1));
+	ps.ep = p.a;
+	ps.sge = tbuf_sge(&a, 0, LEN);
+
+	pthread_rwlock_t *mr_lock = &tctx(p.ctx)->mr_lock;
+	pthread_rwlock_wrlock(mr_lock);
+	CHECK_OK(pthread_create(&th, NULL, post_main, &ps));
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (*returned < 0 && now_ms() < end) {
+		long tid = atomic_load(&ps.tid);
+		if (atomic_load(&ps.done))
+			*returned = 1;
+		else if (tid && in_futex(tid))
+			*returned = 0;
+	}
+	pthread_rwlock_unlock(mr_lock);
+	pthread_join(th, NULL);
+	CHECK_MSG(*returned >= 0, "the post neither returned nor slept in %d ms", TEST_TIMEOUT_MS);
+	CHECK_OK(ps.rc);
+
+	CHECK_OK(wait_one(p.cq_b, &wc, TEST_TIMEOUT_MS));
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+	CHECK_EQ(wc.byte_len, LEN);
+	CHECK_EQ(check_pattern(b.p, LEN, 7), -1);
+	CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+	tbuf_free(&a);
+	tbuf_free(&b);
+	pair_close(&p);
+}
+
+static void registered_payload_waits_for_dereg(void)
+{
+	if (test_on_verbs())
+		SKIP_CASE("tcp", "white box of the tcp transport's send side");
+	if (!syscall_visible())
+		SKIP_CASE("/proc/<pid>/task/<tid>/syscall", "where a thread sleeps is not shown");
+	int returned;
+	post_while_dereg(0, &returned);
+	CHECK_MSG(returned == 0,
+		  "a request from registered memory was sent while mr_lock was held for writing");
+}
+
+static void inline_payload_takes_no_lock(void)
+{
+	if (test_on_verbs())
+		SKIP_CASE("tcp", "white box of the tcp transport's send side");
+	if (!syscall_visible())
+		SKIP_CASE("/proc/<pid>/task/<tid>/syscall", "where a thread sleeps is not shown");
+	int returned;
+	post_while_dereg(RCC_SEND_INLINE, &returned);
+	CHECK_MSG(returned == 1, "an inline post waited for mr_lock");
+}
+
+TEST_MAIN(TEST(registered_payload_waits_for_dereg), TEST(inline_payload_takes_no_lock))
