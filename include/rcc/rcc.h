@@ -219,6 +219,35 @@ struct rcc_remote_mr {
 	uint32_t rkey;
 };
 
+/*
+ * Allocate length bytes (rounded up to whole pages) of zeroed memory that a
+ * same-host peer can map: shared memory (a sealed memfd mapped MAP_SHARED)
+ * instead of the heap. ctx: the context the memory belongs to; length:
+ * non-zero; *addr receives the page-aligned start. Returns 0, -EINVAL (NULL
+ * argument, length 0), -ENOMEM (no memory or no descriptor left) or
+ * another negative errno of memfd_create()/mmap(). May block in the
+ * kernel; thread-safe. The memory is plain memory on every transport:
+ * register it with rcc_mr_reg() as any other (whole or in parts). What it
+ * adds: on a shared-memory connection (rcc_ep_path() "shm") a region
+ * registered on it with remote access is "mappable": a peer's WRITE or
+ * READ of 64 KiB and more (RCC_SHM_MAP_MIN bytes in the peer's environment
+ * sets another threshold) is copied by the peer itself, once, straight
+ * into or out of this memory (docs/shm.md, "Mapped transfers"; RCC_SHM_MAP=0
+ * in either process turns that off). The memory stays ctx's until
+ * rcc_mem_free(); the context cannot be closed before.
+ */
+int rcc_mem_alloc(struct rcc_ctx *ctx, size_t length, void **addr);
+
+/*
+ * Free memory rcc_mem_alloc() returned (addr exactly as returned). Returns
+ * 0, -EINVAL (NULL, or not an allocation of ctx) or -EBUSY while a region
+ * registered on it is still registered (deregister it first). A peer that
+ * mapped it may keep the pages alive until its connection closes, but can
+ * no longer reach them through rcc (every region on it was deregistered).
+ * Thread-safe; never blocks beyond munmap().
+ */
+int rcc_mem_free(struct rcc_ctx *ctx, void *addr);
+
 /* Register [addr, addr+length). length must be non-zero. */
 int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access, struct rcc_mr **mr);
 
