@@ -164,8 +164,13 @@ static void mapped_write_read(void)
 	fill_pattern(src.p + BIG, SMALL, 7);
 	fill_pattern(src.p, BIG, 8);
 	struct rcc_sge ss = tbuf_sge(&src, BIG, SMALL);
-	CHECK_OK(rcc_post_write(p.a, &ss, 1, rm.addr, rm.rkey, 6, 0));
-	CHECK_OK(rcc_post_write(p.a, &s, 1, rm.addr, rm.rkey, 7, RCC_SEND_SIGNALED));
+	pthread_mutex_t *held = &tep(p.b)->rx_lock; /* b applies nothing yet */
+	pthread_mutex_lock(held);
+	int rc6 = rcc_post_write(p.a, &ss, 1, rm.addr, rm.rkey, 6, 0);
+	int rc7 = rcc_post_write(p.a, &s, 1, rm.addr, rm.rkey, 7, RCC_SEND_SIGNALED);
+	pthread_mutex_unlock(held);
+	CHECK_OK(rc6);
+	CHECK_OK(rc7);
 	EXPECT_STATUS(p.cq_a, 7, RCC_WC_SUCCESS);
 	CHECK_EQ(check_pattern(dst.p + BIG, BIG, 8), -1);
 	/* nothing around the region was touched */

@@ -407,8 +407,15 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 
 		if (!flow_allows(ep, w, rd))
 			break;
-		if (!is_rd_atomic(w->opcode) && !(w->flags & RCC_SEND_INLINE) && !w->mapped &&
-		    off < w->total &&
+		if (w->mapped) {
+			it = new_item(b, ITEM_REQ, i);
+			put_mapped(b, it, &h);
+			finish_item(b, it);
+			i++;
+			off = 0;
+			continue;
+		}
+		if (!is_rd_atomic(w->opcode) && !(w->flags & RCC_SEND_INLINE) && off < w->total &&
 		    !slice_live(ep->ctx, sq_sges(ep, i), w->num_sge, off,
 				w->total - off < frame_max(ep) ? w->total - off : frame_max(ep))) {
 			/* deregistered since it was posted: a local protection
@@ -418,13 +425,6 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 			break;
 		}
 		it = new_item(b, ITEM_REQ, i);
-		if (w->mapped) {
-			put_mapped(b, it, &h);
-			finish_item(b, it);
-			i++;
-			off = 0;
-			continue;
-		}
 		if (cma_wanted(ep, w, i)) {
 			put_cma_req(ep, b, it, w, &h, i);
 			rd += w->opcode == RCC_WR_READ;
