@@ -172,7 +172,10 @@ struct rcc_ctx_attr {
 	 * both processes has a WRITE or READ of 64 KiB and more copied once,
 	 * by the target process, where the kernel allows it; by default it
 	 * takes the ring's two copies, faster on the hosts measured
-	 * (docs/shm.md). RCC_SHM_RING_KIB (a power of two from 4 to 65536,
+	 * (docs/shm.md). A WRITE or READ of 64 KiB and more to a region on a
+	 * peer's rcc_mem_alloc() memory is copied by the initiator through
+	 * a mapping of it (RCC_SHM_MAP=0 in either process: not; RCC_SHM_MAP_MIN
+	 * sets the threshold). RCC_SHM_RING_KIB (a power of two from 4 to 65536,
 	 * default 256) in the accepting process sets the capacity of the two
 	 * rings of each connection it accepts; any other value makes
 	 * rcc_ctx_open() fail with -EINVAL. verbs ignores all of these. */

@@ -158,6 +158,22 @@ static void mapped_write_read(void)
 	}
 	EXPECT_STATUS(p.cq_a, 5, RCC_WC_SUCCESS);
 	CHECK_EQ(copies(p.a), 19);
+	/* WRITE with immediate: copied, and the receiver's completion says
+	 * how many bytes, with the immediate */
+	struct rcc_wc rw;
+	CHECK_OK(rcc_post_recv(p.b, NULL, 0, 77));
+	fill_pattern(src.p, BIG, 11);
+	CHECK_OK(rcc_post_write_imm(p.a, &s, 1, rm.addr, rm.rkey, 0xabcd, 9, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_a, 9, RCC_WC_SUCCESS);
+	CHECK_OK(wait_one(p.cq_b, &rw, TEST_TIMEOUT_MS));
+	CHECK_WC(rw, RCC_WC_SUCCESS);
+	CHECK_EQ(rw.wr_id, 77);
+	CHECK_EQ(rw.opcode, RCC_WC_RECV_WRITE_IMM);
+	CHECK_EQ(rw.byte_len, BIG);
+	CHECK_EQ(rw.imm_data, 0xabcd);
+	CHECK(rw.wc_flags & RCC_WC_WITH_IMM);
+	CHECK_EQ(check_pattern(dst.p + BIG, BIG, 11), -1);
+	CHECK_EQ(copies(p.a), 20);
 	/* RC order: a small WRITE over the ring, then a large one to the same
 	 * bytes: the large one must not overtake it (it takes the ring too, or
 	 * copies once the small one completed) */
@@ -184,7 +200,7 @@ static void mapped_write_read(void)
 	TEARDOWN(rcc_ep_close(p.a));
 	TEARDOWN(rcc_ep_close(p.b));
 	p.a = p.b = NULL;
-	CHECK(before == 19 || before == 20); /* the ordered large WRITE: either path */
+	CHECK(before == 20 || before == 21); /* the ordered large WRITE: either path */
 	for (size_t i = 0; i < BIG; i++)
 		CHECK(dst.p[2 * BIG + i] == 0);
 	(void)ro;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,13 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
+/* The peer process exited (its pidfd is readable). */
+static bool peer_gone(const struct shm_map *m)
+{
+	struct pollfd p = { .fd = m->pidfd, .events = POLLIN };
+	return m->pidfd >= 0 && poll(&p, 1, 0) == 1;
+}
+
 bool rcci_shm_map_revoke(struct shm_map *m, uint32_t key)
 {
 	bool any = false;
@@ -157,6 +165,8 @@ bool rcci_shm_map_revoke(struct shm_map *m, uint32_t key)
 			sched_yield();
 			continue;
 		}
+		if (peer_gone(m))
+			return true; /* a dead process copies no more */
 		if (!end)
 			end = mono_ns() + m->wait_ns;
 		if (mono_ns() > end)

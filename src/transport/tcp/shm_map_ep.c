@@ -72,7 +72,8 @@ void rcci_map_post(struct tcp_ep *ep, uint32_t idx, struct sq_wqe *w)
 	int n = 0, rc = -1;
 
 	if (!ep->base.on_shm || w->total < ep->shm.mapped.min || (w->flags & RCC_SEND_INLINE) ||
-	    w->state == WQE_FAILED || (!read && w->opcode != RCC_WR_WRITE))
+	    w->state == WQE_FAILED ||
+	    (!read && w->opcode != RCC_WR_WRITE && w->opcode != RCC_WR_WRITE_IMM))
 		return;
 	/* RC order: every earlier request that is not mapped has completed
 	 * (its bytes are where they go, a READ's answer is in), so this copy

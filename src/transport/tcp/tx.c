@@ -382,10 +382,18 @@ static void put_cma_req(struct tcp_ep *ep, struct tx_batch *b, struct tx_item *i
 
 /* A mapped request (shm_map.h), its bytes copied at post time: a
  * zero-length WRITE keeps its msn, and the peer's ack completes it. */
-static void put_mapped(struct tx_batch *b, struct tx_item *it, struct wire_hdr *h)
+static void put_mapped(struct tx_batch *b, struct tx_item *it, const struct sq_wqe *w,
+		       struct wire_hdr *h)
 {
 	h->type = WIRE_WRITE;
 	h->flags = WIRE_F_FIRST | WIRE_F_LAST;
+	if (w->opcode == RCC_WR_WRITE_IMM) {
+		/* the receiver's completion says how many bytes arrived */
+		h->flags |= WIRE_F_IMM | WIRE_F_MAPPED |
+			    (w->flags & RCC_SEND_SOLICITED ? WIRE_F_SOLICITED : 0);
+		h->imm = w->imm;
+		h->total = w->total;
+	}
 	put_hdr(b, it, h, NULL, 0);
 	it->ends_unit = true;
 }
@@ -409,7 +417,7 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 			break;
 		if (w->mapped) {
 			it = new_item(b, ITEM_REQ, i);
-			put_mapped(b, it, &h);
+			put_mapped(b, it, w, &h);
 			finish_item(b, it);
 			i++;
 			off = 0;
