@@ -60,6 +60,9 @@ static void help(const struct cli *c)
 	       "      --target-poll        the passive side of READ/WRITE/atomics busy-polls\n"
 	       "                           its CQ (on tcp: moves the work from the progress\n"
 	       "                           thread)\n"
+	       "      --heap               both sides' buffers from the heap (default: from\n"
+	       "                           rcc_mem_alloc(), which a same-host peer maps: a\n"
+	       "                           large WRITE/READ over shared memory is one copy)\n"
 	       "  -N, --no_peak            skip the peak bandwidth search\n"
 	       "\n"
 	       "Run and output:\n"
@@ -106,6 +109,7 @@ enum {
 	OPT_WARMUP,
 	OPT_VALIDATE,
 	OPT_TARGET_POLL,
+	OPT_HEAP,
 	OPT_BIND,
 	OPT_ACCEPT_TIMEOUT,
 	OPT_SETUP_TIMEOUT,
@@ -139,6 +143,7 @@ static const struct option longs[] = {
 	{ "bidirectional", no_argument, NULL, 'b' },
 	{ "validate", no_argument, NULL, OPT_VALIDATE },
 	{ "target-poll", no_argument, NULL, OPT_TARGET_POLL },
+	{ "heap", no_argument, NULL, OPT_HEAP },
 	{ "no_peak", no_argument, NULL, 'N' },
 	{ "ib-dev", required_argument, NULL, OPT_IB_DEV },
 	{ "rdma_cm", no_argument, NULL, 'R' },
@@ -308,6 +313,9 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 			break;
 		case OPT_VALIDATE:
 			cfg->p.flags |= PF_VALIDATE;
+			break;
+		case OPT_HEAP:
+			cfg->p.flags |= PF_HEAP_MEM;
 			break;
 		case OPT_TARGET_POLL:
 			cfg->p.flags |= PF_TARGET_POLL;

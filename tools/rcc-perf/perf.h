@@ -67,6 +67,7 @@ enum {
 	PF_NO_PEAK = 1 << 6,     /* -N: skip the peak bandwidth search */
 	PF_WARMUP_SET = 1 << 7,  /* --warmup given */
 	PF_SIZE_LIST = 1 << 8,   /* --sizes: `size` is a mask, bit k = 2^k bytes */
+	PF_HEAP_MEM = 1 << 9,    /* --heap: buffers from the heap, not rcc_mem_alloc() */
 };
 
 #define PERF_MIN_ALL_SIZE 2u
