@@ -54,7 +54,8 @@ PP=$BUILD/tools/rcc-pingpong/rcc-pingpong
 # path_is WANT JSONFILE: the run really took that path
 path_is() { grep -Eq "\"path\": ?\"$1\"" "$2"; }
 
-# rcc_lat PATH SIZE: SEND/WRITE/READ latency with RCC_SHM=1 (shm) or 0 (tcp)
+# rcc_lat PATH SIZE: SEND/WRITE/READ latency with RCC_SHM=1 (shm) or 0 (tcp), rcc-perf's
+# default buffers (rcc_mem_alloc: on shm a WRITE/READ of 1 KiB and more is mapped)
 rcc_lat() {
 	local p=$1 s=$2 n csv=$WORK/rcc.csv js=$WORK/rcc.json t env
 	env=RCC_SHM=$([ "$p" = shm ] && echo 1 || echo 0)

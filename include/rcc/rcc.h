@@ -172,7 +172,7 @@ struct rcc_ctx_attr {
 	 * both processes has a WRITE or READ of 64 KiB and more copied once,
 	 * by the target process, where the kernel allows it; by default it
 	 * takes the ring's two copies, faster on the hosts measured
-	 * (docs/shm.md). A WRITE or READ of 64 KiB and more to a region on a
+	 * (docs/shm.md). A WRITE or READ of 1 KiB and more to a region on a
 	 * peer's rcc_mem_alloc() memory is copied by the initiator through
 	 * a mapping of it (RCC_SHM_MAP=0 in either process: not; RCC_SHM_MAP_MIN
 	 * sets the threshold). RCC_SHM_RING_KIB (a power of two from 4 to 65536,
@@ -233,7 +233,7 @@ struct rcc_remote_mr {
  * register it with rcc_mr_reg() as any other (whole or in parts). What it
  * adds: on a shared-memory connection (rcc_ep_path() "shm") a region
  * registered on it with remote access is "mappable": a peer's WRITE or
- * READ of 64 KiB and more (RCC_SHM_MAP_MIN bytes in the peer's environment
+ * READ of 1 KiB and more (RCC_SHM_MAP_MIN bytes in the peer's environment
  * sets another threshold) is copied by the peer itself, once, straight
  * into or out of this memory (docs/shm.md, "Mapped transfers"; RCC_SHM_MAP=0
  * in either process turns that off). The memory stays ctx's until

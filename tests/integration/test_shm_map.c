@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Mapped transfers on the shared-memory path (shm_map.h, docs/shm.md): a
- * WRITE or READ of 64 KiB and more to a region on rcc_mem_alloc() memory is
+ * WRITE or READ of 1 KiB and more to a region on rcc_mem_alloc() memory is
  * one memcpy by the initiator; smaller ones, other memory and requests that
  * would overtake an unfinished one take the ring; the initiator's own
  * bounds and access checks; no byte lands after rcc_mr_dereg() returned
@@ -39,7 +39,7 @@
 
 enum {
 	BIG = 256 << 10,
-	SMALL = 4 << 10,
+	SMALL = 512, /* below the mapped path's threshold */
 };
 
 static uint64_t copies(struct rcc_ep *ep) { return atomic_load(&tep(ep)->shm.mapped.copies); }

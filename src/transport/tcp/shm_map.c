@@ -241,6 +241,14 @@ static int map_entry(struct shm_map *m, int e, uint64_t ctl, struct shm_map_cach
  * -1 (none, or it does not check out: the ring). */
 static int lookup(struct shm_map *m, uint32_t rkey)
 {
+	/* The usual case first: a region mapped before, its entry unchanged
+	 * (one load of shared memory, not one per entry). */
+	for (int e = 0; e < SHM_MAP_ENTS; e++) {
+		const struct shm_map_cache *c = &m->cache[e];
+		if (c->ctl && c->rkey == rkey &&
+		    atomic_load_explicit(&m->peer->ent[e].ctl, memory_order_acquire) == c->ctl)
+			return c->bad ? -1 : e;
+	}
 	for (int e = 0; e < SHM_MAP_ENTS; e++) {
 		const struct shm_map_ent *x = &m->peer->ent[e];
 		uint64_t ctl = atomic_load_explicit(&x->ctl, memory_order_acquire);
@@ -256,6 +264,7 @@ static int lookup(struct shm_map *m, uint32_t rkey)
 			return -1; /* changed under us, or no mapping at all: not cached */
 		if (rc) {
 			c->ctl = ctl; /* checked once: the ring until the entry changes */
+			c->rkey = rkey;
 			c->bad = true;
 			return -1;
 		}

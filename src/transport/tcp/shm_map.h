@@ -34,8 +34,10 @@
 #define SHM_MAP_HDR_OFF 4096u
 #define SHM_MAP_ENTS 31
 /* Requests of this many bytes and more are copied through the mapping
- * (RCC_SHM_MAP_MIN overrides it); below, one ring frame carries them. */
-#define SHM_MAP_MIN_DEFAULT (64u * 1024u)
+ * (RCC_SHM_MAP_MIN overrides it). Measured (docs/shm.md): one copy beat the
+ * ring's two from 512 B up, in latency and bandwidth; below 1 KiB the
+ * lookup is not worth it (and up to 256 B a request is usually inline). */
+#define SHM_MAP_MIN_DEFAULT 1024u
 
 /* One published region (written by the target only). */
 struct shm_map_ent {
