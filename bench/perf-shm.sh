@@ -82,7 +82,8 @@ rcc_lat() {
 # PATH shm (the ring: heap buffers), tcp, cma: shared memory with single copy switched on
 # in both processes (RCC_SHM_CMA=1, docs/shm.md; heap buffers), or map: buffers from
 # rcc_mem_alloc() (rcc-perf's default), copied through the peer's mapping (the
-# endpoint's path says "shm" for all three)
+# endpoint's path says "shm" for all three); map1: map with --one-buffer (every message
+# to and from one buffer per side, as memcpy_bw and ucx_perftest copy)
 rcc_bw() {
 	local p=$1 s=$2 csv=$WORK/rcc.csv js=$WORK/rcc.json t env tests=write,read extra=() path=$1
 	env=(RCC_SHM=1)
@@ -90,6 +91,7 @@ rcc_bw() {
 	[ "$p" = shm ] && extra+=(--heap)
 	[ "$p" = cma ] && env+=(RCC_SHM_CMA=1) && path=shm && extra+=(--heap)
 	[ "$p" = map ] && path=shm
+	[ "$p" = map1 ] && path=shm && extra+=(--one-buffer)
 	[ "$s" = 8 ] && tests=send && extra+=(-l 16)
 	srv_start $P_RCC env "${env[@]}" "$RCC" -T tcp -p $P_RCC --quiet || return
 	if cli env "${env[@]}" "$RCC" -T tcp -p $P_RCC $HOST --quiet --bw --test $tests -s "$s" \
@@ -203,6 +205,7 @@ for ((REP = 1; REP <= REPS; REP++)); do
 		rcc_bw shm "$s"
 		[ "$s" != 8 ] && rcc_bw cma "$s"
 		[ "$s" != 8 ] && rcc_bw map "$s"
+		[ "$s" != 8 ] && rcc_bw map1 "$s"
 		rcc_bw tcp "$s"
 		[ -n "$MEMCPY" ] && [ "$s" != 8 ] && memcpy_bw "$s"
 		[ -n "$RING" ] && [ "$s" != 8 ] && ring_bw "$s"
@@ -254,6 +257,10 @@ SPEC=$WORK/spec.txt
 		echo "mapped read bw / memcpy|$s|rcc_map:read_bw:bw_GBps|memcpy:copy:bw_GBps|1|${t2:-|}"
 		echo "mapped write bw / UCX cma ucp_put_bw|$s|rcc_map:write_bw:bw_GBps|ucx_cma:ucp_put_bw:bw_GBps|1|${t1:-|}"
 		echo "mapped read bw / UCX cma ucp_put_bw|$s|rcc_map:read_bw:bw_GBps|ucx_cma:ucp_put_bw:bw_GBps|1|${t1:-|}"
+		echo "mapped one-buffer write bw / memcpy|$s|rcc_map1:write_bw:bw_GBps|memcpy:copy:bw_GBps|1|${t2:-|}"
+		echo "mapped one-buffer read bw / memcpy|$s|rcc_map1:read_bw:bw_GBps|memcpy:copy:bw_GBps|1|${t2:-|}"
+		echo "mapped one-buffer write bw / UCX cma ucp_put_bw|$s|rcc_map1:write_bw:bw_GBps|ucx_cma:ucp_put_bw:bw_GBps|1|${t1:-|}"
+		echo "mapped one-buffer read bw / UCX cma ucp_put_bw|$s|rcc_map1:read_bw:bw_GBps|ucx_cma:ucp_put_bw:bw_GBps|1|${t1:-|}"
 		echo "mapped write bw / memcpy over 32 MiB areas|$s|rcc_map:write_bw:bw_GBps|memcpy:copy_area:bw_GBps|1||"
 		echo "mapped read bw / memcpy over 32 MiB areas|$s|rcc_map:read_bw:bw_GBps|memcpy:copy_area:bw_GBps|1||"
 		echo "memcpy over 32 MiB areas / memcpy|$s|memcpy:copy_area:bw_GBps|memcpy:copy:bw_GBps|1||"

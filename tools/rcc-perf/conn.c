@@ -32,6 +32,9 @@ size_t sess_area_bytes(const struct perf_params *p, uint32_t stride)
 	size_t want = (size_t)stride * depth;
 	size_t budget = AREA_BUDGET / p->qps;
 
+	if (p->flags & PF_ONE_BUFFER)
+		want = stride; /* every message at the same place, as perftest and UCX do */
+
 	if (want > budget)
 		want = budget;
 	if (want < stride)
