@@ -237,6 +237,45 @@ static void access_checked(void)
 	pair_close(&p);
 }
 
+/* A mapped WRITE with immediate that meets an empty receive queue is
+ * refused (RNR) and its frame sent again until a receive is posted: copied
+ * once, completed once, with the whole length. */
+static void mapped_imm_waits_for_receive(void)
+{
+	struct pair_opts o = { .split = true };
+	struct tbuf src = { 0 };
+	struct mbuf dst = { 0 };
+	struct rcc_wc wc;
+	struct pair p;
+
+	SKIP_UNLESS_GETFD();
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&src, p.ctx, BIG, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(mbuf_open(&dst, p.ctx_b, BIG, 0, BIG, ALL_ACCESS));
+	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+	struct rcc_sge s = tbuf_sge(&src, 0, BIG);
+	fill_pattern(src.p, BIG, 21);
+	CHECK_OK(rcc_post_write_imm(p.a, &s, 1, rm.addr, rm.rkey, 0x1234, 1, RCC_SEND_SIGNALED));
+	CHECK_EQ(copies(p.a), 1);
+	CHECK_EQ(rcc_cq_wait(p.cq_a, &wc, 1, 20), -ETIMEDOUT); /* still waiting, not failed */
+	CHECK_OK(rcc_post_recv(p.b, NULL, 0, 5));
+	EXPECT_STATUS(p.cq_a, 1, RCC_WC_SUCCESS);
+	CHECK_OK(wait_one(p.cq_b, &wc, TEST_TIMEOUT_MS));
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+	CHECK_EQ(wc.opcode, RCC_WC_RECV_WRITE_IMM);
+	CHECK_EQ(wc.byte_len, BIG);
+	CHECK_EQ(wc.imm_data, 0x1234);
+	CHECK_EQ(check_pattern(dst.p, BIG, 21), -1);
+	CHECK_EQ(copies(p.a), 1);
+	CHECK_EQ(rcc_cq_poll(p.cq_b, &wc, 1), 0); /* one completion, not one per try */
+	TEARDOWN(rcc_ep_close(p.a));
+	TEARDOWN(rcc_ep_close(p.b));
+	p.a = p.b = NULL;
+	tbuf_free(&src);
+	mbuf_close(&dst);
+	pair_close(&p);
+}
+
 struct writer {
 	struct pair *p;
 	struct tbuf *src;
@@ -521,9 +560,10 @@ static void refused_takes_ring(void)
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
-		TEST(mapped_write_read),  TEST(access_checked), TEST(dereg_while_writing),
-		TEST(busy_peer_bounded),  TEST(lying_target),   TEST(mem_free_rules),
-		TEST(refused_takes_ring),
+		TEST(mapped_write_read),   TEST(access_checked),
+		TEST(dereg_while_writing), TEST(busy_peer_bounded),
+		TEST(lying_target),        TEST(mem_free_rules),
+		TEST(refused_takes_ring),  TEST(mapped_imm_waits_for_receive),
 	};
 	if (test_on_verbs() || test_shm() != RCC_SHM_REQUIRE) {
 		printf("test_shm_map runs with RCC_TEST_TRANSPORT=shm only\n");
