@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # perf-shm.sh -- two processes on one host: rcc-perf and rcc-pingpong over the tcp
-# transport's shared-memory path (RCC_SHM=1; its WRITE and READ bandwidth also with
-# single copy switched on, RCC_SHM_CMA=1) against the same tools over loopback TCP
+# transport's shared-memory path (RCC_SHM=1; its WRITE and READ bandwidth through the
+# ring (buffers from the heap, rcc-perf --heap), with single copy switched on
+# (RCC_SHM_CMA=1, heap buffers too) and mapped (rcc-perf's default buffers from
+# rcc_mem_alloc(), which the peer maps: one memcpy by the initiator)) against the same tools over loopback TCP
 # (RCC_SHM=0), UCX's shared-memory transports (ucx_perftest, UCX_TLS=posix for
 # tag_lat/tag_bw, UCX_TLS=cma for ucp_put_bw) and a single-thread memcpy of the same
 # size (bench/memcpy_bw.c) and a bare two-thread shared ring of the same messages
@@ -52,7 +54,8 @@ PP=$BUILD/tools/rcc-pingpong/rcc-pingpong
 # path_is WANT JSONFILE: the run really took that path
 path_is() { grep -Eq "\"path\": ?\"$1\"" "$2"; }
 
-# rcc_lat PATH SIZE: SEND/WRITE/READ latency with RCC_SHM=1 (shm) or 0 (tcp)
+# rcc_lat PATH SIZE: SEND/WRITE/READ latency with RCC_SHM=1 (shm) or 0 (tcp), rcc-perf's
+# default buffers (rcc_mem_alloc: on shm a WRITE/READ of 1 KiB and more is mapped)
 rcc_lat() {
 	local p=$1 s=$2 n csv=$WORK/rcc.csv js=$WORK/rcc.json t env
 	env=RCC_SHM=$([ "$p" = shm ] && echo 1 || echo 0)
@@ -76,14 +79,20 @@ rcc_lat() {
 }
 
 # rcc_bw PATH SIZE: WRITE and READ bandwidth (8 B: SEND message rate, post lists of 16);
-# PATH shm, tcp, or cma: shared memory with single copy switched on in both processes
-# (RCC_SHM_CMA=1, docs/shm.md; the endpoint's path still says "shm")
+# PATH shm (the ring: heap buffers), tcp, cma: shared memory with single copy switched on
+# in both processes (RCC_SHM_CMA=1, docs/shm.md; heap buffers), or map: buffers from
+# rcc_mem_alloc() (rcc-perf's default), copied through the peer's mapping (the
+# endpoint's path says "shm" for all three); map1: map with --one-buffer (every message
+# to and from one buffer per side, as memcpy_bw and ucx_perftest copy)
 rcc_bw() {
 	local p=$1 s=$2 csv=$WORK/rcc.csv js=$WORK/rcc.json t env tests=write,read extra=() path=$1
 	env=(RCC_SHM=1)
 	[ "$p" = tcp ] && env=(RCC_SHM=0)
-	[ "$p" = cma ] && env+=(RCC_SHM_CMA=1) && path=shm
-	[ "$s" = 8 ] && tests=send && extra=(-l 16)
+	[ "$p" = shm ] && extra+=(--heap)
+	[ "$p" = cma ] && env+=(RCC_SHM_CMA=1) && path=shm && extra+=(--heap)
+	[ "$p" = map ] && path=shm
+	[ "$p" = map1 ] && path=shm && extra+=(--one-buffer)
+	[ "$s" = 8 ] && tests=send && extra+=(-l 16)
 	srv_start $P_RCC env "${env[@]}" "$RCC" -T tcp -p $P_RCC --quiet || return
 	if cli env "${env[@]}" "$RCC" -T tcp -p $P_RCC $HOST --quiet --bw --test $tests -s "$s" \
 		-D "$DUR" "${extra[@]}" --csv "$csv" --json="$js"; then
@@ -148,6 +157,13 @@ memcpy_bw() { # SIZE
 	else
 		fail "memcpy_bw $s: $(clierr)"
 	fi
+	# the same copies walking rcc-perf's 32 MiB areas (tools/rcc-perf/conn.c
+	# AREA_BUDGET): out of the caches, as rcc-perf's own copies are
+	if cli "$MEMCPY" "$s" "$DUR" $((32 << 20)); then
+		rec memcpy copy_area "$s" bw_GBps "$(awk '{ print $4 }' "$WORK/cli.log")"
+	else
+		fail "memcpy_bw $s (32 MiB area): $(clierr)"
+	fi
 }
 RING=
 build_ring() {
@@ -188,6 +204,8 @@ for ((REP = 1; REP <= REPS; REP++)); do
 		log "rep $REP/$REPS: bandwidth, $s B"
 		rcc_bw shm "$s"
 		[ "$s" != 8 ] && rcc_bw cma "$s"
+		[ "$s" != 8 ] && rcc_bw map "$s"
+		[ "$s" != 8 ] && rcc_bw map1 "$s"
 		rcc_bw tcp "$s"
 		[ -n "$MEMCPY" ] && [ "$s" != 8 ] && memcpy_bw "$s"
 		[ -n "$RING" ] && [ "$s" != 8 ] && ring_bw "$s"
@@ -235,6 +253,19 @@ SPEC=$WORK/spec.txt
 		echo "single copy write bw / UCX cma ucp_put_bw|$s|rcc_cma:write_bw:bw_GBps|ucx_cma:ucp_put_bw:bw_GBps|1|${t1:-|}"
 		echo "single copy write bw / the ring's (shm)|$s|rcc_cma:write_bw:bw_GBps|rcc_shm:write_bw:bw_GBps|1||"
 		echo "single copy read bw / the ring's (shm)|$s|rcc_cma:read_bw:bw_GBps|rcc_shm:read_bw:bw_GBps|1||"
+		echo "mapped write bw / memcpy|$s|rcc_map:write_bw:bw_GBps|memcpy:copy:bw_GBps|1|${t2:-|}"
+		echo "mapped read bw / memcpy|$s|rcc_map:read_bw:bw_GBps|memcpy:copy:bw_GBps|1|${t2:-|}"
+		echo "mapped write bw / UCX cma ucp_put_bw|$s|rcc_map:write_bw:bw_GBps|ucx_cma:ucp_put_bw:bw_GBps|1|${t1:-|}"
+		echo "mapped read bw / UCX cma ucp_put_bw|$s|rcc_map:read_bw:bw_GBps|ucx_cma:ucp_put_bw:bw_GBps|1|${t1:-|}"
+		echo "mapped one-buffer write bw / memcpy|$s|rcc_map1:write_bw:bw_GBps|memcpy:copy:bw_GBps|1|${t2:-|}"
+		echo "mapped one-buffer read bw / memcpy|$s|rcc_map1:read_bw:bw_GBps|memcpy:copy:bw_GBps|1|${t2:-|}"
+		echo "mapped one-buffer write bw / UCX cma ucp_put_bw|$s|rcc_map1:write_bw:bw_GBps|ucx_cma:ucp_put_bw:bw_GBps|1|${t1:-|}"
+		echo "mapped one-buffer read bw / UCX cma ucp_put_bw|$s|rcc_map1:read_bw:bw_GBps|ucx_cma:ucp_put_bw:bw_GBps|1|${t1:-|}"
+		echo "mapped write bw / memcpy over 32 MiB areas|$s|rcc_map:write_bw:bw_GBps|memcpy:copy_area:bw_GBps|1||"
+		echo "mapped read bw / memcpy over 32 MiB areas|$s|rcc_map:read_bw:bw_GBps|memcpy:copy_area:bw_GBps|1||"
+		echo "memcpy over 32 MiB areas / memcpy|$s|memcpy:copy_area:bw_GBps|memcpy:copy:bw_GBps|1||"
+		echo "mapped write bw / the ring's (shm)|$s|rcc_map:write_bw:bw_GBps|rcc_shm:write_bw:bw_GBps|1||"
+		echo "mapped read bw / the ring's (shm)|$s|rcc_map:read_bw:bw_GBps|rcc_shm:read_bw:bw_GBps|1||"
 	done
 } >"$SPEC"
 

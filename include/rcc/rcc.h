@@ -172,7 +172,10 @@ struct rcc_ctx_attr {
 	 * both processes has a WRITE or READ of 64 KiB and more copied once,
 	 * by the target process, where the kernel allows it; by default it
 	 * takes the ring's two copies, faster on the hosts measured
-	 * (docs/shm.md). RCC_SHM_RING_KIB (a power of two from 4 to 65536,
+	 * (docs/shm.md). A WRITE or READ of 1 KiB and more to a region on a
+	 * peer's rcc_mem_alloc() memory is copied by the initiator through
+	 * a mapping of it (RCC_SHM_MAP=0 in either process: not; RCC_SHM_MAP_MIN
+	 * sets the threshold). RCC_SHM_RING_KIB (a power of two from 4 to 65536,
 	 * default 256) in the accepting process sets the capacity of the two
 	 * rings of each connection it accepts; any other value makes
 	 * rcc_ctx_open() fail with -EINVAL. verbs ignores all of these. */
@@ -218,6 +221,35 @@ struct rcc_remote_mr {
 	uint64_t length;
 	uint32_t rkey;
 };
+
+/*
+ * Allocate length bytes (rounded up to whole pages) of zeroed memory that a
+ * same-host peer can map: shared memory (a sealed memfd mapped MAP_SHARED)
+ * instead of the heap. ctx: the context the memory belongs to; length:
+ * non-zero; *addr receives the page-aligned start. Returns 0, -EINVAL (NULL
+ * argument, length 0), -ENOMEM (no memory or no descriptor left) or
+ * another negative errno of memfd_create()/mmap(). May block in the
+ * kernel; thread-safe. The memory is plain memory on every transport:
+ * register it with rcc_mr_reg() as any other (whole or in parts). What it
+ * adds: on a shared-memory connection (rcc_ep_path() "shm") a region
+ * registered on it with remote access is "mappable": a peer's WRITE or
+ * READ of 1 KiB and more (RCC_SHM_MAP_MIN bytes in the peer's environment
+ * sets another threshold) is copied by the peer itself, once, straight
+ * into or out of this memory (docs/shm.md, "Mapped transfers"; RCC_SHM_MAP=0
+ * in either process turns that off). The memory stays ctx's until
+ * rcc_mem_free(); the context cannot be closed before.
+ */
+int rcc_mem_alloc(struct rcc_ctx *ctx, size_t length, void **addr);
+
+/*
+ * Free memory rcc_mem_alloc() returned (addr exactly as returned). Returns
+ * 0, -EINVAL (NULL, or not an allocation of ctx) or -EBUSY while a region
+ * registered on it is still registered (deregister it first). A peer that
+ * mapped it may keep the pages alive until its connection closes, but can
+ * no longer reach them through rcc (every region on it was deregistered).
+ * Thread-safe; never blocks beyond munmap().
+ */
+int rcc_mem_free(struct rcc_ctx *ctx, void *addr);
 
 /* Register [addr, addr+length). length must be non-zero. */
 int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access, struct rcc_mr **mr);

@@ -13,6 +13,12 @@
 
 #include "transport/transport.h"
 
+/* mem.c: the allocation [addr, addr+len) lies wholly in, counted as
+ * holding one more registered region (rcc_mem_free() is -EBUSY until
+ * rcci_mem_release()); NULL when it is no allocation of ctx. */
+struct rcci_mem *rcci_mem_hold(struct rcc_ctx *ctx, const void *addr, size_t len);
+void rcci_mem_release(struct rcc_ctx *ctx, struct rcci_mem *m);
+
 /* Drop srq's queued event: rcc_srq_destroy() before it frees srq. */
 void rcci_events_forget_srq(struct rcc_srq *srq);
 /* The first malformed request of wr[0..n) against max_sge (its index), or n. */

@@ -38,8 +38,10 @@ static int open_with(const struct rcc_transport_ops *ops, enum rcc_transport t,
 	ctx->transport = t;
 	atomic_init(&ctx->children, 0);
 	rcci_events_init(&ctx->events);
+	pthread_mutex_init(&ctx->mem_lock, NULL);
 	rc = ops->ctx_open(ctx, attr);
 	if (rc) {
+		pthread_mutex_destroy(&ctx->mem_lock);
 		rcci_events_fini(&ctx->events);
 		free(ctx);
 		if (t == RCC_TRANSPORT_VERBS && rc == -ENODEV)
@@ -136,6 +138,7 @@ int rcc_ctx_close(struct rcc_ctx *ctx)
 		return -EBUSY;
 	}
 	ctx->ops->ctx_close(ctx);
+	pthread_mutex_destroy(&ctx->mem_lock);
 	rcci_events_fini(&ctx->events);
 	free(ctx);
 	return 0;

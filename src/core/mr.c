@@ -39,8 +39,10 @@ int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access, 
 	mr->addr = addr;
 	mr->length = length;
 	mr->access = access;
+	mr->mem = rcci_mem_hold(ctx, addr, length);
 	rc = ctx->ops->mr_reg(mr);
 	if (rc) {
+		rcci_mem_release(ctx, mr->mem);
 		free(mr);
 		return rcci_fail(rc, "registering %zu bytes failed: %s", length, rcc_strerror(rc));
 	}
@@ -59,6 +61,7 @@ int rcc_mr_dereg(struct rcc_mr *mr)
 	rc = ctx->ops->mr_dereg(mr);
 	if (rc)
 		return rc;
+	rcci_mem_release(ctx, mr->mem);
 	atomic_fetch_sub(&ctx->children, 1);
 	free(mr);
 	return 0;

@@ -57,12 +57,25 @@ struct rcci_event_queue {
 /* What every transport's context starts with; the attributes only one
  * transport uses (verbs: device, port, GID, bring-up; tcp: shared memory)
  * are its own, taken from the rcc_ctx_attr its ctx_open is given. */
+/* One rcc_mem_alloc() allocation (core/mem.c): a sealed memfd mapped shared
+ * at addr, len bytes (whole pages). */
+struct rcci_mem {
+	struct rcci_mem *next; /* ctx->mems */
+	void *addr;
+	size_t len;
+	int fd;        /* kept open: a same-host peer takes it (pidfd_getfd) */
+	uint64_t ino;  /* the memfd's inode: what the peer checks it got */
+	unsigned regs; /* regions registered on it (mem_lock): free is -EBUSY */
+};
+
 struct rcc_ctx {
 	const struct rcc_transport_ops *ops;
 	const struct rcc_conn_ops *conn; /* ops->conn unless ctx_open chose another */
 	enum rcc_transport transport;
-	atomic_int children; /* open MRs, CQs, endpoints, listeners, SRQs, AHs */
+	atomic_int children; /* open MRs, CQs, endpoints, listeners, SRQs, AHs, allocations */
 	struct rcci_event_queue events;
+	pthread_mutex_t mem_lock; /* mems, and each one's regs */
+	struct rcci_mem *mems;
 };
 
 struct rcc_mr {
@@ -70,6 +83,9 @@ struct rcc_mr {
 	void *addr;
 	size_t length;
 	unsigned access;
+	/* The allocation the region lies in (set before the transport's
+	 * mr_reg sees it), NULL when it is other memory. */
+	struct rcci_mem *mem;
 	uint32_t lkey; /* set by the transport */
 	uint32_t rkey; /* set by the transport */
 };

@@ -77,6 +77,10 @@ enum {
 	SLOT_CMA = 128 << 10
 };
 static uint32_t slot_len = SLOT;
+/* Poisoned zones come from rcc_mem_alloc(): on shared memory the initiator
+ * then copies into and out of the target's zone itself, through its mapping
+ * (shm_map.h). */
+static bool poison_shared;
 
 /*
  * One region: PROTECT: the middle of an mmap'd block between two guard pages
@@ -85,6 +89,8 @@ static uint32_t slot_len = SLOT;
  */
 struct zone {
 	enum after how;
+	struct rcc_ctx *ctx;
+	bool shared; /* map is an rcc_mem_alloc() allocation of ctx */
 	uint8_t *map, *p, *neighbour, *snap;
 	size_t len;
 	struct rcc_mr *mr;
@@ -96,7 +102,18 @@ static int zone_open(struct zone *z, struct rcc_ctx *ctx, size_t len, enum after
 	memset(z, 0, sizeof(*z));
 	z->how = how;
 	z->len = len;
-	if (how != FREE) {
+	z->ctx = ctx;
+	if (how == POISON && poison_shared) {
+		void *m;
+		int rc = rcc_mem_alloc(ctx, len + 2 * PAGE, &m);
+		if (rc)
+			return rc;
+		z->map = m;
+		z->shared = true;
+		memset(z->map, CANARY, PAGE);
+		memset(z->map + PAGE + len, CANARY, PAGE);
+		z->p = z->map + PAGE;
+	} else if (how != FREE) {
 		z->map = mmap(NULL, len + 2 * PAGE, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (z->map == MAP_FAILED) {
@@ -186,7 +203,9 @@ static void zone_close(struct zone *z)
 {
 	if (z->mr)
 		TEARDOWN(rcc_mr_dereg(z->mr));
-	if (z->map)
+	if (z->shared)
+		TEARDOWN(rcc_mem_free(z->ctx, z->map));
+	else if (z->map)
 		munmap(z->map, z->len + 2 * PAGE);
 	else
 		free(z->p);
@@ -211,6 +230,7 @@ struct round_result {
 	int ok, failed;  /* requests of the stream (not the late one) */
 	bool cma;        /* a's large requests could go single-copy */
 	uint64_t copies; /* single copies b made for a */
+	uint64_t mapped; /* copies a made through its mapping of b's memory */
 };
 
 static void one_round(enum where w, enum after how, int round, struct round_result *res)
@@ -388,6 +408,7 @@ static void one_round(enum where w, enum after how, int round, struct round_resu
 	if (p.a->on_shm) {
 		res->cma = shm_cma_peer_pulls(&tep(p.a)->shm.cma);
 		res->copies = atomic_load(&tep(p.b)->shm.cma.copies);
+		res->mapped = atomic_load(&tep(p.a)->shm.mapped.copies);
 	}
 	pair_close(&p);
 }
@@ -395,7 +416,7 @@ static void one_round(enum where w, enum after how, int round, struct round_resu
 static void dereg_rounds(enum where w, enum after how)
 {
 	int rounds = test_quick() ? 4 : ROUNDS, hits = 0, all_ok = 0, all_failed = 0;
-	uint64_t copies = 0;
+	uint64_t copies = 0, mapped = 0;
 	bool cma = false;
 	/* A slow build (TSan) may send the whole stream before the deregistration
 	 * gets in, round after round (the transmit path holds mr_lock's read side
@@ -407,6 +428,7 @@ static void dereg_rounds(enum where w, enum after how)
 		struct round_result res = { .ok = 0 };
 		one_round(w, how, i, &res);
 		copies += res.copies;
+		mapped += res.mapped;
 		cma |= res.cma;
 		hits += res.ok > 0 && res.failed > 0;
 		all_ok += res.failed == 0;
@@ -421,6 +443,10 @@ static void dereg_rounds(enum where w, enum after how)
 		/* the case is about single copy: it must have been taken */
 		printf("  %" PRIu64 " single copies\n", copies);
 		CHECK_MSG(copies > 0, "single copy was agreed but never taken");
+	}
+	if (poison_shared && test_shm() == RCC_SHM_REQUIRE) {
+		printf("  %" PRIu64 " mapped copies\n", mapped);
+		CHECK_MSG(mapped > 0, "the target's memory was never copied through a mapping");
 	}
 	/* Else every round deregistered before or after the whole stream ran and
 	 * the case proved less than it says. Soft-RoCE runs the whole stream
@@ -671,10 +697,23 @@ static void cma_rounds(enum where w)
 		unsetenv("RCC_SHM_CMA");
 	free(saved);
 }
+/* The target's region on rcc_mem_alloc() memory, requests large enough to
+ * be copied by the initiator through its mapping of it (shm_map.h) when on
+ * shared memory: once rcc_mr_dereg() returned, no late copy changes a
+ * canary, and a success's data was in place before. */
+static void remote_region_dereg_poisoned_mapped(void)
+{
+	poison_shared = true;
+	slot_len = SLOT_CMA;
+	dereg_rounds(REMOTE, POISON);
+	slot_len = SLOT;
+	poison_shared = false;
+}
 static void local_regions_dereg_poisoned_cma(void) { cma_rounds(LOCAL); }
 static void remote_region_dereg_poisoned_cma(void) { cma_rounds(REMOTE); }
 
 TEST_MAIN(TEST(remote_region_dereg_protected), TEST(remote_region_dereg_freed),
 	  TEST(local_regions_dereg_protected), TEST(local_regions_dereg_freed),
 	  TEST(send_source_dereg_during_rnr), TEST(write_half_sent_source_reused),
-	  TEST(local_regions_dereg_poisoned_cma), TEST(remote_region_dereg_poisoned_cma))
+	  TEST(local_regions_dereg_poisoned_cma), TEST(remote_region_dereg_poisoned_cma),
+	  TEST(remote_region_dereg_poisoned_mapped))

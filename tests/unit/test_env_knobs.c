@@ -137,4 +137,26 @@ static void shm_cma_switch(void)
 	set("RCC_SHM_CMA", NULL);
 }
 
-TEST_MAIN(TEST(tcp_spin), TEST(cq_spin), TEST(shm_cma_switch))
+/* RCC_SHM_MAP: on unless "0"; anything else but "1" is warned about and
+ * leaves it on. */
+static void shm_map_switch(void)
+{
+	static const char *const bad[] = { "no", "off", "2", " 0" };
+
+	NEED_LOG_CAPTURE();
+	set("RCC_SHM_MAP", NULL);
+	CHECK(rcci_shm_map_enabled());
+	set("RCC_SHM_MAP", "1");
+	CHECK(rcci_shm_map_enabled());
+	set("RCC_SHM_MAP", "0");
+	CHECK(!rcci_shm_map_enabled());
+	CHECK(!warned("RCC_SHM_MAP"));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		set("RCC_SHM_MAP", bad[i]);
+		CHECK_MSG(rcci_shm_map_enabled(), "RCC_SHM_MAP='%s' switched it off", bad[i]);
+		CHECK_MSG(warned("RCC_SHM_MAP"), "RCC_SHM_MAP='%s': no warning", bad[i]);
+	}
+	set("RCC_SHM_MAP", NULL);
+}
+
+TEST_MAIN(TEST(tcp_spin), TEST(cq_spin), TEST(shm_cma_switch), TEST(shm_map_switch))

@@ -32,6 +32,9 @@ size_t sess_area_bytes(const struct perf_params *p, uint32_t stride)
 	size_t want = (size_t)stride * depth;
 	size_t budget = AREA_BUDGET / p->qps;
 
+	if (p->flags & PF_ONE_BUFFER)
+		want = stride; /* every message at the same place, as perftest and UCX do */
+
 	if (want > budget)
 		want = budget;
 	if (want < stride)
@@ -90,7 +93,16 @@ static int data_alloc(struct sess *s)
 		e->index = i;
 		e->area = sess_area_bytes(p, s->stride);
 		e->rx_slots = (uint32_t)(e->area / s->stride);
-		if (posix_memalign(&mem, 4096, 2 * e->area)) {
+		if (!(p->flags & PF_HEAP_MEM)) {
+			/* what a peer on the same host can map (docs/shm.md) */
+			rc = rcc_mem_alloc(s->ctx, 2 * e->area, &mem);
+			if (rc) {
+				perr("rcc_mem_alloc of %zu bytes: %s", 2 * e->area,
+				     rcc_strerror(rc));
+				return rc;
+			}
+			e->buf_shared = true;
+		} else if (posix_memalign(&mem, 4096, 2 * e->area)) {
 			perr("out of memory for %zu bytes of buffers", 2 * e->area);
 			return -ENOMEM;
 		}
@@ -542,7 +554,10 @@ void sess_close(struct sess *s)
 			rcc_ep_close(e->ep);
 		if (e->mr)
 			rcc_mr_dereg(e->mr);
-		free(e->buf);
+		if (e->buf_shared)
+			rcc_mem_free(s->ctx, e->buf);
+		else
+			free(e->buf);
 		free(e->ring);
 	}
 	free(s->eps);

@@ -91,6 +91,8 @@ static void json_params(FILE *f, const struct perf_config *cfg, const struct per
 	fprintf(f, "    \"bidirectional\": %s,\n", p->flags & PF_BIDIR ? "true" : "false");
 	fprintf(f, "    \"validate\": %s,\n", p->flags & PF_VALIDATE ? "true" : "false");
 	fprintf(f, "    \"target_poll\": %s,\n", p->flags & PF_TARGET_POLL ? "true" : "false");
+	fprintf(f, "    \"memory\": \"%s\",\n", p->flags & PF_HEAP_MEM ? "heap" : "shared");
+	fprintf(f, "    \"one_buffer\": %s,\n", p->flags & PF_ONE_BUFFER ? "true" : "false");
 	fprintf(f, "    \"peak\": %s,\n", p->flags & PF_NO_PEAK ? "false" : "true");
 	fprintf(f, "    \"transport\": \"%s\",\n", ri->transport);
 	fprintf(f, "    \"path\": \"%s\",\n", ri->path);

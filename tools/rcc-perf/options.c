@@ -60,6 +60,12 @@ static void help(const struct cli *c)
 	       "      --target-poll        the passive side of READ/WRITE/atomics busy-polls\n"
 	       "                           its CQ (on tcp: moves the work from the progress\n"
 	       "                           thread)\n"
+	       "      --heap               both sides' buffers from the heap (default: from\n"
+	       "                           rcc_mem_alloc(), which a same-host peer maps: a\n"
+	       "                           large WRITE/READ over shared memory is one copy)\n"
+	       "      --one-buffer         every message to and from one buffer per side\n"
+	       "                           (default: a slot per message in flight, up to\n"
+	       "                           32 MiB: copies then miss the caches)\n"
 	       "  -N, --no_peak            skip the peak bandwidth search\n"
 	       "\n"
 	       "Run and output:\n"
@@ -106,6 +112,8 @@ enum {
 	OPT_WARMUP,
 	OPT_VALIDATE,
 	OPT_TARGET_POLL,
+	OPT_HEAP,
+	OPT_ONE_BUFFER,
 	OPT_BIND,
 	OPT_ACCEPT_TIMEOUT,
 	OPT_SETUP_TIMEOUT,
@@ -139,6 +147,8 @@ static const struct option longs[] = {
 	{ "bidirectional", no_argument, NULL, 'b' },
 	{ "validate", no_argument, NULL, OPT_VALIDATE },
 	{ "target-poll", no_argument, NULL, OPT_TARGET_POLL },
+	{ "heap", no_argument, NULL, OPT_HEAP },
+	{ "one-buffer", no_argument, NULL, OPT_ONE_BUFFER },
 	{ "no_peak", no_argument, NULL, 'N' },
 	{ "ib-dev", required_argument, NULL, OPT_IB_DEV },
 	{ "rdma_cm", no_argument, NULL, 'R' },
@@ -308,6 +318,12 @@ void perf_parse(int argc, char **argv, struct perf_config *cfg)
 			break;
 		case OPT_VALIDATE:
 			cfg->p.flags |= PF_VALIDATE;
+			break;
+		case OPT_HEAP:
+			cfg->p.flags |= PF_HEAP_MEM;
+			break;
+		case OPT_ONE_BUFFER:
+			cfg->p.flags |= PF_ONE_BUFFER;
 			break;
 		case OPT_TARGET_POLL:
 			cfg->p.flags |= PF_TARGET_POLL;

@@ -67,6 +67,8 @@ enum {
 	PF_NO_PEAK = 1 << 6,     /* -N: skip the peak bandwidth search */
 	PF_WARMUP_SET = 1 << 7,  /* --warmup given */
 	PF_SIZE_LIST = 1 << 8,   /* --sizes: `size` is a mask, bit k = 2^k bytes */
+	PF_HEAP_MEM = 1 << 9,    /* --heap: buffers from the heap, not rcc_mem_alloc() */
+	PF_ONE_BUFFER = 1 << 10, /* --one-buffer: one message slot per area */
 };
 
 #define PERF_MIN_ALL_SIZE 2u

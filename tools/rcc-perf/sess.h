@@ -53,8 +53,9 @@ int ctrl_expect(struct ctrl *c, uint8_t type, struct ctrl_msg *m, int timeout_ms
 struct pep { /* one data endpoint */
 	struct rcc_ep *ep;
 	int index;
-	uint8_t *buf; /* [local area | target area] */
-	size_t area;  /* bytes per area */
+	uint8_t *buf;    /* [local area | target area] */
+	bool buf_shared; /* from rcc_mem_alloc() (else the heap) */
+	size_t area;     /* bytes per area */
 	struct rcc_mr *mr;
 	struct rcc_remote_mr remote; /* the peer's region, same layout (not with -c UD) */
 	struct rcc_ah *ah;           /* -c UD: the peer's datagram endpoint */

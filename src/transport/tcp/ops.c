@@ -30,6 +30,7 @@ static int tcp_ctx_open(struct rcc_ctx *base, const struct rcc_ctx_attr *attr)
 		goto err_lock;
 	pthread_mutex_init(&ctx->cma_lock, NULL);
 	ctx->cma_eps = NULL;
+	ctx->map_mrs = NULL;
 	rc = rcci_progress_start(ctx);
 	if (rc)
 		goto err_keys;
@@ -60,9 +61,14 @@ static int tcp_mr_reg(struct rcc_mr *base)
 	struct tcp_ctx *ctx = tctx(base->ctx);
 	int rc;
 
+	pthread_mutex_lock(&ctx->cma_lock);
 	pthread_rwlock_wrlock(&ctx->mr_lock);
 	rc = rcci_keys_insert(&ctx->keys, (struct tcp_mr *)base);
 	pthread_rwlock_unlock(&ctx->mr_lock);
+	/* Published once the key is live: a peer's copy needs no key lookup. */
+	if (!rc)
+		rcci_map_reg(ctx, (struct tcp_mr *)base);
+	pthread_mutex_unlock(&ctx->cma_lock);
 	return rc;
 }
 
@@ -77,6 +83,7 @@ static int tcp_mr_dereg(struct rcc_mr *base)
 	pthread_rwlock_wrlock(&ctx->mr_lock);
 	rcci_keys_remove(&ctx->keys, base->lkey);
 	rcci_cma_dereg(ctx, base->lkey);
+	rcci_map_dereg(ctx, (struct tcp_mr *)base);
 	pthread_rwlock_unlock(&ctx->mr_lock);
 	pthread_mutex_unlock(&ctx->cma_lock);
 	return 0;

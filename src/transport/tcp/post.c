@@ -121,7 +121,7 @@ static bool check_unsent(struct tcp_ep *ep, uint32_t first)
 
 	for (uint32_t i = first; i != ep->sq_tail; i++) {
 		struct sq_wqe *w = &ep->sq[i & ep->sq_mask];
-		if ((int32_t)(i - ep->sq_tx) < 0 || w->state == WQE_FAILED ||
+		if ((int32_t)(i - ep->sq_tx) < 0 || w->state == WQE_FAILED || w->mapped ||
 		    !keys_checked_by_tx(ep, w))
 			continue;
 		if (!check_sges(ep, i, w))
@@ -178,6 +178,10 @@ int rcci_tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n,
 			copy_inline(ep, idx, r);
 		else if (!take_sges(ep, idx, w, r))
 			kick = true;
+		else
+			rcci_map_post(ep, idx, w);
+		if (!w->mapped)
+			ep->map_ring_last = idx + 1;
 		ep->sq_tail = idx + 1;
 	}
 	uint32_t first = ep->sq_tail - (uint32_t)i;

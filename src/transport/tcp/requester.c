@@ -44,7 +44,7 @@ static void fail_wqe(struct tcp_ep *ep, struct sq_wqe *w, enum rcc_wc_status st)
 	 * its slot dead and refused. What failed is our buffer, as on the ring. */
 	if (w->cma && (atomic_load(&ep->shm.cma.killed) & (1u << (w->cma - 1))))
 		st = RCC_WC_LOC_PROT_ERR;
-	if (is_rd_atomic(w->opcode) && w->state == WQE_SENT)
+	if (is_rd_atomic(w->opcode) && !w->mapped && w->state == WQE_SENT)
 		ep->rd_outstanding--;
 	w->state = WQE_FAILED;
 	w->status = st;
@@ -66,7 +66,7 @@ int rcci_requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 	}
 	switch (h->type) {
 	case WIRE_READ_RESP:
-		if (w->opcode != RCC_WR_READ || w->state != WQE_SENT ||
+		if (w->opcode != RCC_WR_READ || w->state != WQE_SENT || w->mapped ||
 		    !!(h->flags & WIRE_F_FIRST) != (w->rx_off == 0)) {
 			rc = -EPROTO;
 			break;

@@ -220,6 +220,18 @@ static void write_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 
 static int on_write(struct tcp_ep *ep, const struct wire_hdr *h)
 {
+	if (h->flags & WIRE_F_MAPPED) {
+		/* the initiator copied the bytes through its mapping of our
+		 * memory (shm_map.h): only the receive is left to complete */
+		if (!ep->base.on_shm || !ep->shm.mapped.on)
+			return -EPROTO; /* we never published anything to map */
+		if (rq_empty(ep)) {
+			refuse_rnr(ep, h->msn);
+			return 0;
+		}
+		write_begin(ep, h);
+		return 0;
+	}
 	if (h->flags & WIRE_F_CMA) {
 		/* the whole message at once: FIRST and LAST (wire.c) */
 		int rc = cma_begin(ep, h);
@@ -412,6 +424,12 @@ void rcci_responder_frame_end(struct tcp_ep *ep, const struct wire_hdr *h)
 		responder_error(ep, ep->rx_bad, ep->rx_local_err,
 				h->type == WIRE_SEND ? "receive buffer deregistered" :
 						       "target region deregistered");
+		return;
+	}
+	if (h->flags & WIRE_F_MAPPED) {
+		ep->rx_msg_done = ep->rx_msg_total;
+		complete_recv(ep, RCC_WC_SUCCESS, RCC_WC_RECV_WRITE_IMM, ep->rx_msg_total, h);
+		request_done(ep, 0);
 		return;
 	}
 	if (h->flags & WIRE_F_CMA) {

@@ -15,10 +15,12 @@ void rcci_cma_ep_start(struct tcp_ep *ep)
 
 	/* A copier stuck longer than the peer timeout is dead or lying. */
 	ep->shm.cma.wait_ns = ep->peer_timeout_ns;
+	ep->shm.mapped.wait_ns = ep->peer_timeout_ns;
 	pthread_mutex_lock(&ctx->cma_lock);
 	ep->cma_next = ctx->cma_eps;
 	ctx->cma_eps = ep;
 	ep->cma_listed = true;
+	rcci_map_ep_start(ep);
 	pthread_mutex_unlock(&ctx->cma_lock);
 }
 
@@ -46,6 +48,10 @@ void rcci_cma_ep_stop(struct tcp_ep *ep)
 	/* Every slot dead and waited out while still listed: a deregistration
 	 * that no longer finds this endpoint has nothing left to wait for. */
 	rcci_cma_ep_quiesce(ep);
+	/* Likewise every region it published: revoked, the peer's copies
+	 * waited out. */
+	if (!rcci_shm_map_revoke(&ep->shm.mapped, 0))
+		cma_stuck(ep);
 	for (struct tcp_ep **p = &ctx->cma_eps; *p; p = &(*p)->cma_next) {
 		if (*p == ep) {
 			*p = ep->cma_next;

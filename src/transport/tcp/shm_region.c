@@ -65,6 +65,7 @@ static int map_fd(int fd, uint32_t cap, unsigned tsan_key, struct shm_ring *r, b
 		return -errno;
 	rcci_shm_ring_init(r, m, cap, accepter);
 	rcci_shm_cma_init(&r->cma, m, accepter);
+	rcci_shm_map_init(&r->mapped, m, accepter);
 	r->tsan_key = tsan_key % SHM_TSAN_KEYS;
 	return 0;
 }
@@ -146,6 +147,7 @@ int rcci_shm_region_map(int fd, uint32_t cap, unsigned tsan_key, struct shm_ring
 void rcci_shm_region_unmap(struct shm_ring *r)
 {
 	rcci_shm_cma_close(&r->cma);
+	rcci_shm_map_close(&r->mapped);
 	if (r->map)
 		munmap(r->map, r->map_len);
 	r->map = NULL;

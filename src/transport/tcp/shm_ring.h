@@ -13,8 +13,9 @@
  * Layout (the accepting side creates it; all offsets are fixed):
  *   0     header: dir[0] (accepter -> connector), dir[1] (connector -> accepter)
  *   1024  the single-copy part of the header (shm_cma.h)
- *   4096  ring of dir[0], cap bytes
- *   4096+cap  ring of dir[1], cap bytes
+ *   4096  the mapped-transfer part of the header (shm_map.h)
+ *   8192  ring of dir[0], cap bytes
+ *   8192+cap  ring of dir[1], cap bytes
  */
 #ifndef RCC_TCP_SHM_RING_H
 #define RCC_TCP_SHM_RING_H
@@ -26,8 +27,9 @@
 #include <sys/uio.h>
 
 #include "shm_cma.h"
+#include "shm_map.h"
 
-#define SHM_HDR_SIZE 4096u
+#define SHM_HDR_SIZE 8192u
 #define SHM_RING_MIN (4u * 1024u)
 #define SHM_RING_MAX (64u * 1024u * 1024u)
 #define SHM_RING_DEFAULT (256u * 1024u)
@@ -78,6 +80,8 @@ struct shm_ring {
 	unsigned tsan_key;
 	/* Single-copy transfers over this region (shm_cma.h). */
 	struct shm_cma cma;
+	/* Mapped transfers over this region (shm_map.h). */
+	struct shm_map mapped;
 };
 
 /* The region's size for a ring capacity. */

@@ -48,8 +48,9 @@ static enum rcc_wc_status sq_advance_locked(struct tcp_ep *ep)
 			return w->status;
 		if (ep->sq_head == ep->sq_tx)
 			break;
-		bool done = is_rd_atomic(w->opcode) ? w->state == WQE_ANSWERED :
-						      msn_lt(ep->sq_head, ep->peer_ack);
+		bool done = is_rd_atomic(w->opcode) && !w->mapped ?
+				    w->state == WQE_ANSWERED :
+				    msn_lt(ep->sq_head, ep->peer_ack);
 		if (!done)
 			break;
 		if (w->cma) {
@@ -83,7 +84,7 @@ void rcci_sq_go_back(struct tcp_ep *ep, uint32_t msn, uint8_t timer_code)
 	 * first frame); it starts over from its first frame too. */
 	for (uint32_t i = msn; i != ep->sq_tail; i++) {
 		struct sq_wqe *x = &ep->sq[i & ep->sq_mask];
-		if (is_rd_atomic(x->opcode) && x->state == WQE_SENT)
+		if (is_rd_atomic(x->opcode) && !x->mapped && x->state == WQE_SENT)
 			ep->rd_outstanding--;
 		if (x->state != WQE_FAILED)
 			x->state = WQE_QUEUED;

@@ -50,6 +50,10 @@
 
 struct tcp_mr {
 	struct rcc_mr base; /* lkey == rkey: one random, non-zero key */
+	/* ctx->map_mrs (cma_lock): on rcc_mem_alloc() memory with remote
+	 * access, published to shared-memory peers (shm_map.h). */
+	struct tcp_mr *map_next;
+	bool map_listed;
 };
 
 /* Open addressing, linear probing; key 0 marks a free slot, ~0 a tombstone. */
@@ -105,6 +109,9 @@ struct tcp_ctx {
 	 * rcc_mr_dereg() kills the slots naming the region it drops. */
 	pthread_mutex_t cma_lock;
 	struct tcp_ep *cma_eps;
+	/* Regions shared-memory peers may map (shm_map.h), under cma_lock:
+	 * published to every endpoint of cma_eps. */
+	struct tcp_mr *map_mrs;
 };
 
 /* keys.c: check that [addr, addr+len) lies in the live region of key with
@@ -222,6 +229,9 @@ struct sq_wqe {
 	uint8_t status; /* enum rcc_wc_status for WQE_FAILED */
 	uint8_t rnr_tries;
 	uint8_t cma; /* single copy: its slot + 1 (shm_cma.h), 0: on the ring */
+	/* Mapped (shm_map.h): copied at post time; a zero-length WRITE frame
+	 * keeps its msn, and it completes with that frame's ack. */
+	uint8_t mapped;
 };
 
 struct rq_wqe {
@@ -323,6 +333,9 @@ struct tcp_ep {
 	uint8_t *sq_inline;     /* max_inline bytes per slot */
 	uint32_t sq_mask;
 	uint32_t sq_head, sq_tx, sq_tail;
+	/* One past the last request posted that is not mapped: a mapped copy
+	 * may not overtake it, so waits until sq_head passed it. */
+	uint32_t map_ring_last;
 	/* Slots below this may be reused by a post: advanced only when the
 	 * application polls a send completion, so unsignalled requests hold
 	 * their slots until a later signalled one is polled, as on a NIC. */
@@ -583,6 +596,17 @@ void rcci_cma_ep_quiesce(struct tcp_ep *ep);
 /* rcc_mr_dereg() of key: kill every slot naming it and wait out their
  * copiers. Caller holds cma_lock and mr_lock's write side. */
 void rcci_cma_dereg(struct tcp_ctx *ctx, uint32_t key);
+/* Mapped transfers (shm_map.h). A region registered (after the key table
+ * took it) and deregistered (its entries revoked, the peers' copies waited
+ * out); caller holds cma_lock (and mr_lock's write side for dereg). */
+void rcci_map_reg(struct tcp_ctx *ctx, struct tcp_mr *mr);
+/* A shared-memory endpoint joins cma_eps: the peer's pidfd opened, every
+ * mappable region published to it. Caller holds cma_lock. */
+void rcci_map_ep_start(struct tcp_ep *ep);
+void rcci_map_dereg(struct tcp_ctx *ctx, struct tcp_mr *mr);
+/* Posting: carry out request w (slot idx) through the peer's mapping if it
+ * may go that way (mapped set); tx_lock held. */
+void rcci_map_post(struct tcp_ep *ep, uint32_t idx, struct sq_wqe *w);
 
 /* conn.c */
 int rcci_tcp_listen(struct rcc_listener *lst, const struct sockaddr *sa, socklen_t salen,

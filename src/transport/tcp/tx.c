@@ -224,7 +224,7 @@ static bool flow_allows(const struct tcp_ep *ep, const struct sq_wqe *w, uint32_
 {
 	if (w->state == WQE_FAILED)
 		return false;
-	if (is_rd_atomic(w->opcode) && rd >= ep->rd_max)
+	if (is_rd_atomic(w->opcode) && !w->mapped && rd >= ep->rd_max)
 		return false;
 	if ((w->flags & RCC_SEND_FENCE) && rd > 0)
 		return false;
@@ -380,6 +380,24 @@ static void put_cma_req(struct tcp_ep *ep, struct tx_batch *b, struct tx_item *i
 	it->ends_unit = true;
 }
 
+/* A mapped request (shm_map.h), its bytes copied at post time: a
+ * zero-length WRITE keeps its msn, and the peer's ack completes it. */
+static void put_mapped(struct tx_batch *b, struct tx_item *it, const struct sq_wqe *w,
+		       struct wire_hdr *h)
+{
+	h->type = WIRE_WRITE;
+	h->flags = WIRE_F_FIRST | WIRE_F_LAST;
+	if (w->opcode == RCC_WR_WRITE_IMM) {
+		/* the receiver's completion says how many bytes arrived */
+		h->flags |= WIRE_F_IMM | WIRE_F_MAPPED |
+			    (w->flags & RCC_SEND_SOLICITED ? WIRE_F_SOLICITED : 0);
+		h->imm = w->imm;
+		h->total = w->total;
+	}
+	put_hdr(b, it, h, NULL, 0);
+	it->ends_unit = true;
+}
+
 /* Our own requests, in order, as far as flow control allows. */
 static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 {
@@ -397,6 +415,14 @@ static void build_requests(struct tcp_ep *ep, struct tx_batch *b)
 
 		if (!flow_allows(ep, w, rd))
 			break;
+		if (w->mapped) {
+			it = new_item(b, ITEM_REQ, i);
+			put_mapped(b, it, w, &h);
+			finish_item(b, it);
+			i++;
+			off = 0;
+			continue;
+		}
 		if (!is_rd_atomic(w->opcode) && !(w->flags & RCC_SEND_INLINE) && off < w->total &&
 		    !slice_live(ep->ctx, sq_sges(ep, i), w->num_sge, off,
 				w->total - off < frame_max(ep) ? w->total - off : frame_max(ep))) {
@@ -464,7 +490,7 @@ static void commit(struct tcp_ep *ep, const struct tx_item *it)
 				w->tx_off = w->total; /* the operands are not message bytes */
 			w->state = WQE_SENT;
 			ep->sq_tx = it->idx + 1;
-			if (is_rd_atomic(w->opcode))
+			if (is_rd_atomic(w->opcode) && !w->mapped)
 				ep->rd_outstanding++;
 		}
 		break;

@@ -40,9 +40,14 @@ static int check_hdr(const struct wire_hdr *h)
 			return -EPROTO;
 		return h->status ? -EPROTO : 0;
 	case WIRE_WRITE:
-		if (h->flags & ~(chunk | WIRE_F_IMM | WIRE_F_SOLICITED | WIRE_F_CMA))
+		if (h->flags &
+		    ~(chunk | WIRE_F_IMM | WIRE_F_SOLICITED | WIRE_F_CMA | WIRE_F_MAPPED))
 			return -EPROTO;
 		if ((h->flags & WIRE_F_CMA) && (h->flags & chunk) != chunk)
+			return -EPROTO;
+		if ((h->flags & WIRE_F_MAPPED) &&
+		    ((h->flags & (chunk | WIRE_F_IMM | WIRE_F_CMA)) != (chunk | WIRE_F_IMM) ||
+		     h->len))
 			return -EPROTO;
 		if ((h->flags & WIRE_F_IMM) && !(h->flags & WIRE_F_LAST))
 			return -EPROTO;

@@ -97,6 +97,11 @@ enum wire_flags {
 	 * buffer, which the target copies itself; a READ_RESP (FIRST and LAST,
 	 * no payload) whose data the target has put in place already. */
 	WIRE_F_CMA = 1 << 5,
+	/* Mapped (shared memory only, shm_map.h): a WRITE with immediate
+	 * (FIRST and LAST, no payload) whose total bytes the initiator copied
+	 * into the target's memory itself; the target only completes the
+	 * receive (plain mapped WRITEs and READs travel as zero-length WRITEs). */
+	WIRE_F_MAPPED = 1 << 6,
 };
 
 /* NAK statuses on the wire (decoupled from the API's enum values). */
