@@ -179,8 +179,10 @@ bool rcci_shm_map_revoke(struct shm_map *m, uint32_t key)
 /* Map entry e of the peer, whose word read ctl (live): its fields checked
  * (hostile input), its descriptor taken and checked. 0, or -ENOENT (the
  * entry changed meanwhile: try again later) or another negative errno (it
- * does not check out). */
-static int map_entry(struct shm_map *m, int e, uint64_t ctl, struct shm_map_cache *c)
+ * does not check out). Out of line (the slow path, once per region): gcc
+ * refuses a fence inlined into its callers under -fsanitize=thread. */
+static __attribute__((noinline)) int map_entry(struct shm_map *m, int e, uint64_t ctl,
+					       struct shm_map_cache *c)
 {
 	const struct shm_map_ent *x = &m->peer->ent[e];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
