@@ -116,6 +116,16 @@ shms = {
     # whole ring, more than the ring
     "reserve": w(0, 3000) + reserve(0, 1000) + reserve(0, 2000) + r(1, 2000) + reserve(0, 3000)
     + reserve(0, 4096) + reserve(0, 5000) + reserve(0, 0) + r(1, 1000) + reserve(1, 4096),
+    # room counted from the head the producer saw last: after the consumer
+    # freed more, a small reserve answers from the old head (less than free,
+    # enough), a larger one loads the head again (libFuzzer found the check
+    # that asked for all the free room)
+    "reserve_stale": w(0, 3000) + reserve(0, 1000) + r(1, 2000) + reserve(0, 500)
+    + reserve(0, 2000) + w(0, 3000) + reserve(0, 100),
+    # a head scribbled while the producer counts from the one it saw: a write
+    # fills the ring from the old head, then takes the room the lie frees
+    # (libFuzzer: the check that a write never moves more than the ring)
+    "head_lie_late": r(1, 4096) + scribble(2, 1795) + w(0, 8079),
     # room asked of a ring whose consumer's head is ahead of what was produced:
     # -EPROTO, as a write says (libFuzzer found it said -1)
     "reserve_broken": w(0, 10) + scribble(2, 1 << 40) + reserve(0, 100),

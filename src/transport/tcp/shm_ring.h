@@ -113,10 +113,12 @@ void rcci_shm_ring_fresh(struct shm_ring *r);
  * will not come back by itself arms the room before it sleeps
  * (rcci_shm_ring_arm_tx). */
 long rcci_shm_ring_write(struct shm_ring *r, const struct iovec *iov, int n);
-/* Room for at least need bytes (at most cap): the free room (no less than
- * need), or 0 when less is free (the room to arm is then that much), or
- * -EPROTO when the peer's index is impossible. Lets the caller hand the
- * ring whole frames only. */
+/* Room for at least need bytes (at most cap): a room known free, no less
+ * than need and no more than the free room (counted from the consumer's
+ * head as last seen, which may be behind: loaded again only when that
+ * leaves too little), or 0 when less is free (the room to arm is then that
+ * much), or -EPROTO when the peer's index is impossible. Lets the caller
+ * hand the ring whole frames only. */
 long rcci_shm_ring_reserve(struct shm_ring *r, size_t need);
 /* Copy up to what is there into iov: bytes (0 when empty) or -EPROTO. */
 long rcci_shm_ring_readv(struct shm_ring *r, const struct iovec *iov, int n);
