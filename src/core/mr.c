@@ -104,6 +104,8 @@ int rcc_remote_mr_decode(const void *in, size_t len, struct rcc_remote_mr *r)
 
 	if (!in || !r || len < RCC_REMOTE_MR_WIRE_SIZE)
 		return -EINVAL;
+	/* padding too: a caller may compare or hash descriptors whole */
+	memset(&tmp, 0, sizeof(tmp));
 	tmp.addr = rcc_get_le64(p);
 	tmp.length = rcc_get_le64(p + 8);
 	tmp.rkey = rcc_get_le32(p + 16);
