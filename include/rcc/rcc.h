@@ -251,12 +251,38 @@ int rcc_mem_alloc(struct rcc_ctx *ctx, size_t length, void **addr);
  */
 int rcc_mem_free(struct rcc_ctx *ctx, void *addr);
 
-/* Register [addr, addr+length). length must be non-zero. */
+/*
+ * Register [addr, addr+length) with ctx for the access bits in access
+ * (enum rcc_access; 0 is local read only, as on verbs). addr: any memory of
+ * this process (heap, stack, mmap, rcc_mem_alloc()), which must stay mapped
+ * and is not copied: the caller keeps owning it and must keep it until
+ * rcc_mr_dereg() returned; length: non-zero. *mr receives the region, only
+ * on success; its keys (rcc_mr_lkey(), rcc_mr_rkey()) name it in work
+ * requests and to peers.
+ * Returns 0, -EINVAL (NULL argument, length 0, unknown access bits, a range
+ * that wraps around, remote write or atomic access without local write),
+ * -ENOMEM, or the transport's negative errno (verbs: ibv_reg_mr()'s, e.g.
+ * -EFAULT for memory that is not mapped, -ENOMEM past the locked-memory
+ * limit); rcc_last_error() says why. May block: verbs pins the pages in
+ * the kernel; tcp takes the context's registration lock, waiting for
+ * copies into or out of other regions in progress. Thread-safe.
+ */
 int rcc_mr_reg(struct rcc_ctx *ctx, void *addr, size_t length, unsigned access, struct rcc_mr **mr);
 
-/* Deregister. Afterwards the region can no longer be reached by peers or by
- * work requests that name its keys; they fail with a protection or remote
- * access error. */
+/*
+ * Deregister mr and free it (on success mr is invalid afterwards, for
+ * every thread). Afterwards the region can no longer be
+ * reached by peers or by work requests that name its keys; they fail with
+ * a protection or remote access error. Returns 0, -EINVAL (mr NULL) or the
+ * transport's negative errno (verbs: ibv_dereg_mr()'s; mr is then kept and
+ * may be deregistered again). Blocks until no copy into or out of the
+ * region is in progress: on tcp and shared memory the local ones (bounded
+ * by their length) and a same-host peer's (bounded by the peer timeout,
+ * docs/shm.md "Deregistration guarantee"); on verbs as long as
+ * ibv_dereg_mr() takes. Thread-safe: work that names the region's keys,
+ * posted by another thread meanwhile, either is done with the memory
+ * before this returns or fails as above.
+ */
 int rcc_mr_dereg(struct rcc_mr *mr);
 
 /*
