@@ -4,6 +4,7 @@
 #define RCC_CORE_THREAD_H
 
 #include <pthread.h>
+#include <stdbool.h>
 
 /*
  * pthread_create() with every signal blocked in the new thread: signals
@@ -12,6 +13,14 @@
  * handler at a place it never expected. 0 or a negative errno.
  */
 int rcci_thread_create(pthread_t *th, void *(*fn)(void *), void *arg);
+
+/*
+ * Whether the calling thread may run on one CPU only (its affinity mask,
+ * e.g. a process started under taskset -c N, whose threads inherit it).
+ * A library thread there shares that CPU with every application thread of
+ * the same mask. One system call; false when the mask cannot be read.
+ */
+bool rcci_thread_on_one_cpu(void);
 
 /*
  * A small thread-local variable read or written on every poll: the

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Small public pieces: remote-region encoding, status texts, logging, parsing. */
+/* Small pieces: remote-region encoding, status texts, logging, parsing, and
+ * the progress thread's look at its CPU mask. */
+#include <sched.h>
 #include <stdlib.h>
 
+#include "base/thread.h"
 #include "pair.h"
 
 static void remote_mr_wire_form(void)
@@ -92,4 +95,36 @@ static void auto_transport(void)
 	CHECK(ctx == NULL);
 }
 
-TEST_MAIN(TEST(remote_mr_wire_form), TEST(texts), TEST(logging), TEST(auto_transport))
+/* rcci_thread_on_one_cpu() reads the calling thread's own mask: true under
+ * one CPU (the progress thread then yields while it spins), false under
+ * two or more, and back again when the mask widens. */
+static void one_cpu_mask(void)
+{
+	cpu_set_t all, one, two;
+	int first = -1, second = -1;
+
+	CHECK_OK(sched_getaffinity(0, sizeof(all), &all));
+	for (int c = 0; c < CPU_SETSIZE && second < 0; c++) {
+		if (!CPU_ISSET(c, &all))
+			continue;
+		if (first < 0)
+			first = c;
+		else
+			second = c;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	CHECK_OK(sched_setaffinity(0, sizeof(one), &one));
+	CHECK(rcci_thread_on_one_cpu());
+	if (second >= 0) {
+		two = one;
+		CPU_SET(second, &two);
+		CHECK_OK(sched_setaffinity(0, sizeof(two), &two));
+		CHECK(!rcci_thread_on_one_cpu());
+	}
+	CHECK_OK(sched_setaffinity(0, sizeof(all), &all));
+	CHECK(rcci_thread_on_one_cpu() == (CPU_COUNT(&all) == 1));
+}
+
+TEST_MAIN(TEST(remote_mr_wire_form), TEST(texts), TEST(logging), TEST(auto_transport),
+	  TEST(one_cpu_mask))
