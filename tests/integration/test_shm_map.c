@@ -105,6 +105,15 @@ static void mbuf_close(struct mbuf *m)
 	m->p = NULL;
 }
 
+/* Close both endpoints (checked, as every teardown) before the regions the
+ * case registered go: a peer's mapping of them ends with its endpoint. */
+static void close_eps(struct pair *p)
+{
+	TEARDOWN(rcc_ep_close(p->a));
+	TEARDOWN(rcc_ep_close(p->b));
+	p->a = p->b = NULL;
+}
+
 /* WRITE and READ through the mapping, byte for byte; small ones, and ones
  * that would overtake an unfinished ring request, over the ring; bounds
  * and access checked by the initiator (the ring then refuses them). */
@@ -197,9 +206,7 @@ static void mapped_write_read(void)
 	s = tbuf_sge(&src, 0, BIG);
 	CHECK_OK(rcc_post_write(p.a, &s, 1, rm.addr + BIG / 2, rm.rkey, 8, RCC_SEND_SIGNALED));
 	EXPECT_STATUS(p.cq_a, 8, RCC_WC_REM_ACCESS_ERR);
-	TEARDOWN(rcc_ep_close(p.a));
-	TEARDOWN(rcc_ep_close(p.b));
-	p.a = p.b = NULL;
+	close_eps(&p);
 	CHECK(before == 20 || before == 21); /* the ordered large WRITE: either path */
 	for (size_t i = 0; i < BIG; i++)
 		CHECK(dst.p[2 * BIG + i] == 0);
@@ -229,9 +236,7 @@ static void access_checked(void)
 	CHECK_OK(rcc_post_read(p.a, &bs, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED));
 	EXPECT_STATUS(p.cq_a, 1, RCC_WC_REM_ACCESS_ERR);
 	CHECK_EQ(copies(p.a), 0);
-	TEARDOWN(rcc_ep_close(p.a));
-	TEARDOWN(rcc_ep_close(p.b));
-	p.a = p.b = NULL;
+	close_eps(&p);
 	tbuf_free(&back);
 	mbuf_close(&wo);
 	pair_close(&p);
@@ -268,9 +273,7 @@ static void mapped_imm_waits_for_receive(void)
 	CHECK_EQ(check_pattern(dst.p, BIG, 21), -1);
 	CHECK_EQ(copies(p.a), 1);
 	CHECK_EQ(rcc_cq_poll(p.cq_b, &wc, 1), 0); /* one completion, not one per try */
-	TEARDOWN(rcc_ep_close(p.a));
-	TEARDOWN(rcc_ep_close(p.b));
-	p.a = p.b = NULL;
+	close_eps(&p);
 	tbuf_free(&src);
 	mbuf_close(&dst);
 	pair_close(&p);
@@ -355,9 +358,7 @@ static void dereg_while_writing(void)
 		}
 		CHECK(memcmp(snap, dst.p, BIG) == 0);
 		/* a refused request fails the endpoint: a fresh pair */
-		TEARDOWN(rcc_ep_close(p.a));
-		TEARDOWN(rcc_ep_close(p.b));
-		p.a = p.b = NULL;
+		close_eps(&p);
 		tbuf_free(&src);
 		mbuf_close(&dst);
 		pair_close(&p);
@@ -396,9 +397,7 @@ static void busy_peer_bounded(void)
 	CHECK_MSG(took + 50 >= TMO, "rcc_mr_dereg() returned after %" PRIu64 " ms, the peer busy",
 		  took);
 	CHECK_MSG(took < 10 * TMO, "rcc_mr_dereg() took %" PRIu64 " ms", took);
-	TEARDOWN(rcc_ep_close(p.a));
-	TEARDOWN(rcc_ep_close(p.b));
-	p.a = p.b = NULL;
+	close_eps(&p);
 	mbuf_close(&dst);
 	pair_close(&p);
 }
@@ -474,9 +473,7 @@ static void lying_target(void)
 	}
 	close(ffd);
 	close(ufd);
-	TEARDOWN(rcc_ep_close(p.a));
-	TEARDOWN(rcc_ep_close(p.b));
-	p.a = p.b = NULL;
+	close_eps(&p);
 	tbuf_free(&src);
 	mbuf_close(&dst);
 	pair_close(&p);
