@@ -524,11 +524,11 @@ enum {
 static bool stream_full(struct tcp_ep *ep, uint64_t end, bool *timed_out)
 {
 	for (;;) {
-		pthread_mutex_lock(&ep->tx_lock);
+		rcci_lock_acquire(&ep->tx_lock);
 		bool queued = ep->sq_tx != ep->sq_tail;
 		bool half = ep->part_n > ep->part_i;
 		bool no_room = ep->base.on_shm && queued && !rcci_shm_ring_tx_room(&ep->shm);
-		pthread_mutex_unlock(&ep->tx_lock);
+		rcci_lock_release(&ep->tx_lock);
 		if (half || no_room)
 			return true;
 		if (!queued)
@@ -566,9 +566,9 @@ static void half_sent_round(int round, bool *hit)
 	struct tcp_ep *a = tep(p.a);
 	pthread_mutex_t *held = &tctx(p.ctx_b)->eps_lock;
 
-	pthread_mutex_lock(&a->tx_lock);
+	rcci_lock_acquire(&a->tx_lock);
 	uint32_t first = a->sq_tail;
-	pthread_mutex_unlock(&a->tx_lock);
+	rcci_lock_release(&a->tx_lock);
 	/* No CHECK while b is held: one that returns would leave it held. */
 	pthread_mutex_lock(held);
 	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
@@ -586,14 +586,14 @@ static void half_sent_round(int round, bool *hit)
 		full = stream_full(a, end, &timed_out);
 	}
 	int dereg_rc = full ? rcc_mr_dereg(s.mr) : 0;
-	pthread_mutex_lock(&a->tx_lock);
+	rcci_lock_acquire(&a->tx_lock);
 	uint32_t taken = a->sq_tx - first; /* the WRITEs the stream took, whole */
 	bool half = a->part_n > a->part_i;
 	size_t rest = 0;
 	for (int k = a->part_i; k < a->part_n; k++)
 		rest += a->part[k].iov_len;
 	bool on_shm = a->base.on_shm;
-	pthread_mutex_unlock(&a->tx_lock);
+	rcci_lock_release(&a->tx_lock);
 	if (full && !dereg_rc) {
 		s.mr = NULL;
 		s.gone = true;

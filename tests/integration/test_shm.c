@@ -563,10 +563,10 @@ static void full_ring_producer_armed_ring(void)
 	int rc = rcc_post_write(p.a, &ws, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED);
 	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
 	while (!rc && !(stopped && armed) && now_ms() < end) {
-		pthread_mutex_lock(&a->tx_lock);
+		rcci_lock_acquire(&a->tx_lock);
 		stopped = a->sq_tx != a->sq_tail && !rcci_shm_ring_tx_room(&a->shm);
 		armed = atomic_load(&a->shm.tx->space_wait) != 0;
-		pthread_mutex_unlock(&a->tx_lock);
+		rcci_lock_release(&a->tx_lock);
 		if (!(stopped && armed))
 			sched_yield();
 	}

@@ -138,9 +138,9 @@ static bool all_sent(struct tcp_ep *a, struct rcc_cq *cq)
 	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
 	bool sent = false;
 	while (!sent && now_ms() < end) {
-		pthread_mutex_lock(&a->tx_lock);
+		rcci_lock_acquire(&a->tx_lock);
 		sent = a->sq_tx == a->sq_tail;
-		pthread_mutex_unlock(&a->tx_lock);
+		rcci_lock_release(&a->tx_lock);
 		if (sent)
 			break;
 		/* posts may wait for the next poll to go out together; nothing
@@ -185,14 +185,14 @@ static void many_single_copies(bool one_pass_here)
 	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
 	struct rcc_sge sg = tbuf_sge(&src, 0, LEN);
 
-	pthread_mutex_lock(&b->rx_lock);
+	rcci_lock_acquire(&b->rx_lock);
 	for (int i = 0; i < N && !rc; i++)
 		rc = rcc_post_write(p.a, &sg, 1, rm.addr, rm.rkey, (uint64_t)i, RCC_SEND_SIGNALED);
 	bool sent = !rc && all_sent(a, p.cq_a);
 	/* one pass of b's receive side, as its progress thread makes them */
 	long got = sent && one_pass_here ? rcci_rx_process(b, 2u << 20) : 0;
 	uint64_t copied = atomic_load(&b->shm.cma.copies);
-	pthread_mutex_unlock(&b->rx_lock);
+	rcci_lock_release(&b->rx_lock);
 	CHECK_OK(rc);
 	CHECK_MSG(sent, "the WRITEs never went out");
 	if (one_pass_here) {
@@ -276,9 +276,9 @@ static void busy_copier_bounded(void)
 	struct tcp_ep *a = tep(p.a);
 	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
 	struct rcc_sge s = tbuf_sge(&src, 0, BIG);
-	pthread_mutex_t *held = &tep(p.b)->rx_lock; /* b reads nothing */
+	struct rcci_lock *held = &tep(p.b)->rx_lock; /* b reads nothing */
 
-	pthread_mutex_lock(held);
+	rcci_lock_acquire(held);
 	int rc = rcc_post_write(p.a, &s, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED);
 	bool sent = !rc && all_sent(a, p.cq_a);
 	uint32_t used = a->shm.cma.used;
@@ -291,7 +291,7 @@ static void busy_copier_bounded(void)
 	src.mr = NULL;
 	for (int i = 0; i < SHM_CMA_SLOTS; i++)
 		atomic_store(&a->shm.cma.mine->slot[i].busy, 0);
-	pthread_mutex_unlock(held);
+	rcci_lock_release(held);
 	CHECK_OK(rc);
 	CHECK_MSG(sent, "the WRITE never went out");
 	CHECK_MSG(used != 0, "the WRITE took no single-copy slot");
@@ -350,10 +350,10 @@ static void flushed_reads_not_written(void)
 	fill_pattern(dst.p, BIG, 9);
 	struct tcp_ep *a = tep(p.a), *b = tep(p.b);
 	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
-	pthread_mutex_t *held = &tep(p.b)->rx_lock; /* b reads nothing */
+	struct rcci_lock *held = &tep(p.b)->rx_lock; /* b reads nothing */
 	int rc = 0;
 
-	pthread_mutex_lock(held);
+	rcci_lock_acquire(held);
 	for (int i = 0; i < N && !rc; i++) {
 		struct rcc_sge s = tbuf_sge(&sink, (size_t)i * BIG, BIG);
 		rc = rcc_post_read(p.a, &s, 1, rm.addr, rm.rkey, (uint64_t)i, RCC_SEND_SIGNALED);
@@ -372,7 +372,7 @@ static void flushed_reads_not_written(void)
 	pthread_join(th, NULL);
 	/* the application has its buffers back: they are its own again */
 	memset(sink.p, CANARY, (size_t)N * BIG);
-	pthread_mutex_unlock(held);
+	rcci_lock_release(held);
 	CHECK_OK(rc);
 	CHECK_MSG(sent, "the READs never went out");
 	CHECK_MSG(used != 0, "the READs took no single-copy slot");

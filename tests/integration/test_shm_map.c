@@ -189,11 +189,11 @@ static void mapped_write_read(void)
 	fill_pattern(src.p + BIG, SMALL, 7);
 	fill_pattern(src.p, BIG, 8);
 	struct rcc_sge ss = tbuf_sge(&src, BIG, SMALL);
-	pthread_mutex_t *held = &tep(p.b)->rx_lock; /* b applies nothing yet */
-	pthread_mutex_lock(held);
+	struct rcci_lock *held = &tep(p.b)->rx_lock; /* b applies nothing yet */
+	rcci_lock_acquire(held);
 	int rc6 = rcc_post_write(p.a, &ss, 1, rm.addr, rm.rkey, 6, 0);
 	int rc7 = rcc_post_write(p.a, &s, 1, rm.addr, rm.rkey, 7, RCC_SEND_SIGNALED);
-	pthread_mutex_unlock(held);
+	rcci_lock_release(held);
 	CHECK_OK(rc6);
 	CHECK_OK(rc7);
 	EXPECT_STATUS(p.cq_a, 7, RCC_WC_SUCCESS);

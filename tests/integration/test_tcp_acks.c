@@ -143,10 +143,10 @@ static void ack_on_post_ends_timer(void)
 		CHECK_OK(rcc_post_send(p.b, &b_out, 1, i, RCC_SEND_SIGNALED));
 		if (owed) {
 			/* The reply carried the ack: nothing is owed, no timer runs. */
-			pthread_mutex_lock(&eb->tx_lock);
+			rcci_lock_acquire(&eb->tx_lock);
 			bool acked = atomic_load(&eb->rx_expected) == eb->ack_sent;
 			bool timer = atomic_load(&eb->thread_timer);
-			pthread_mutex_unlock(&eb->tx_lock);
+			rcci_lock_release(&eb->tx_lock);
 			CHECK(acked);
 			CHECK(!timer);
 			deferred++;

@@ -59,8 +59,8 @@ int rcci_tcp_cq_create(struct rcc_cq *base)
 			goto err_efd;
 		}
 	}
-	pthread_mutex_init(&cq->lock, NULL);
-	pthread_mutex_init(&cq->eps_lock, NULL);
+	rcci_lock_init(&cq->lock);
+	rcci_lock_init(&cq->eps_lock);
 	atomic_init(&cq->nready, 0);
 	atomic_init(&cq->overrun, false);
 	atomic_init(&cq->polls, 0);
@@ -83,8 +83,6 @@ void rcci_tcp_cq_destroy(struct rcc_cq *base)
 	close(cq->pepfd);
 	if (cq->efd >= 0)
 		close(cq->efd);
-	pthread_mutex_destroy(&cq->eps_lock);
-	pthread_mutex_destroy(&cq->lock);
 	free(cq->eps);
 	free(cq->ring);
 }
@@ -120,13 +118,13 @@ static void efd_clear(struct tcp_cq *cq)
  */
 void rcci_cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees frees, uint32_t next)
 {
-	pthread_mutex_lock(&cq->lock);
+	rcci_lock_acquire(&cq->lock);
 	if (cq->count >= cq->base.depth) {
 		if (!atomic_exchange(&cq->overrun, true))
 			log_error("a CQ of depth %u overran (make it deeper): completions are "
 				  "lost and its endpoints fail",
 				  cq->base.depth);
-		pthread_mutex_unlock(&cq->lock);
+		rcci_lock_release(&cq->lock);
 		rcci_progress_wake(tctx(cq->base.ctx));
 		return;
 	}
@@ -138,7 +136,7 @@ void rcci_cq_push(struct tcp_cq *cq, const struct rcc_wc *wc, enum cqe_frees fre
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 	if (driving_cq != cq)
 		efd_set(cq);
-	pthread_mutex_unlock(&cq->lock);
+	rcci_lock_release(&cq->lock);
 }
 
 bool rcci_cq_overran(const struct tcp_ep *ep)
@@ -153,7 +151,7 @@ static int cq_pop(struct tcp_cq *cq, struct rcc_wc *wc, int max)
 
 	if (atomic_load_explicit(&cq->nready, memory_order_acquire) == 0)
 		return 0;
-	pthread_mutex_lock(&cq->lock);
+	rcci_lock_acquire(&cq->lock);
 	n = cq->count < (uint32_t)max ? cq->count : (uint32_t)max;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct tcp_cqe *e = &cq->ring[(cq->head + i) & (cq->cap - 1)];
@@ -170,7 +168,7 @@ static int cq_pop(struct tcp_cq *cq, struct rcc_wc *wc, int max)
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 	if (cq->count == 0)
 		efd_clear(cq);
-	pthread_mutex_unlock(&cq->lock);
+	rcci_lock_release(&cq->lock);
 	return (int)n;
 }
 
@@ -178,7 +176,7 @@ void rcci_cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep)
 {
 	uint32_t kept = 0;
 
-	pthread_mutex_lock(&cq->lock);
+	rcci_lock_acquire(&cq->lock);
 	for (uint32_t i = 0; i < cq->count; i++) {
 		struct tcp_cqe *w = &cq->ring[(cq->head + i) & (cq->cap - 1)];
 		if (w->wc.ep != ep)
@@ -190,7 +188,7 @@ void rcci_cq_forget_ep(struct tcp_cq *cq, struct rcc_ep *ep)
 	atomic_store_explicit(&cq->nready, cq->count, memory_order_release);
 	if (cq->count == 0)
 		efd_clear(cq);
-	pthread_mutex_unlock(&cq->lock);
+	rcci_lock_release(&cq->lock);
 }
 
 /*
@@ -228,7 +226,7 @@ int rcci_cq_attach(struct tcp_cq *cq, struct tcp_ep *ep)
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&cq->eps_lock);
+	rcci_lock_acquire(&cq->eps_lock);
 	for (int i = 0; i < cq->neps; i++)
 		if (cq->eps[i] == ep)
 			goto out; /* send CQ == recv CQ */
@@ -247,13 +245,13 @@ int rcci_cq_attach(struct tcp_cq *cq, struct tcp_ep *ep)
 		goto out;
 	cq->eps[cq->neps++] = ep;
 out:
-	pthread_mutex_unlock(&cq->eps_lock);
+	rcci_lock_release(&cq->eps_lock);
 	return rc;
 }
 
 void rcci_cq_detach(struct tcp_cq *cq, struct tcp_ep *ep)
 {
-	pthread_mutex_lock(&cq->eps_lock);
+	rcci_lock_acquire(&cq->eps_lock);
 	for (int i = 0; i < cq->neps; i++) {
 		if (cq->eps[i] != ep)
 			continue;
@@ -261,7 +259,7 @@ void rcci_cq_detach(struct tcp_cq *cq, struct tcp_ep *ep)
 		cq->eps[i] = cq->eps[--cq->neps];
 		break;
 	}
-	pthread_mutex_unlock(&cq->eps_lock);
+	rcci_lock_release(&cq->eps_lock);
 }
 
 /* Move the bytes of this CQ's endpoints from the polling thread. */
@@ -269,7 +267,7 @@ static void drive(struct tcp_cq *cq)
 {
 	struct epoll_event evs[32];
 
-	if (pthread_mutex_trylock(&cq->eps_lock))
+	if (!rcci_lock_try(&cq->eps_lock))
 		return; /* another thread is driving this CQ right now */
 	driving_cq = cq;
 	if (cq->neps == 1) {
@@ -318,7 +316,7 @@ static void drive(struct tcp_cq *cq)
 		}
 	}
 	driving_cq = NULL;
-	pthread_mutex_unlock(&cq->eps_lock);
+	rcci_lock_release(&cq->eps_lock);
 }
 
 /* Doorbells an FD-mode waiter watches itself, beyond the CQ's set. */
@@ -388,10 +386,10 @@ int rcci_tcp_cq_poll(struct rcc_cq *base, struct rcc_wc *wc, int max)
 	/* What drive() queued without the eventfd and this poll leaves behind
 	 * must wake another waiter (or the application's epoll). */
 	if (cq->efd >= 0 && atomic_load_explicit(&cq->nready, memory_order_acquire)) {
-		pthread_mutex_lock(&cq->lock);
+		rcci_lock_acquire(&cq->lock);
 		if (cq->count)
 			efd_set(cq);
-		pthread_mutex_unlock(&cq->lock);
+		rcci_lock_release(&cq->lock);
 	}
 	return n;
 }
@@ -415,7 +413,7 @@ int rcci_tcp_cq_poll_before_sleep(struct rcc_cq *base, struct rcc_wc *wc, int ma
 	int n = cq_pop(cq, wc, max);
 	if (n)
 		return n;
-	if (pthread_mutex_trylock(&cq->eps_lock))
+	if (!rcci_lock_try(&cq->eps_lock))
 		return rcci_tcp_cq_poll(base, wc, max);
 	for (int i = 0; i < cq->neps && !owed; i++) {
 		struct tcp_ep *ep = cq->eps[i];
@@ -423,7 +421,7 @@ int rcci_tcp_cq_poll_before_sleep(struct rcc_cq *base, struct rcc_wc *wc, int ma
 		       atomic_load_explicit(&ep->thread_timer, memory_order_relaxed) ||
 		       (ep->base.on_shm && rcci_shm_stream_ready(ep));
 	}
-	pthread_mutex_unlock(&cq->eps_lock);
+	rcci_lock_release(&cq->eps_lock);
 	return owed ? rcci_tcp_cq_poll(base, wc, max) : 0;
 }
 
@@ -442,7 +440,7 @@ int rcci_tcp_cq_sleep(struct rcc_cq *base, uint64_t deadline)
 	struct pollfd p[1 + SLEEP_SHM_MAX] = { { .fd = cq->pepfd, .events = POLLIN } };
 	int np = 1;
 
-	pthread_mutex_lock(&cq->eps_lock);
+	rcci_lock_acquire(&cq->eps_lock);
 	bool ready = atomic_load_explicit(&tctx(base->ctx)->nshm, memory_order_relaxed) &&
 		     arm_shm_eps(cq, p, &np);
 	if (cq->neps == 1 &&
@@ -451,7 +449,7 @@ int rcci_tcp_cq_sleep(struct rcc_cq *base, uint64_t deadline)
 		p[1] = (struct pollfd){ .fd = cq->eps[0]->fd, .events = POLLIN };
 		np = 2;
 	}
-	pthread_mutex_unlock(&cq->eps_lock);
+	rcci_lock_release(&cq->eps_lock);
 	if (ready)
 		return 0;
 	rcci_progress_serve_timers(tctx(base->ctx));
@@ -510,12 +508,12 @@ int rcci_tcp_cq_arm(struct rcc_cq *base)
 
 	if (atomic_load_explicit(&cq->nready, memory_order_acquire))
 		return 1;
-	pthread_mutex_lock(&cq->eps_lock);
+	rcci_lock_acquire(&cq->eps_lock);
 	if (!atomic_load_explicit(&cq->app_arms, memory_order_relaxed))
 		rc = mind_shm(cq);
 	bool ready = !rc && atomic_load_explicit(&tctx(base->ctx)->nshm, memory_order_relaxed) &&
 		     arm_shm_eps(cq, NULL, NULL);
-	pthread_mutex_unlock(&cq->eps_lock);
+	rcci_lock_release(&cq->eps_lock);
 	if (rc)
 		return rc;
 	if (ready)

@@ -107,9 +107,9 @@ int rcci_tcp_ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct sh
 	rc = alloc_queues(ep);
 	if (rc)
 		return rc;
-	pthread_mutex_init(&ep->tx_lock, NULL);
-	pthread_mutex_init(&ep->rx_lock, NULL);
-	pthread_mutex_init(&ep->rq_lock, NULL);
+	rcci_lock_init(&ep->tx_lock);
+	rcci_lock_init(&ep->rx_lock);
+	rcci_lock_init(&ep->rq_lock);
 	pthread_mutex_init(&ep->ev_lock, NULL);
 	atomic_init(&ep->link, LINK_UP);
 	atomic_init(&ep->rx_expected, 0);
@@ -173,9 +173,6 @@ err_locks:
 		b->on_shm = false;
 	}
 	pthread_mutex_destroy(&ep->ev_lock);
-	pthread_mutex_destroy(&ep->rq_lock);
-	pthread_mutex_destroy(&ep->rx_lock);
-	pthread_mutex_destroy(&ep->tx_lock);
 	free_queues(ep);
 	return rc;
 }
@@ -195,9 +192,9 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 {
 	struct rcc_wc wc = { .ep = &ep->base };
 
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	if (atomic_load(&ep->base.state) != RCC_EP_CONNECTED) {
-		pthread_mutex_unlock(&ep->tx_lock);
+		rcci_lock_release(&ep->tx_lock);
 		return;
 	}
 	if (st == RCC_EP_ERROR)
@@ -243,9 +240,9 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 		ep->resp_head = ep->resp_tail;
 	atomic_store(&ep->link, LINK_DRAINING);
 	bool broken = ep->tx_err != 0;
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 
-	pthread_mutex_lock(&ep->rq_lock);
+	rcci_lock_acquire(&ep->rq_lock);
 	wc.opcode = RCC_WC_RECV;
 	for (; ep->rq_head != ep->rq_tail; ep->rq_head++) {
 		wc.wr_id = ep->rq[ep->rq_head & ep->rq_mask].wr_id;
@@ -253,7 +250,7 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 		recv_status = RCC_WC_SUCCESS;
 		rcci_cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, ep->rq_head + 1);
 	}
-	pthread_mutex_unlock(&ep->rq_lock);
+	rcci_lock_release(&ep->rq_lock);
 
 	/* The buffers just completed must not receive another byte. */
 	ep->rx_dest = DEST_DISCARD;
@@ -273,10 +270,10 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 	if (atomic_load_explicit(&ep->link, memory_order_acquire) == LINK_DOWN)
 		return;
 	if (by_user) {
-		if (pthread_mutex_trylock(&ep->rx_lock))
+		if (!rcci_lock_try(&ep->rx_lock))
 			return; /* the progress thread is on it */
 	} else {
-		pthread_mutex_lock(&ep->rx_lock);
+		rcci_lock_acquire(&ep->rx_lock);
 	}
 	bool kicked = atomic_exchange_explicit(&ep->kick, false, memory_order_relaxed);
 	if (atomic_load(&ep->link) == LINK_DOWN)
@@ -355,7 +352,7 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 	    atomic_load(&ep->link) == LINK_UP)
 		goto out;
 
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	if (ep->rnr_wait && rcc_now_ns() >= ep->rnr_until_ns)
 		ep->rnr_wait = false;
 	/* When the application drives the endpoint, an ack waits a little for an
@@ -376,7 +373,7 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 		rcci_progress_deferred_ack(ep); /* ours to send: see rcci_progress_serve_timers */
 	else if (!owed && ep->ack_deferrer)
 		rcci_progress_ack_sent(ep);
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 
 	if (tx_err) {
 		ep->rx_eof = true;
@@ -387,7 +384,7 @@ void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
 		link_down(ep);
 	}
 out:
-	pthread_mutex_unlock(&ep->rx_lock);
+	rcci_lock_release(&ep->rx_lock);
 }
 
 void rcci_ep_set_want_out(struct tcp_ep *ep, bool on)
@@ -437,22 +434,22 @@ int rcci_tcp_ep_disconnect(struct rcc_ep *base)
 {
 	struct tcp_ep *ep = tep(base);
 
-	pthread_mutex_lock(&ep->rx_lock);
+	rcci_lock_acquire(&ep->rx_lock);
 	/* Requests posted before the disconnect go out before it, as a NIC
 	 * would have started them at once: a post left for the next poll (a
 	 * parked endpoint's, post.c) must not be flushed unsent because that
 	 * poll never came (a BYE posted just before closing, say). */
 	if (atomic_load(&ep->tx_deferred)) {
-		pthread_mutex_lock(&ep->tx_lock);
+		rcci_lock_acquire(&ep->tx_lock);
 		rcci_tx_flush(ep, false);
-		pthread_mutex_unlock(&ep->tx_lock);
+		rcci_lock_release(&ep->tx_lock);
 	}
 	rcci_ep_fail(ep, RCC_EP_DISCONNECTED, 0, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
 		     "local disconnect");
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	rcci_tx_flush(ep, false); /* say goodbye now if the socket has room */
-	pthread_mutex_unlock(&ep->tx_lock);
-	pthread_mutex_unlock(&ep->rx_lock);
+	rcci_lock_release(&ep->tx_lock);
+	rcci_lock_release(&ep->rx_lock);
 	/* Flush completions an overrun CQ had no room for are lost: the promise
 	 * that everything outstanding is on the CQs cannot be kept (as verbs). */
 	return rcci_cq_overran(ep) ? -EIO : 0;
@@ -465,9 +462,9 @@ void rcci_tcp_ep_destroy(struct rcc_ep *base)
 	rcci_cq_detach(tcq(base->send_cq), ep);
 	rcci_cq_detach(tcq(base->recv_cq), ep);
 	rcci_progress_remove(ep->ctx, ep);
-	pthread_mutex_lock(&ep->rx_lock);
+	rcci_lock_acquire(&ep->rx_lock);
 	link_down(ep);
-	pthread_mutex_unlock(&ep->rx_lock);
+	rcci_lock_release(&ep->rx_lock);
 	rcci_cq_forget_ep(tcq(base->send_cq), base);
 	rcci_cq_forget_ep(tcq(base->recv_cq), base);
 	if (base->on_shm)
@@ -478,8 +475,5 @@ void rcci_tcp_ep_destroy(struct rcc_ep *base)
 		atomic_fetch_sub(&ep->ctx->nshm, 1);
 	}
 	pthread_mutex_destroy(&ep->ev_lock);
-	pthread_mutex_destroy(&ep->rq_lock);
-	pthread_mutex_destroy(&ep->rx_lock);
-	pthread_mutex_destroy(&ep->tx_lock);
 	free_queues(ep);
 }

@@ -158,7 +158,7 @@ int rcci_tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n,
 	bool kick = false;
 	int rc = 0, i;
 
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	if (atomic_load(&base->state) != RCC_EP_CONNECTED) {
 		rc = -ENOTCONN;
 		i = 0;
@@ -193,7 +193,7 @@ int rcci_tcp_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int n,
 	    (ep->sq_tx != ep->sq_tail && ep->sq[ep->sq_tx & ep->sq_mask].state == WQE_FAILED))
 		kick = true;
 out:
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 	if (posted)
 		*posted = i;
 	/* Failures are completed by the progress engine, which owns the receive side. */
@@ -221,7 +221,7 @@ int rcci_tcp_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n,
 	const uint32_t max_sge = base->attr.max_recv_sge;
 	int rc = 0, i;
 
-	pthread_mutex_lock(&ep->rq_lock);
+	rcci_lock_acquire(&ep->rq_lock);
 	if (atomic_load(&base->state) != RCC_EP_CONNECTED) {
 		rc = -ENOTCONN;
 		i = 0;
@@ -241,7 +241,7 @@ int rcci_tcp_post_recv(struct rcc_ep *base, const struct rcc_recv_wr *wr, int n,
 		ep->rq_tail = idx + 1;
 	}
 out:
-	pthread_mutex_unlock(&ep->rq_lock);
+	rcci_lock_release(&ep->rq_lock);
 	if (posted)
 		*posted = i;
 	return rc;

@@ -14,14 +14,14 @@ int rcci_requester_ack_moved(struct tcp_ep *ep, uint32_t ack)
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	if (msn_lt(ack, ep->peer_ack) || msn_lt(ep->sq_tx, ack)) {
 		rc = -EPROTO;
 	} else {
 		ep->peer_ack = ack;
 		rcci_sq_advance(ep);
 	}
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 	return rc;
 }
 
@@ -54,7 +54,7 @@ int rcci_requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	struct sq_wqe *w = sq_at(ep, h->msn);
 	/* The target NAKs a long message at its first frame, while we may still
 	 * be sending the rest of it: that one is not behind sq_tx yet. */
@@ -114,7 +114,7 @@ int rcci_requester_frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 		break;
 	}
 out:
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 	return rc;
 }
 
@@ -125,10 +125,10 @@ void rcci_requester_frame_end(struct tcp_ep *ep, const struct wire_hdr *h)
 {
 	if (ep->rx_dest == DEST_DISCARD && ep->rx_local_err == RCC_WC_SUCCESS)
 		return; /* an error response, already handled */
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	struct sq_wqe *w = sq_at(ep, ep->rx_sq_idx);
 	if (w->state != WQE_SENT) {
-		pthread_mutex_unlock(&ep->tx_lock);
+		rcci_lock_release(&ep->tx_lock);
 		return;
 	}
 	if (h->type == WIRE_ATOMIC_RESP && ep->rx_local_err == RCC_WC_SUCCESS &&
@@ -144,5 +144,5 @@ void rcci_requester_frame_end(struct tcp_ep *ep, const struct wire_hdr *h)
 		w->rx_off = ep->rx_off;
 	}
 	rcci_sq_advance(ep);
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 }

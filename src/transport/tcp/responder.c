@@ -25,10 +25,10 @@ static void complete_recv(struct tcp_ep *ep, enum rcc_wc_status st, enum rcc_wc_
 		.byte_len = len,
 	};
 
-	pthread_mutex_lock(&ep->rq_lock);
+	rcci_lock_acquire(&ep->rq_lock);
 	wc.wr_id = ep->rq[ep->rq_head & ep->rq_mask].wr_id;
 	uint32_t next = ++ep->rq_head;
-	pthread_mutex_unlock(&ep->rq_lock);
+	rcci_lock_release(&ep->rq_lock);
 	if (h && (h->flags & WIRE_F_IMM)) {
 		wc.imm_data = h->imm;
 		wc.wc_flags = RCC_WC_WITH_IMM;
@@ -53,10 +53,10 @@ static void queue_nak(struct tcp_ep *ep, uint16_t code, uint32_t imm)
 		.msn = atomic_load_explicit(&ep->rx_expected, memory_order_relaxed),
 		.imm = imm,
 	};
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	if (rcci_tx_queue_resp(ep, &j))
 		log_warn("%s: no room for a NAK", ep->base.peer);
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 }
 
 /*
@@ -96,9 +96,9 @@ static bool rq_ready_locked(struct tcp_ep *ep)
 
 static bool rq_empty(struct tcp_ep *ep)
 {
-	pthread_mutex_lock(&ep->rq_lock);
+	rcci_lock_acquire(&ep->rq_lock);
 	bool empty = !rq_ready_locked(ep);
-	pthread_mutex_unlock(&ep->rq_lock);
+	rcci_lock_release(&ep->rq_lock);
 	return empty;
 }
 
@@ -116,11 +116,11 @@ static int on_send(struct tcp_ep *ep, const struct wire_hdr *h)
 {
 	if (h->flags & WIRE_F_FIRST) {
 		struct rq_wqe r;
-		pthread_mutex_lock(&ep->rq_lock);
+		rcci_lock_acquire(&ep->rq_lock);
 		bool empty = !rq_ready_locked(ep);
 		if (!empty)
 			r = ep->rq[ep->rq_head & ep->rq_mask];
-		pthread_mutex_unlock(&ep->rq_lock);
+		rcci_lock_release(&ep->rq_lock);
 		if (empty) {
 			refuse_rnr(ep, h->msn);
 			return 0;
@@ -288,19 +288,19 @@ static int on_read_req(struct tcp_ep *ep, const struct wire_hdr *h)
 	}
 	if (h->flags & WIRE_F_CMA) {
 		bool full;
-		pthread_mutex_lock(&ep->tx_lock);
+		rcci_lock_acquire(&ep->tx_lock);
 		full = ep->resp_tail - ep->resp_head >= ep->base.attr.max_rd_atomic;
-		pthread_mutex_unlock(&ep->tx_lock);
+		rcci_lock_release(&ep->tx_lock);
 		if (full)
 			responder_error(ep, WIRE_NAK_REM_INV_REQ, RCC_WC_SUCCESS,
 					"more READ/atomic requests outstanding than agreed");
 		return 0; /* pushed and answered at the frame's end (cma_read) */
 	}
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	rc = ep->resp_tail - ep->resp_head >= ep->base.attr.max_rd_atomic ?
 		     -ENOBUFS :
 		     rcci_tx_queue_resp(ep, &j);
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 	if (rc) {
 		responder_error(ep, WIRE_NAK_REM_INV_REQ, RCC_WC_SUCCESS,
 				"more READ/atomic requests outstanding than agreed");
@@ -321,9 +321,9 @@ static void do_atomic(struct tcp_ep *ep, const struct wire_hdr *h)
 				"atomic on an address that is not 8-byte aligned");
 		return;
 	}
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	full = ep->resp_tail - ep->resp_head >= ep->base.attr.max_rd_atomic;
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 	if (full) {
 		responder_error(ep, WIRE_NAK_REM_INV_REQ, RCC_WC_SUCCESS,
 				"more READ/atomic requests outstanding than agreed");
@@ -346,9 +346,9 @@ static void do_atomic(struct tcp_ep *ep, const struct wire_hdr *h)
 	}
 	pthread_rwlock_unlock(&ep->ctx->mr_lock);
 	j.value = old;
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	rcci_tx_queue_resp(ep, &j);
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 	request_done(ep, 0);
 }
 
@@ -366,9 +366,9 @@ static void cma_read(struct tcp_ep *ep, const struct wire_hdr *h)
 		responder_error(ep, nak, RCC_WC_SUCCESS, why);
 		return;
 	}
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	rcci_tx_queue_resp(ep, &j); /* room checked at the frame's beginning */
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 	request_done(ep, 0);
 }
 

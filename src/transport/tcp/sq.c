@@ -70,9 +70,9 @@ void rcci_sq_advance(struct tcp_ep *ep)
 	enum rcc_wc_status st = sq_advance_locked(ep);
 	if (st != RCC_WC_SUCCESS) {
 		/* rcci_ep_fail takes tx_lock itself; the caller holds rx_lock. */
-		pthread_mutex_unlock(&ep->tx_lock);
+		rcci_lock_release(&ep->tx_lock);
 		rcci_ep_fail(ep, RCC_EP_ERROR, -EIO, st, RCC_WC_SUCCESS, rcc_wc_status_str(st));
-		pthread_mutex_lock(&ep->tx_lock);
+		rcci_lock_acquire(&ep->tx_lock);
 	}
 }
 

@@ -20,7 +20,7 @@ int rcci_tcp_srq_create(struct rcc_srq *base)
 		return -ENOMEM;
 	}
 	srq->mask = cap - 1;
-	pthread_mutex_init(&srq->lock, NULL);
+	rcci_lock_init(&srq->lock);
 	atomic_init(&srq->held, 0);
 	return 0;
 }
@@ -29,7 +29,6 @@ void rcci_tcp_srq_destroy(struct rcc_srq *base)
 {
 	struct tcp_srq *srq = tsrq(base);
 
-	pthread_mutex_destroy(&srq->lock);
 	free(srq->wqe);
 	free(srq->sge);
 }
@@ -40,7 +39,7 @@ int rcci_tcp_srq_post_recv(struct rcc_srq *base, const struct rcc_recv_wr *wr, i
 	struct tcp_ctx *ctx = tctx(base->ctx);
 	int rc = 0, i;
 
-	pthread_mutex_lock(&srq->lock);
+	rcci_lock_acquire(&srq->lock);
 	for (i = 0; i < n; i++) {
 		/* held >= posted-and-not-taken, so the ring (>= max_wr) has room */
 		if (atomic_load_explicit(&srq->held, memory_order_acquire) >= base->max_wr) {
@@ -53,7 +52,7 @@ int rcci_tcp_srq_post_recv(struct rcc_srq *base, const struct rcc_recv_wr *wr, i
 		srq->tail++;
 		atomic_fetch_add_explicit(&srq->held, 1, memory_order_relaxed);
 	}
-	pthread_mutex_unlock(&srq->lock);
+	rcci_lock_release(&srq->lock);
 	if (posted)
 		*posted = i;
 	return rc;
@@ -63,9 +62,9 @@ int rcci_tcp_srq_arm(struct rcc_srq *base, uint32_t limit)
 {
 	struct tcp_srq *srq = tsrq(base);
 
-	pthread_mutex_lock(&srq->lock);
+	rcci_lock_acquire(&srq->lock);
 	srq->limit = limit;
-	pthread_mutex_unlock(&srq->lock);
+	rcci_lock_release(&srq->lock);
 	return 0;
 }
 
@@ -76,9 +75,9 @@ bool rcci_srq_take(struct tcp_ep *ep)
 	bool fire = false;
 	uint32_t left;
 
-	pthread_mutex_lock(&srq->lock);
+	rcci_lock_acquire(&srq->lock);
 	if (srq->head == srq->tail) {
-		pthread_mutex_unlock(&srq->lock);
+		rcci_lock_release(&srq->lock);
 		return false;
 	}
 	uint32_t from = srq->head & srq->mask, to = ep->rq_tail & ep->rq_mask;
@@ -94,7 +93,7 @@ bool rcci_srq_take(struct tcp_ep *ep)
 		srq->limit = 0;
 		fire = true;
 	}
-	pthread_mutex_unlock(&srq->lock);
+	rcci_lock_release(&srq->lock);
 	if (fire) {
 		log_debug("tcp: SRQ limit reached (%u receives left)", left);
 		rcci_srq_limit_reached(base);

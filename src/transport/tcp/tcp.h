@@ -41,6 +41,7 @@
 
 #include "rcc/util.h"
 #include "base/handshakes.h"
+#include "base/lock.h"
 #include "base/u32map.h"
 #include "transport/transport.h"
 #include "shm_ring.h"
@@ -151,7 +152,7 @@ struct tcp_cqe {
 
 struct tcp_cq {
 	struct rcc_cq base;
-	pthread_mutex_t lock;
+	struct rcci_lock lock;
 	struct tcp_cqe *ring;
 	uint32_t cap, head, count; /* count never exceeds base.depth */
 	atomic_uint nready;        /* == count; lets poll skip the lock when empty */
@@ -162,7 +163,7 @@ struct tcp_cq {
 	bool efd_set;
 	atomic_uint polls; /* bumped by every poll that found the ring empty */
 
-	pthread_mutex_t eps_lock;
+	struct rcci_lock eps_lock;
 	struct tcp_ep **eps; /* endpoints using this CQ: progressed by poll */
 	int neps, eps_cap;
 	/* epoll over their sockets (a shared-memory endpoint's, its doorbell,
@@ -250,7 +251,7 @@ struct rq_wqe {
  */
 struct tcp_srq {
 	struct rcc_srq base;
-	pthread_mutex_t lock;
+	struct rcci_lock lock;
 	struct rq_wqe *wqe;
 	struct rcc_sge *sge; /* base.max_sge per slot */
 	uint32_t mask, head, tail;
@@ -327,7 +328,7 @@ struct tcp_ep {
 	atomic_int link; /* enum link_state */
 
 	/* ---- transmit side and the send queue (tx_lock) ---- */
-	pthread_mutex_t tx_lock;
+	struct rcci_lock tx_lock;
 	struct sq_wqe *sq;
 	struct rcc_sge *sq_sge; /* attr.max_send_sge per slot */
 	uint8_t *sq_inline;     /* max_inline bytes per slot */
@@ -368,7 +369,7 @@ struct tcp_ep {
 	int tx_err;          /* socket error seen while sending */
 
 	/* ---- receive side (rx_lock) ---- */
-	pthread_mutex_t rx_lock;
+	struct rcci_lock rx_lock;
 	uint8_t *rxbuf;
 	uint32_t rx_start, rx_end;
 	enum rx_state rx_state;
@@ -403,7 +404,7 @@ struct tcp_ep {
 	atomic_uint peer_wants_ms; /* the peer's timeout (0: not told yet) */
 
 	/* ---- receive queue (rq_lock) ---- */
-	pthread_mutex_t rq_lock;
+	struct rcci_lock rq_lock;
 	struct rq_wqe *rq;
 	struct rcc_sge *rq_sge;
 	uint32_t rq_mask, rq_head, rq_tail;

@@ -217,9 +217,9 @@ int rcci_tcp_ud_create(struct rcc_ep *base)
 	}
 	ep->fd = rc;
 	pick_host(ep->ud->family, ep->ud->host);
-	pthread_mutex_init(&ep->tx_lock, NULL);
-	pthread_mutex_init(&ep->rx_lock, NULL);
-	pthread_mutex_init(&ep->rq_lock, NULL);
+	rcci_lock_init(&ep->tx_lock);
+	rcci_lock_init(&ep->rx_lock);
+	rcci_lock_init(&ep->rq_lock);
 	pthread_mutex_init(&ep->ev_lock, NULL);
 	atomic_init(&ep->link, LINK_UP);
 	atomic_init(&ep->parked, false);
@@ -247,9 +247,6 @@ err_send_cq:
 	rcci_cq_detach(tcq(base->send_cq), ep);
 err_locks:
 	pthread_mutex_destroy(&ep->ev_lock);
-	pthread_mutex_destroy(&ep->rq_lock);
-	pthread_mutex_destroy(&ep->rx_lock);
-	pthread_mutex_destroy(&ep->tx_lock);
 	close(ep->fd);
 	free_queues(ep);
 	return rc;
@@ -268,14 +265,14 @@ static void flush_receives(struct tcp_ep *ep, enum rcc_wc_status status)
 {
 	struct rcc_wc wc = { .ep = &ep->base, .opcode = RCC_WC_RECV };
 
-	pthread_mutex_lock(&ep->rq_lock);
+	rcci_lock_acquire(&ep->rq_lock);
 	for (; ep->rq_head != ep->rq_tail; ep->rq_head++) {
 		wc.wr_id = ep->rq[ep->rq_head & ep->rq_mask].wr_id;
 		wc.status = status != RCC_WC_SUCCESS ? status : RCC_WC_WR_FLUSH_ERR;
 		status = RCC_WC_SUCCESS;
 		rcci_cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, ep->rq_head + 1);
 	}
-	pthread_mutex_unlock(&ep->rq_lock);
+	rcci_lock_release(&ep->rq_lock);
 }
 
 /* Move the public state out of service (under tx_lock, so no post is half
@@ -303,9 +300,9 @@ static bool leave_locked(struct tcp_ep *ep, enum rcc_ep_state st, const char *wh
 static void ud_fail(struct tcp_ep *ep, enum rcc_ep_state st, enum rcc_wc_status recv_status,
 		    const char *why)
 {
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	leave_locked(ep, st, why);
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 	if (atomic_load(&ep->link) != LINK_DOWN) {
 		flush_receives(ep, recv_status);
 		ud_link_down(ep);
@@ -316,9 +313,9 @@ int rcci_tcp_ud_disconnect(struct rcc_ep *base)
 {
 	struct tcp_ep *ep = tep(base);
 
-	pthread_mutex_lock(&ep->rx_lock);
+	rcci_lock_acquire(&ep->rx_lock);
 	ud_fail(ep, RCC_EP_DISCONNECTED, RCC_WC_SUCCESS, "local disconnect");
-	pthread_mutex_unlock(&ep->rx_lock);
+	rcci_lock_release(&ep->rx_lock);
 	/* flush completions an overrun CQ had no room for are lost (as verbs) */
 	return rcci_cq_overran(ep) ? -EIO : 0;
 }
@@ -410,7 +407,7 @@ int rcci_tcp_ud_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int
 	bool failed = false;
 	int rc = 0, i;
 
-	pthread_mutex_lock(&ep->tx_lock);
+	rcci_lock_acquire(&ep->tx_lock);
 	if (atomic_load(&base->state) != RCC_EP_CONNECTED) {
 		rc = -ENOTCONN;
 		i = 0;
@@ -441,7 +438,7 @@ int rcci_tcp_ud_post_send(struct rcc_ep *base, const struct rcc_send_wr *wr, int
 		}
 	}
 out:
-	pthread_mutex_unlock(&ep->tx_lock);
+	rcci_lock_release(&ep->tx_lock);
 	if (posted)
 		*posted = i;
 	/* the receives are flushed by the progress thread, which owns that side */
@@ -537,20 +534,20 @@ again:
 		if (w < 0)
 			return 0;
 		if (w > 0) {
-			pthread_mutex_lock(&ep->rq_lock);
+			rcci_lock_acquire(&ep->rq_lock);
 			if (ep->rq_head == ep->rq_tail)
 				rcci_srq_take(ep);
-			pthread_mutex_unlock(&ep->rq_lock);
+			rcci_lock_release(&ep->rq_lock);
 		}
 	}
-	pthread_mutex_lock(&ep->rq_lock);
+	rcci_lock_acquire(&ep->rq_lock);
 	idx = ep->rq_head;
 	have = idx != ep->rq_tail;
 	if (have) {
 		q = ep->rq[idx & ep->rq_mask];
 		sg = &ep->rq_sge[(size_t)(idx & ep->rq_mask) * max_sge];
 	}
-	pthread_mutex_unlock(&ep->rq_lock);
+	rcci_lock_release(&ep->rq_lock);
 	/* None posted: a datagram is dropped only if it was here before we found
 	 * none (a device drops what arrives with no receive posted). The
 	 * application may post one, and its peer answer into it, between that
@@ -635,9 +632,9 @@ again:
 		drop(ep, "a source nobody can reply to");
 		return 1;
 	}
-	pthread_mutex_lock(&ep->rq_lock);
+	rcci_lock_acquire(&ep->rq_lock);
 	uint32_t next = ++ep->rq_head;
-	pthread_mutex_unlock(&ep->rq_lock);
+	rcci_lock_release(&ep->rq_lock);
 	rcci_cq_push(tcq(ep->base.recv_cq), &wc, FREES_RQ, next);
 	return 1;
 }
@@ -647,10 +644,10 @@ void rcci_ud_progress(struct tcp_ep *ep, bool by_user)
 	if (atomic_load_explicit(&ep->link, memory_order_acquire) == LINK_DOWN)
 		return;
 	if (by_user) {
-		if (pthread_mutex_trylock(&ep->rx_lock))
+		if (!rcci_lock_try(&ep->rx_lock))
 			return; /* the progress thread is on it */
 	} else {
-		pthread_mutex_lock(&ep->rx_lock);
+		rcci_lock_acquire(&ep->rx_lock);
 	}
 	atomic_store_explicit(&ep->kick, false, memory_order_relaxed);
 	if (atomic_load(&ep->link) == LINK_DOWN)
@@ -667,5 +664,5 @@ void rcci_ud_progress(struct tcp_ep *ep, bool by_user)
 		if (receive_one(ep) <= 0)
 			break;
 out:
-	pthread_mutex_unlock(&ep->rx_lock);
+	rcci_lock_release(&ep->rx_lock);
 }
