@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A mutex for the locks every operation takes: an endpoint's send, receive
- * and receive-queue locks, a CQ's ring and endpoint list, an SRQ.
+ * A mutex for the locks every operation takes: on tcp and shared memory an
+ * endpoint's send, receive and receive-queue locks, a CQ's ring and endpoint
+ * list, an SRQ; on verbs the send-slot lock of rule 2 (sq_slots.h).
  *
  * Why not pthread_mutex_t: a tcp or shared-memory SEND takes and drops about
  * fifteen of them, and glibc's lock, trylock and unlock are calls through

@@ -116,7 +116,7 @@ static int post_send_one(struct verbs_ep *ep, const struct rcc_send_wr *wr, int 
 	struct ibv_send_wr w, *bad = NULL;
 	int rc = -ENOMEM, done = 0; /* no room: the send queue is full, rule 2 */
 
-	rcci_slot_lock(&s->lock);
+	rcci_lock_acquire(&s->lock);
 	if (__builtin_expect(rcci_sq_room(s) != 0, 1)) {
 		fill_send(&w, wr);
 		if (ud)
@@ -130,7 +130,7 @@ static int post_send_one(struct verbs_ep *ep, const struct rcc_send_wr *wr, int 
 			rc = post_err(rc);
 		}
 	}
-	rcci_slot_unlock(&s->lock);
+	rcci_lock_release(&s->lock);
 	if (posted)
 		*posted = done;
 	return rc;
@@ -145,7 +145,7 @@ static int post_send(struct verbs_ep *ep, const struct rcc_send_wr *wr, int n, i
 	bool sig_all = ep->base.attr.sig_all;
 	int done = 0, rc = 0;
 
-	rcci_slot_lock(&s->lock);
+	rcci_lock_acquire(&s->lock);
 	int room = (int)rcci_sq_room(s);
 	int fit = n < room ? n : room;
 	while (done < fit) {
@@ -169,7 +169,7 @@ static int post_send(struct verbs_ep *ep, const struct rcc_send_wr *wr, int n, i
 			break;
 		}
 	}
-	rcci_slot_unlock(&s->lock);
+	rcci_lock_release(&s->lock);
 	if (!rc && done < n)
 		rc = -ENOMEM; /* the send queue is full: rule 2 */
 	if (posted)

@@ -15,38 +15,15 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <unistd.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
 
 #include "verbs.h"
-
-/* Mutex 3 of "Futexes Are Tricky": mark the lock 2 (waited for) and sleep
- * while it is held; whoever frees a 2 wakes one sleeper, which takes it as 2
- * again, since others may still sleep. */
-void rcci_slot_lock_wait(atomic_int *l, int seen)
-{
-	if (seen != 2)
-		seen = atomic_exchange_explicit(l, 2, memory_order_acquire);
-	while (seen != 0) {
-		/* returns at once unless the lock is still 2: no wake-up is lost */
-		syscall(SYS_futex, l, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
-		seen = atomic_exchange_explicit(l, 2, memory_order_acquire);
-	}
-}
-
-void rcci_slot_lock_wake(atomic_int *l)
-{
-	atomic_store_explicit(l, 0, memory_order_release);
-	syscall(SYS_futex, l, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
 
 int rcci_sq_slots_init(struct verbs_sq_slots *s, uint32_t depth)
 {
 	s->runs = calloc(depth ? depth : 1, sizeof(*s->runs));
 	if (!s->runs)
 		return -ENOMEM;
-	atomic_init(&s->lock, 0);
+	rcci_lock_init(&s->lock);
 	s->depth = depth;
 	s->used = s->run = s->head = s->n = 0;
 	return 0;

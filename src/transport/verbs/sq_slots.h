@@ -11,13 +11,13 @@
 #include <stdint.h>
 
 #include "rcc/rcc.h"
-#include "transport/verbs/slot_lock.h"
+#include "base/lock.h"
 
 /* The send slots of rule 2 (rcc.h), counted by rcc since Soft-RoCE
  * frees them by itself. Posters hold lock while they take slots and post;
  * pollers take it to free them. */
 struct verbs_sq_slots {
-	atomic_int lock; /* slot_lock.h: posts and send completions */
+	struct rcci_lock lock; /* posts and send completions */
 	uint32_t depth, used;
 	uint32_t run;   /* unsignalled requests since the last signalled one */
 	uint32_t *runs; /* ring (depth): per signalled request in flight, the slots it frees */
@@ -57,13 +57,13 @@ static inline void rcci_sq_take(struct verbs_sq_slots *s, const struct rcc_send_
 /* A successful send completion was taken from the device (any thread). */
 static inline void rcci_sq_completed(struct verbs_sq_slots *s)
 {
-	rcci_slot_lock(&s->lock);
+	rcci_lock_acquire(&s->lock);
 	if (s->n) { /* always, unless the device completed what we never counted */
 		s->used -= s->runs[s->head];
 		s->head = rcci_sq_wrap(s, s->head + 1);
 		s->n--;
 	}
-	rcci_slot_unlock(&s->lock);
+	rcci_lock_release(&s->lock);
 }
 
 #endif
