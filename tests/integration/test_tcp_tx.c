@@ -95,8 +95,8 @@ static void post_while_dereg(unsigned flags, int *returned)
 	ps.ep = p.a;
 	ps.sge = tbuf_sge(&a, 0, LEN);
 
-	pthread_rwlock_t *mr_lock = &tctx(p.ctx)->mr_lock;
-	pthread_rwlock_wrlock(mr_lock);
+	struct rcci_rwlock *mr_lock = &tctx(p.ctx)->mr_lock;
+	rcci_rwlock_write(mr_lock);
 	CHECK_OK(pthread_create(&th, NULL, post_main, &ps));
 	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
 	while (*returned < 0 && now_ms() < end) {
@@ -106,7 +106,7 @@ static void post_while_dereg(unsigned flags, int *returned)
 		else if (tid && in_futex(tid))
 			*returned = 0;
 	}
-	pthread_rwlock_unlock(mr_lock);
+	rcci_rwlock_write_end(mr_lock);
 	pthread_join(th, NULL);
 	CHECK_MSG(*returned >= 0, "the post neither returned nor slept in %d ms", TEST_TIMEOUT_MS);
 	CHECK_OK(ps.rc);

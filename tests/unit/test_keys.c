@@ -97,9 +97,9 @@ static void dereg_waits_for_copies(void)
 	uint32_t key = rcc_mr_rkey(j.mr);
 	uint64_t addr = (uint64_t)(uintptr_t)buf;
 
-	pthread_rwlock_rdlock(&t->mr_lock); /* a copy in progress */
+	rcci_rwlock_read(&t->mr_lock); /* a copy in progress */
 	if (pthread_create(&th, NULL, dereg_thread, &j)) {
-		pthread_rwlock_unlock(&t->mr_lock);
+		rcci_rwlock_read_end(&t->mr_lock);
 		CHECK_MSG(false, "pthread_create failed");
 	}
 	/* Not a wait for something to happen: 200 ms is how long we watch for
@@ -110,16 +110,16 @@ static void dereg_waits_for_copies(void)
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 	bool returned_early = atomic_load(&j.done);
 	bool live = rcci_mr_covers_locked(t, key, addr, 64, RCC_ACCESS_REMOTE_WRITE);
-	pthread_rwlock_unlock(&t->mr_lock);
+	rcci_rwlock_read_end(&t->mr_lock);
 	pthread_join(th, NULL);
 	CHECK_MSG(!returned_early, "rcc_mr_dereg returned while a copy held the region");
 	CHECK_MSG(live, "the key went away while a copy held the region");
 	CHECK_OK(j.rc);
 	/* gone from the table, not merely failing its checks: a stale entry
 	 * would point at the freed region descriptor */
-	pthread_rwlock_rdlock(&t->mr_lock);
+	rcci_rwlock_read(&t->mr_lock);
 	bool stale = keys_find(&t->keys, key) != NULL;
-	pthread_rwlock_unlock(&t->mr_lock);
+	rcci_rwlock_read_end(&t->mr_lock);
 	CHECK_MSG(!stale, "the key table still names the deregistered region");
 	CHECK(!rcci_mr_covers(t, key, addr, 64, RCC_ACCESS_REMOTE_WRITE));
 	CHECK_OK(rcc_ctx_close(ctx));

@@ -52,8 +52,8 @@ bool rcci_mr_covers_locked(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uin
 
 bool rcci_mr_covers(struct tcp_ctx *ctx, uint32_t key, uint64_t addr, uint64_t len, unsigned access)
 {
-	pthread_rwlock_rdlock(&ctx->mr_lock);
+	rcci_rwlock_read(&ctx->mr_lock);
 	bool ok = rcci_mr_covers_locked(ctx, key, addr, len, access);
-	pthread_rwlock_unlock(&ctx->mr_lock);
+	rcci_rwlock_read_end(&ctx->mr_lock);
 	return ok;
 }

@@ -12,22 +12,17 @@
 static int tcp_ctx_open(struct rcc_ctx *base, const struct rcc_ctx_attr *attr)
 {
 	struct tcp_ctx *ctx = tctx(base);
-	pthread_rwlockattr_t ra;
 	int rc;
 
 	if (rcci_shm_ring_cap_env(&ctx->shm_ring_cap))
 		return rcci_fail(-EINVAL,
 				 "RCC_SHM_RING_KIB must be a power of two from 4 to 65536");
-	/* Deregistration must not starve behind a stream of remote writes. */
-	pthread_rwlockattr_init(&ra);
-	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	rc = -pthread_rwlock_init(&ctx->mr_lock, &ra);
-	pthread_rwlockattr_destroy(&ra);
-	if (rc)
-		return rc;
+	/* Writer-preferring: deregistration must not starve behind a stream of
+	 * remote writes (base/rwlock.h). */
+	rcci_rwlock_init(&ctx->mr_lock);
 	rc = rcci_keys_init(&ctx->keys);
 	if (rc)
-		goto err_lock;
+		return rc;
 	pthread_mutex_init(&ctx->cma_lock, NULL);
 	ctx->cma_eps = NULL;
 	ctx->map_mrs = NULL;
@@ -41,8 +36,6 @@ static int tcp_ctx_open(struct rcc_ctx *base, const struct rcc_ctx_attr *attr)
 err_keys:
 	pthread_mutex_destroy(&ctx->cma_lock);
 	rcci_keys_free(&ctx->keys);
-err_lock:
-	pthread_rwlock_destroy(&ctx->mr_lock);
 	return rc;
 }
 
@@ -53,7 +46,6 @@ static void tcp_ctx_close(struct rcc_ctx *base)
 	rcci_progress_stop(ctx);
 	pthread_mutex_destroy(&ctx->cma_lock);
 	rcci_keys_free(&ctx->keys);
-	pthread_rwlock_destroy(&ctx->mr_lock);
 }
 
 static int tcp_mr_reg(struct rcc_mr *base)
@@ -62,9 +54,9 @@ static int tcp_mr_reg(struct rcc_mr *base)
 	int rc;
 
 	pthread_mutex_lock(&ctx->cma_lock);
-	pthread_rwlock_wrlock(&ctx->mr_lock);
+	rcci_rwlock_write(&ctx->mr_lock);
 	rc = rcci_keys_insert(&ctx->keys, (struct tcp_mr *)base);
-	pthread_rwlock_unlock(&ctx->mr_lock);
+	rcci_rwlock_write_end(&ctx->mr_lock);
 	/* Published once the key is live: a peer's copy needs no key lookup. */
 	if (!rc)
 		rcci_map_reg(ctx, (struct tcp_mr *)base);
@@ -80,11 +72,11 @@ static int tcp_mr_dereg(struct rcc_mr *base)
 	 * copy by a peer (docs/shm.md, "Deregistration guarantee"). */
 	pthread_mutex_lock(&ctx->cma_lock);
 	/* Taking the write side waits out every copy into or out of the region. */
-	pthread_rwlock_wrlock(&ctx->mr_lock);
+	rcci_rwlock_write(&ctx->mr_lock);
 	rcci_keys_remove(&ctx->keys, base->lkey);
 	rcci_cma_dereg(ctx, base->lkey);
 	rcci_map_dereg(ctx, (struct tcp_mr *)base);
-	pthread_rwlock_unlock(&ctx->mr_lock);
+	rcci_rwlock_write_end(&ctx->mr_lock);
 	pthread_mutex_unlock(&ctx->cma_lock);
 	return 0;
 }

@@ -15,12 +15,12 @@ static bool sges_ok(struct tcp_ctx *ctx, const struct rcc_sge *sg, int n, unsign
 {
 	bool ok = true;
 
-	pthread_rwlock_rdlock(&ctx->mr_lock);
+	rcci_rwlock_read(&ctx->mr_lock);
 	for (int i = 0; i < n && ok; i++)
 		if (sg[i].length)
 			ok = rcci_mr_covers_locked(ctx, sg[i].lkey, sg[i].addr, sg[i].length,
 						   access);
-	pthread_rwlock_unlock(&ctx->mr_lock);
+	rcci_rwlock_read_end(&ctx->mr_lock);
 	return ok;
 }
 

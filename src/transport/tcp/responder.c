@@ -172,13 +172,13 @@ static uint16_t cma_copy(struct tcp_ep *ep, uint32_t key, uint64_t addr, uint64_
 {
 	int rc;
 
-	pthread_rwlock_rdlock(&ep->ctx->mr_lock);
+	rcci_rwlock_read(&ep->ctx->mr_lock);
 	if (!rcci_mr_covers_locked(ep->ctx, key, addr, len, access))
 		rc = -ENOKEY;
 	else
 		rc = rcci_shm_cma_copy(&ep->shm.cma, ep->rx_cma, ep->rx_cma_len,
 				       (void *)(uintptr_t)addr, len, push);
-	pthread_rwlock_unlock(&ep->ctx->mr_lock);
+	rcci_rwlock_read_end(&ep->ctx->mr_lock);
 	switch (rc) {
 	case 0:
 		return 0;
@@ -329,9 +329,9 @@ static void do_atomic(struct tcp_ep *ep, const struct wire_hdr *h)
 				"more READ/atomic requests outstanding than agreed");
 		return;
 	}
-	pthread_rwlock_rdlock(&ep->ctx->mr_lock);
+	rcci_rwlock_read(&ep->ctx->mr_lock);
 	if (!rcci_mr_covers_locked(ep->ctx, h->rkey, h->raddr, 8, RCC_ACCESS_REMOTE_ATOMIC)) {
-		pthread_rwlock_unlock(&ep->ctx->mr_lock);
+		rcci_rwlock_read_end(&ep->ctx->mr_lock);
 		responder_error(ep, WIRE_NAK_REM_ACCESS, RCC_WC_SUCCESS,
 				"atomic: bad rkey, no remote-atomic access or out of bounds");
 		return;
@@ -344,7 +344,7 @@ static void do_atomic(struct tcp_ep *ep, const struct wire_hdr *h)
 	} else {
 		old = __atomic_fetch_add(p, operand, __ATOMIC_SEQ_CST);
 	}
-	pthread_rwlock_unlock(&ep->ctx->mr_lock);
+	rcci_rwlock_read_end(&ep->ctx->mr_lock);
 	j.value = old;
 	rcci_lock_acquire(&ep->tx_lock);
 	rcci_tx_queue_resp(ep, &j);

@@ -134,7 +134,7 @@ long rcci_rx_sge_io(struct tcp_ep *ep, const struct rcc_sge *sg, int nsge, uint3
 	int n = 0;
 	long r = (long)len;
 
-	pthread_rwlock_rdlock(&ep->ctx->mr_lock);
+	rcci_rwlock_read(&ep->ctx->mr_lock);
 	for (int i = 0; i < nsge && len; i++) {
 		if (off >= sg[i].length) {
 			off -= sg[i].length;
@@ -163,7 +163,7 @@ long rcci_rx_sge_io(struct tcp_ep *ep, const struct rcc_sge *sg, int nsge, uint3
 		r = recv_into(ep, iov, n);
 	}
 out:
-	pthread_rwlock_unlock(&ep->ctx->mr_lock);
+	rcci_rwlock_read_end(&ep->ctx->mr_lock);
 	return r;
 }
 
@@ -172,7 +172,7 @@ static long target_io(struct tcp_ep *ep, uint32_t len, const uint8_t *src)
 {
 	long r = (long)len;
 
-	pthread_rwlock_rdlock(&ep->ctx->mr_lock);
+	rcci_rwlock_read(&ep->ctx->mr_lock);
 	if (!rcci_mr_covers_locked(ep->ctx, ep->rx_key, ep->rx_addr, len,
 				   RCC_ACCESS_REMOTE_WRITE)) {
 		r = -EFAULT;
@@ -182,7 +182,7 @@ static long target_io(struct tcp_ep *ep, uint32_t len, const uint8_t *src)
 		struct iovec v = { (void *)(uintptr_t)ep->rx_addr, len };
 		r = recv_into(ep, &v, 1);
 	}
-	pthread_rwlock_unlock(&ep->ctx->mr_lock);
+	rcci_rwlock_read_end(&ep->ctx->mr_lock);
 	return r;
 }
 

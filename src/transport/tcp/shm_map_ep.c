@@ -81,7 +81,7 @@ void rcci_map_post(struct tcp_ep *ep, uint32_t idx, struct sq_wqe *w)
 	if (msn_lt(ep->sq_head, ep->map_ring_last))
 		return;
 	const struct rcc_sge *sg = sq_sges(ep, idx);
-	pthread_rwlock_rdlock(&ctx->mr_lock);
+	rcci_rwlock_read(&ctx->mr_lock);
 	for (int i = 0; i < w->num_sge; i++) {
 		if (!sg[i].length)
 			continue;
@@ -96,7 +96,7 @@ void rcci_map_post(struct tcp_ep *ep, uint32_t idx, struct sq_wqe *w)
 	 * buffer waits for the copy, as for every copy into or out of it. */
 	rc = rcci_shm_map_copy(&ep->shm.mapped, w->rkey, w->raddr, v, n, w->total, !read);
 out:
-	pthread_rwlock_unlock(&ctx->mr_lock);
+	rcci_rwlock_read_end(&ctx->mr_lock);
 	if (!rc)
 		w->mapped = 1;
 }

@@ -42,6 +42,7 @@
 #include "rcc/util.h"
 #include "base/handshakes.h"
 #include "base/lock.h"
+#include "base/rwlock.h"
 #include "base/u32map.h"
 #include "transport/transport.h"
 #include "shm_ring.h"
@@ -84,7 +85,7 @@ struct tcp_ctx {
 	enum rcc_shm shm;      /* resolved: RCC_SHM_AUTO here means "when possible" */
 	uint32_t shm_ring_cap; /* what rcc_accept() offers (RCC_SHM_RING_KIB) */
 	/* Registered memory: writers (reg/dereg) exclude every access to it. */
-	pthread_rwlock_t mr_lock;
+	struct rcci_rwlock mr_lock;
 	struct key_table keys;
 
 	pthread_t thread;

@@ -680,7 +680,7 @@ void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 	 * memory: keep it registered while they go out (rcc_mr_dereg waits). */
 	bool locked = reads_registered(ep, serving);
 	if (locked)
-		pthread_rwlock_rdlock(&ep->ctx->mr_lock);
+		rcci_rwlock_read(&ep->ctx->mr_lock);
 	for (int round = 0;; round++) {
 		if (round == TX_ROUNDS) {
 			/* Enough for one call; if more is queued, come back when writable. */
@@ -736,7 +736,7 @@ void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 		}
 	}
 	if (locked)
-		pthread_rwlock_unlock(&ep->ctx->mr_lock);
+		rcci_rwlock_read_end(&ep->ctx->mr_lock);
 	if (ep->close_sent && !ep->part_n && !ep->shut_wr) {
 		shutdown(ep->fd, SHUT_WR);
 		ep->shut_wr = true;

@@ -374,7 +374,7 @@ static enum rcc_wc_status send_one(struct tcp_ep *ep, const struct rcc_send_wr *
 	/* Inline data is the caller's to guarantee for the call; anything else
 	 * must stay registered while the kernel copies it (dereg waits). */
 	if (locked)
-		pthread_rwlock_rdlock(&ep->ctx->mr_lock);
+		rcci_rwlock_read(&ep->ctx->mr_lock);
 	for (int i = 0; i < wr->num_sge; i++) {
 		const struct rcc_sge *sg = &wr->sg_list[i];
 		if (!sg->length)
@@ -395,7 +395,7 @@ static enum rcc_wc_status send_one(struct tcp_ep *ep, const struct rcc_send_wr *
 			  rcc_strerror(-errno));
 out:
 	if (locked)
-		pthread_rwlock_unlock(&ep->ctx->mr_lock);
+		rcci_rwlock_read_end(&ep->ctx->mr_lock);
 	return st;
 }
 
@@ -568,7 +568,7 @@ again:
 	usable = have && q.status == RCC_WC_SUCCESS;
 	/* The receive's buffers must be registered while the kernel writes
 	 * them: a deregistered region is never written (dereg waits for us). */
-	pthread_rwlock_rdlock(&ep->ctx->mr_lock);
+	rcci_rwlock_read(&ep->ctx->mr_lock);
 	for (int i = 0; usable && i < q.num_sge; i++) {
 		if (!sg[i].length)
 			continue;
@@ -585,7 +585,7 @@ again:
 	do
 		got = recvmsg(ep->fd, &m, MSG_DONTWAIT | MSG_TRUNC);
 	while (got < 0 && errno == EINTR);
-	pthread_rwlock_unlock(&ep->ctx->mr_lock);
+	rcci_rwlock_read_end(&ep->ctx->mr_lock);
 	if (got < 0) {
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			log_debug("tcp: datagram endpoint 0x%x: recvmsg: %s", ud->id,
