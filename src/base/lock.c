@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The sleeping half of lock.h: entered only when a lock was found held. */
+/* The sleeping half of lock.h (entered only when a lock was found held) and
+ * the futex(2) calls of both locks. */
 #include "lock.h"
 
 #include <linux/futex.h>
@@ -9,10 +10,14 @@
 
 _Static_assert(sizeof(atomic_uint) == sizeof(uint32_t), "futex(2) waits on 32 bits");
 
-static void futex(struct rcci_lock *l, int op, unsigned int val)
+void rcci_futex_wait(atomic_uint *word, unsigned int seen)
 {
-	/* EINTR, or EAGAIN when the word already moved: the caller looks again */
-	syscall(SYS_futex, (uint32_t *)&l->word, op, val, NULL, NULL, 0);
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+
+void rcci_futex_wake(atomic_uint *word, int n)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }
 
 /*
@@ -24,7 +29,7 @@ static void futex(struct rcci_lock *l, int op, unsigned int val)
 void rcci_lock_contended(struct rcci_lock *l)
 {
 	while (atomic_exchange_explicit(&l->word, 2, memory_order_acquire) != 0)
-		futex(l, FUTEX_WAIT_PRIVATE, 2);
+		rcci_futex_wait(&l->word, 2);
 }
 
-void rcci_lock_wake(struct rcci_lock *l) { futex(l, FUTEX_WAKE_PRIVATE, 1); }
+void rcci_lock_wake(struct rcci_lock *l) { rcci_futex_wake(&l->word, 1); }

@@ -29,6 +29,12 @@ struct rcci_lock {
 	atomic_uint word;
 };
 
+/* futex(2) on a lock's word, for this lock and base/rwlock.h (lock.c):
+ * sleep while *word still reads seen (returns at once otherwise, or on a
+ * signal: callers look again); wake up to n sleepers. */
+void rcci_futex_wait(atomic_uint *word, unsigned int seen);
+void rcci_futex_wake(atomic_uint *word, int n);
+
 /* Sleep until the lock is free and take it (lock.c). */
 void rcci_lock_contended(struct rcci_lock *l);
 /* Wake one sleeper (lock.c). */

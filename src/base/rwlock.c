@@ -3,23 +3,8 @@
 #include "rwlock.h"
 
 #include <limits.h>
-#include <linux/futex.h>
-#include <stdint.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-_Static_assert(sizeof(atomic_uint) == sizeof(uint32_t), "futex(2) waits on 32 bits");
-
-/* Sleep while the word still reads seen (EINTR, EAGAIN: the caller looks again). */
-static void sleep_on(struct rcci_rwlock *l, unsigned int seen)
-{
-	syscall(SYS_futex, (uint32_t *)&l->word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
-}
-
-void rcci_rwlock_wake(struct rcci_rwlock *l)
-{
-	syscall(SYS_futex, (uint32_t *)&l->word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
+void rcci_rwlock_wake(struct rcci_rwlock *l) { rcci_futex_wake(&l->word, INT_MAX); }
 
 /*
  * A reader whose add found a writer holding or waiting: it takes its count
@@ -38,7 +23,7 @@ void rcci_rwlock_read_wait(struct rcci_rwlock *l)
 		for (unsigned int w = atomic_load_explicit(&l->word, memory_order_relaxed);
 		     w & (RCCI_RW_HELD | RCCI_RW_WAITING);
 		     w = atomic_load_explicit(&l->word, memory_order_relaxed))
-			sleep_on(l, w);
+			rcci_futex_wait(&l->word, w);
 		was = atomic_fetch_add_explicit(&l->word, 1, memory_order_acquire);
 	} while (was & (RCCI_RW_HELD | RCCI_RW_WAITING));
 }
@@ -62,7 +47,7 @@ void rcci_rwlock_write(struct rcci_rwlock *l)
 				return;
 			continue; /* w reloaded by the failed exchange */
 		}
-		sleep_on(l, w);
+		rcci_futex_wait(&l->word, w);
 		w = atomic_load_explicit(&l->word, memory_order_relaxed);
 	}
 }
