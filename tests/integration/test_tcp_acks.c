@@ -9,6 +9,8 @@
  *    it deferred one itself since it last slept (another thread's ack rides
  *    on that thread's next post);
  *  - an ack that rode on a post ends the endpoint's timer at once.
+ * And one rule keeps a deferred ack from waiting for the timer when no reply
+ * comes: a poll that finds nothing sends what its endpoint owes, then.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -163,4 +165,63 @@ static void ack_on_post_ends_timer(void)
 		SKIP_CASE("tcp", "the progress thread read every SEND first (%d rounds)", ROUNDS);
 }
 
-TEST_MAIN(TEST(sleeper_serves_only_its_own_acks), TEST(ack_on_post_ends_timer))
+/*
+ * b polls a SEND in (its ack deferred for a reply), then polls again and finds
+ * nothing: that empty poll sends the ack itself, before it returns -- the
+ * peer's send completes now, not at the progress thread's next tick. Rounds
+ * run until three deferred (the threads' race, as above); the tick could send
+ * an ack in the few microseconds between the polls of one round, not of all
+ * three.
+ */
+static void empty_poll_sends_owed_ack(void)
+{
+	enum {
+		LEN = 32,
+		ROUNDS = 200,
+		WANT = 3
+	};
+	struct pair p;
+	struct pair_opts o = { 0 };
+	struct tbuf a = { 0 }, b = { 0 };
+	int deferred = 0;
+
+	if (test_on_verbs())
+		SKIP_CASE("tcp", "acks are the device's on verbs");
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&a, p.ctx, LEN, 0));
+	CHECK_OK(tbuf_alloc(&b, p.ctx_b, LEN, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge a_out = tbuf_sge(&a, 0, LEN), b_in = tbuf_sge(&b, 0, LEN);
+	struct tcp_ep *eb = tep(p.b);
+	for (uint64_t i = 0; i < ROUNDS && deferred < WANT; i++) {
+		struct rcc_wc wc[1];
+		int n = 0;
+		CHECK_OK(rcc_post_recv(p.b, &b_in, 1, i));
+		CHECK_OK(rcc_post_send(p.a, &a_out, 1, i, RCC_SEND_SIGNALED));
+		uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+		while (n == 0 && now_ms() < end)
+			n = rcc_cq_poll(p.cq_b, wc, 1);
+		CHECK_EQ(n, 1);
+		CHECK_WC(wc[0], RCC_WC_SUCCESS);
+		CHECK_EQ(wc[0].opcode, RCC_WC_RECV);
+		if (atomic_load(&eb->thread_timer)) {
+			/* deferred by that poll: the next, empty, sends it */
+			CHECK_EQ(rcc_cq_poll(p.cq_b, wc, 1), 0);
+			rcci_lock_acquire(&eb->tx_lock);
+			bool acked = atomic_load(&eb->rx_expected) == eb->ack_sent;
+			rcci_lock_release(&eb->tx_lock);
+			CHECK(acked);
+			deferred++;
+		}
+		EXPECT_STATUS(p.cq_a, i, RCC_WC_SUCCESS);
+	}
+	tbuf_free(&a);
+	tbuf_free(&b);
+	pair_close(&p);
+	if (deferred < WANT)
+		SKIP_CASE("tcp",
+			  "the progress thread read the SENDs first (%d of %d rounds deferred)",
+			  deferred, ROUNDS);
+}
+
+TEST_MAIN(TEST(sleeper_serves_only_its_own_acks), TEST(ack_on_post_ends_timer),
+	  TEST(empty_poll_sends_owed_ack))
