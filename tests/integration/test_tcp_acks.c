@@ -99,6 +99,57 @@ static void sleeper_serves_only_its_own_acks(void)
 	close(f.ctx.wakefd);
 }
 
+enum {
+	LEN = 32,     /* one SEND */
+	ROUNDS = 200, /* rounds a case runs at most for its race */
+};
+
+/* The two cases below: a pair (b on a context of its own) and 2 * LEN bytes
+ * registered on each side. */
+struct acks_pair {
+	struct pair p;
+	struct tbuf a, b;
+};
+
+static int acks_open(struct acks_pair *c)
+{
+	struct pair_opts o = { 0 };
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	rc = pair_open(&c->p, &o);
+	if (!rc)
+		rc = tbuf_alloc(&c->a, c->p.ctx, 2 * LEN, RCC_ACCESS_LOCAL_WRITE);
+	if (!rc)
+		rc = tbuf_alloc(&c->b, c->p.ctx_b, 2 * LEN, RCC_ACCESS_LOCAL_WRITE);
+	return rc;
+}
+
+static void acks_close(struct acks_pair *c)
+{
+	tbuf_free(&c->a);
+	tbuf_free(&c->b);
+	pair_close(&c->p);
+}
+
+/* b's thread polls in one SEND from a (b's receive posted first); fails the
+ * case (test_failed) if it does not come as a successful RECV. */
+static void poll_in_one_send(struct pair *p, const struct rcc_sge *out, const struct rcc_sge *in,
+			     uint64_t id)
+{
+	struct rcc_wc wc;
+	int n = 0;
+
+	CHECK_OK(rcc_post_recv(p->b, in, 1, id));
+	CHECK_OK(rcc_post_send(p->a, out, 1, id, RCC_SEND_SIGNALED));
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (n == 0 && now_ms() < end)
+		n = rcc_cq_poll(p->cq_b, &wc, 1);
+	CHECK_EQ(n, 1);
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+	CHECK_EQ(wc.opcode, RCC_WC_RECV);
+}
+
 /*
  * b's thread polls a SEND in (its ack deferred for the reply), then posts the
  * reply: the ack rides on it and b's timer ends there, not at b's next poll.
@@ -108,41 +159,27 @@ static void sleeper_serves_only_its_own_acks(void)
  */
 static void ack_on_post_ends_timer(void)
 {
-	enum {
-		LEN = 32,
-		ROUNDS = 200
-	};
-	struct pair p;
-	struct pair_opts o = { 0 };
-	struct tbuf a = { 0 }, b = { 0 };
+	struct acks_pair c;
 	int deferred = 0;
 
 	if (test_on_verbs())
 		SKIP_CASE("tcp", "acks are the device's on verbs");
-	CHECK_OK(pair_open(&p, &o));
-	CHECK_OK(tbuf_alloc(&a, p.ctx, 2 * LEN, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&b, p.ctx_b, 2 * LEN, RCC_ACCESS_LOCAL_WRITE));
-	struct rcc_sge a_out = tbuf_sge(&a, 0, LEN), a_in = tbuf_sge(&a, LEN, LEN);
-	struct rcc_sge b_out = tbuf_sge(&b, 0, LEN), b_in = tbuf_sge(&b, LEN, LEN);
-	struct tcp_ep *eb = tep(p.b);
+	CHECK_OK(acks_open(&c));
+	struct rcc_sge a_out = tbuf_sge(&c.a, 0, LEN), a_in = tbuf_sge(&c.a, LEN, LEN);
+	struct rcc_sge b_out = tbuf_sge(&c.b, 0, LEN), b_in = tbuf_sge(&c.b, LEN, LEN);
+	struct tcp_ep *eb = tep(c.p.b);
 	for (uint64_t i = 0; i < ROUNDS && !deferred; i++) {
 		struct rcc_wc wc[2];
-		int n = 0;
-		CHECK_OK(rcc_post_recv(p.b, &b_in, 1, i));
-		CHECK_OK(rcc_post_recv(p.a, &a_in, 1, i));
-		CHECK_OK(rcc_post_send(p.a, &a_out, 1, i, RCC_SEND_SIGNALED));
-		uint64_t end = now_ms() + TEST_TIMEOUT_MS;
-		while (n == 0 && now_ms() < end)
-			n = rcc_cq_poll(p.cq_b, wc, 1);
-		CHECK_EQ(n, 1);
-		CHECK_WC(wc[0], RCC_WC_SUCCESS);
-		CHECK_EQ(wc[0].opcode, RCC_WC_RECV);
+		CHECK_OK(rcc_post_recv(c.p.a, &a_in, 1, i));
+		poll_in_one_send(&c.p, &a_out, &b_in, i);
+		if (test_failed)
+			return;
 		bool owed = atomic_load(&eb->thread_timer);
 		/* Deferred by this thread's poll (the progress thread acks at once):
 		 * its sleep must have the ack sent, should it not post first. */
 		if (owed)
 			CHECK(rcci_progress_deferred_here());
-		CHECK_OK(rcc_post_send(p.b, &b_out, 1, i, RCC_SEND_SIGNALED));
+		CHECK_OK(rcc_post_send(c.p.b, &b_out, 1, i, RCC_SEND_SIGNALED));
 		if (owed) {
 			/* The reply carried the ack: nothing is owed, no timer runs. */
 			rcci_lock_acquire(&eb->tx_lock);
@@ -154,13 +191,11 @@ static void ack_on_post_ends_timer(void)
 			deferred++;
 		}
 		/* a: its send's completion and the reply; b: its reply's completion */
-		CHECK_EQ(wait_n(p.cq_a, wc, 2, TEST_TIMEOUT_MS), 2);
+		CHECK_EQ(wait_n(c.p.cq_a, wc, 2, TEST_TIMEOUT_MS), 2);
 		CHECK(wc[0].status == RCC_WC_SUCCESS && wc[1].status == RCC_WC_SUCCESS);
-		EXPECT_STATUS(p.cq_b, i, RCC_WC_SUCCESS);
+		EXPECT_STATUS(c.p.cq_b, i, RCC_WC_SUCCESS);
 	}
-	tbuf_free(&a);
-	tbuf_free(&b);
-	pair_close(&p);
+	acks_close(&c);
 	if (!deferred)
 		SKIP_CASE("tcp", "the progress thread read every SEND first (%d rounds)", ROUNDS);
 }
@@ -176,47 +211,33 @@ static void ack_on_post_ends_timer(void)
 static void empty_poll_sends_owed_ack(void)
 {
 	enum {
-		LEN = 32,
-		ROUNDS = 200,
 		WANT = 3
 	};
-	struct pair p;
-	struct pair_opts o = { 0 };
-	struct tbuf a = { 0 }, b = { 0 };
+	struct acks_pair c;
 	int deferred = 0;
 
 	if (test_on_verbs())
 		SKIP_CASE("tcp", "acks are the device's on verbs");
-	CHECK_OK(pair_open(&p, &o));
-	CHECK_OK(tbuf_alloc(&a, p.ctx, LEN, 0));
-	CHECK_OK(tbuf_alloc(&b, p.ctx_b, LEN, RCC_ACCESS_LOCAL_WRITE));
-	struct rcc_sge a_out = tbuf_sge(&a, 0, LEN), b_in = tbuf_sge(&b, 0, LEN);
-	struct tcp_ep *eb = tep(p.b);
+	CHECK_OK(acks_open(&c));
+	struct rcc_sge a_out = tbuf_sge(&c.a, 0, LEN), b_in = tbuf_sge(&c.b, 0, LEN);
+	struct tcp_ep *eb = tep(c.p.b);
 	for (uint64_t i = 0; i < ROUNDS && deferred < WANT; i++) {
 		struct rcc_wc wc[1];
-		int n = 0;
-		CHECK_OK(rcc_post_recv(p.b, &b_in, 1, i));
-		CHECK_OK(rcc_post_send(p.a, &a_out, 1, i, RCC_SEND_SIGNALED));
-		uint64_t end = now_ms() + TEST_TIMEOUT_MS;
-		while (n == 0 && now_ms() < end)
-			n = rcc_cq_poll(p.cq_b, wc, 1);
-		CHECK_EQ(n, 1);
-		CHECK_WC(wc[0], RCC_WC_SUCCESS);
-		CHECK_EQ(wc[0].opcode, RCC_WC_RECV);
+		poll_in_one_send(&c.p, &a_out, &b_in, i);
+		if (test_failed)
+			return;
 		if (atomic_load(&eb->thread_timer)) {
 			/* deferred by that poll: the next, empty, sends it */
-			CHECK_EQ(rcc_cq_poll(p.cq_b, wc, 1), 0);
+			CHECK_EQ(rcc_cq_poll(c.p.cq_b, wc, 1), 0);
 			rcci_lock_acquire(&eb->tx_lock);
 			bool acked = atomic_load(&eb->rx_expected) == eb->ack_sent;
 			rcci_lock_release(&eb->tx_lock);
 			CHECK(acked);
 			deferred++;
 		}
-		EXPECT_STATUS(p.cq_a, i, RCC_WC_SUCCESS);
+		EXPECT_STATUS(c.p.cq_a, i, RCC_WC_SUCCESS);
 	}
-	tbuf_free(&a);
-	tbuf_free(&b);
-	pair_close(&p);
+	acks_close(&c);
 	if (deferred < WANT)
 		SKIP_CASE("tcp",
 			  "the progress thread read the SENDs first (%d of %d rounds deferred)",
