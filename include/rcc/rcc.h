@@ -341,10 +341,8 @@ struct rcc_sge rcc_mr_sge(const struct rcc_mr *mr, const void *addr, uint32_t le
  *                microseconds (struct rcc_cq_attr) and then sleeps as in
  *                RCC_CQ_WAIT. A completion that comes soon costs no wake-up
  *                (no system call at all on verbs); a waiter with nothing to
- *                do gives its core back after spin_us, and no more threads
- *                spin at once than there are cores (rcc_cq_wait()). The
- *                mode a server wants by default. No descriptor
- *                (rcc_cq_fd() is -EINVAL).
+ *                do gives its core back after spin_us. The mode a server
+ *                wants by default. No descriptor (rcc_cq_fd() is -EINVAL).
  */
 enum rcc_cq_mode {
 	RCC_CQ_POLL = 0,
@@ -489,12 +487,7 @@ int rcc_cq_poll(struct rcc_cq *cq, struct rcc_wc *wc, int max);
  *    to spin_us or until the timeout, whichever is first, then waits as
  *    RCC_CQ_WAIT does for the rest of the timeout. The spin phase makes no
  *    system call on verbs except the yields; on tcp it reads the sockets of
- *    the CQ's endpoints itself, as RCC_CQ_POLL does. At most as many
- *    threads of the process spin at once as the calling thread has CPUs in
- *    its affinity mask (read again every 100 ms): a HYBRID waiter that
- *    finds them all spinning (on any CQ) skips its spin and sleeps at once,
- *    so more waiting threads than cores do not take each other's time
- *    slices.
+ *    the CQ's endpoints itself, as RCC_CQ_POLL does.
  * On tcp a waiter that sleeps (WAIT, FD, HYBRID) sleeps on the sockets of the
  * CQ's endpoints as well, and reads the message that completes its work
  * itself, as a thread blocked in recv() would: one wake-up per completion.

@@ -14,7 +14,6 @@
 #include "base/log.h"
 #include "rcc/util.h"
 #include "base/sock.h"
-#include "base/spin_seats.h"
 #include "core/core.h"
 
 #define CQ_DEFAULT_DEPTH 1024u
@@ -136,20 +135,13 @@ int rcc_cq_wait(struct rcc_cq *cq, struct rcc_wc *wc, int max, int timeout_ms)
 		uint64_t now = rcc_now_ns();
 		uint64_t until = timeout_ms < 0 ? UINT64_MAX :
 						  now + (uint64_t)timeout_ms * 1000000u;
-		if (cq->mode == RCC_CQ_POLL) {
-			n = spin(cq, wc, max, until);
-			return n ? n : -ETIMEDOUT;
-		}
-		if (now + cq->spin_ns < until)
+		if (cq->mode == RCC_CQ_HYBRID && now + cq->spin_ns < until)
 			until = now + cq->spin_ns;
-		/* HYBRID spins only in a free seat (base/spin_seats.h): with
-		 * more waiters than cores the others sleep at once. */
-		if (rcci_spin_seat_take(now)) {
-			n = spin(cq, wc, max, until);
-			rcci_spin_seat_give();
-			if (n)
-				return n;
-		}
+		n = spin(cq, wc, max, until);
+		if (n)
+			return n;
+		if (cq->mode == RCC_CQ_POLL)
+			return -ETIMEDOUT;
 	}
 	/* Sleep phase (WAIT, FD, and HYBRID once its spin is over): the
 	 * transport's poll re-arms what must be armed before it reports empty.

@@ -18,7 +18,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "base/spin_seats.h"
 #include "pair.h"
 
 enum {
@@ -345,116 +344,7 @@ static void spinners_outnumber_cores(enum rcc_cq_mode mode)
 static void poll_spinners_outnumber_cores(void) { spinners_outnumber_cores(RCC_CQ_POLL); }
 static void hybrid_spinners_outnumber_cores(void) { spinners_outnumber_cores(RCC_CQ_HYBRID); }
 
-/* ------------------------------------ no more spinners than cores */
-
-struct pinned_waiter {
-	struct waiter w;
-	int cpu;
-};
-
-static void *pinned_wait_thread(void *arg)
-{
-	struct pinned_waiter *pw = arg;
-	cpu_set_t one;
-
-	CPU_ZERO(&one);
-	CPU_SET(pw->cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one)) {
-		pw->w.rc = -errno;
-		atomic_store(&pw->w.tid, -1);
-		atomic_store(&pw->w.done, true);
-		return NULL;
-	}
-	return wait_thread(&pw->w);
-}
-
-/* Start a waiter on cq pinned to cpu; false if it could not start. */
-static bool start_pinned(struct pinned_waiter *pw, pthread_t *th, struct rcc_cq *cq, int cpu,
-			 int timeout_ms)
-{
-	memset(pw, 0, sizeof(*pw));
-	pw->w.cq = cq;
-	pw->w.timeout_ms = timeout_ms;
-	pw->cpu = cpu;
-	atomic_init(&pw->w.tid, 0);
-	atomic_init(&pw->w.done, false);
-	return pthread_create(th, NULL, pinned_wait_thread, pw) == 0;
-}
-
-/*
- * Two HYBRID waiters pinned to one CPU, spin budgets longer than their
- * waits: the first takes the CPU's one seat and spins; the second finds it
- * taken and sleeps in the kernel at once, while the first still spins (a
- * second spinner would take half the first one's CPU for its whole wait).
- * Then a SEND to each (unsignaled: each CQ holds only its RECV) and both
- * return it, bytes checked.
- */
-static void spin_seats_full_sleep_at_once(void)
-{
-	struct pair p;
-	struct pair_opts o = { .mode = RCC_CQ_HYBRID, .spin_us = RCC_CQ_SPIN_US_MAX };
-	struct tbuf a = { 0 }, b = { 0 };
-	struct pinned_waiter spinner, sleeper;
-	pthread_t th_spin, th_sleep;
-	cpu_set_t mine;
-	int cpu = 0;
-
-	CHECK_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
-	while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mine))
-		cpu++;
-	CHECK(cpu < CPU_SETSIZE);
-	CHECK_EQ(rcci_spin_seats_taken(), 0);
-	CHECK_OK(pair_open(&p, &o));
-	CHECK_OK(tbuf_alloc(&a, p.ctx, 2 * MSG, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&b, p.ctx, 2 * MSG, RCC_ACCESS_LOCAL_WRITE));
-	struct rcc_sge a_out = tbuf_sge(&a, 0, MSG), a_in = tbuf_sge(&a, MSG, MSG);
-	struct rcc_sge b_out = tbuf_sge(&b, 0, MSG), b_in = tbuf_sge(&b, MSG, MSG);
-	CHECK_OK(rcc_post_recv(p.b, &b_in, 1, 1));
-	CHECK_OK(rcc_post_recv(p.a, &a_in, 1, 2));
-	fill_pattern(a.p, MSG, 1);
-	fill_pattern(b.p, MSG, 2);
-
-	/* the spinner: the one seat (its wait outlasts the case's bound) */
-	CHECK(start_pinned(&spinner, &th_spin, p.cq_b, cpu, 2 * TEST_TIMEOUT_MS));
-	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
-	while (rcci_spin_seats_taken() == 0 && !atomic_load(&spinner.w.done) && now_ms() < end)
-		sched_yield();
-	CHECK_EQ(rcci_spin_seats_taken(), 1);
-	/* the sleeper: no seat left on that CPU; with one, it would spin for
-	 * its whole wait and never show 'S' before the bound below */
-	CHECK(start_pinned(&sleeper, &th_sleep, p.cq_a, cpu, 2 * TEST_TIMEOUT_MS));
-	while (!atomic_load(&sleeper.w.tid) && now_ms() < end)
-		sched_yield();
-	char st = '?';
-	while (!atomic_load(&sleeper.w.done) && atomic_load(&sleeper.w.tid) > 0 &&
-	       (st = thread_state(atomic_load(&sleeper.w.tid))) != 'S' && now_ms() < end)
-		sched_yield();
-	CHECK_MSG(st == 'S', "the second waiter did not sleep (state %c)", st);
-	CHECK(!atomic_load(&spinner.w.done));
-	CHECK_EQ(rcci_spin_seats_taken(), 1);
-
-	int post_b = rcc_post_send(p.a, &a_out, 1, 1, 0);
-	int post_a = rcc_post_send(p.b, &b_out, 1, 2, 0);
-	pthread_join(th_spin, NULL);
-	pthread_join(th_sleep, NULL);
-	CHECK_OK(post_b);
-	CHECK_OK(post_a);
-	CHECK_MSG(spinner.w.rc == 1, "spinner: %s", rcc_strerror(spinner.w.rc));
-	CHECK_MSG(sleeper.w.rc == 1, "sleeper: %s", rcc_strerror(sleeper.w.rc));
-	CHECK_WC(spinner.w.wc, RCC_WC_SUCCESS);
-	CHECK_WC(sleeper.w.wc, RCC_WC_SUCCESS);
-	CHECK_EQ(spinner.w.wc.wr_id, 1);
-	CHECK_EQ(sleeper.w.wc.wr_id, 2);
-	CHECK_EQ(check_pattern(b.p + MSG, MSG, 1), -1);
-	CHECK_EQ(check_pattern(a.p + MSG, MSG, 2), -1);
-	/* both seats given back: the spinner's, and none taken by the sleeper */
-	CHECK_EQ(rcci_spin_seats_taken(), 0);
-	tbuf_free(&a);
-	tbuf_free(&b);
-	pair_close(&p);
-}
-
 TEST_MAIN(TEST(hybrid_attr), TEST(completion_during_spin), TEST(completion_after_spin),
 	  TEST(timeout_during_spin), TEST(timeout_after_spin), TEST(many_waiters_default_spin),
 	  TEST(many_waiters_sleeping), TEST(poll_spinners_outnumber_cores),
-	  TEST(hybrid_spinners_outnumber_cores), TEST(spin_seats_full_sleep_at_once))
+	  TEST(hybrid_spinners_outnumber_cores))
