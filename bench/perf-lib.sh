@@ -135,7 +135,10 @@ ucx_bw() { # test size
 # summarise SPEC TABLE: the ratio table (markdown on stdout and in TABLE, CSV in
 # $OUTDIR/results.csv) from $RAW. SPEC lines: label|size|numerator|denominator|factor|
 # target (le|ge)|threshold; a key is tool:op:metric; ratio = numerator / (factor *
-# denominator), the median of the per-repeat ratios.
+# denominator), the median of the per-repeat ratios. The "repeats" column shows
+# those ratios' range and, for a target, in how many repeats it was met: a
+# median that passes while single repeats swing from far below to far above
+# the target is the host's noise, and the reader should see it.
 summarise() {
 	local SPEC=$1 TABLE=$2
 	awk -F'\t' -v spec="$SPEC" -v csv="$OUTDIR/results.csv" -v reps="$REPS" '
@@ -147,9 +150,9 @@ summarise() {
 	function human(s) { return s >= 1048576 ? s/1048576 " MiB" : s >= 1024 ? s/1024 " KiB" : s " B" }
 	{ key = $2 ":" $3 ":" $5; val[key, $4, $1] = $6; seen[key, $4] = 1; if ($1 > maxrep) maxrep = $1 }
 	END {
-		print "figure,size_B,rcc_perf,peer,ratio,target,result,reps" > csv
-		printf "| comparison | size | rcc-perf | peer | ratio | target | result |\n"
-		printf "|---|---:|---:|---:|---:|---|---|\n"
+		print "figure,size_B,rcc_perf,peer,ratio,target,result,reps,ratio_min,ratio_max,reps_met" > csv
+		printf "| comparison | size | rcc-perf | peer | ratio | target | result | repeats |\n"
+		printf "|---|---:|---:|---:|---:|---|---|---|\n"
 		npass = nmiss = 0
 		while ((getline line < spec) > 0) {
 			split(line, f, "|")
@@ -164,16 +167,24 @@ summarise() {
 			}
 			if (!nr) continue
 			mn = median(nv, nn); md = median(dv, nd); ratio = median(rv, nr)
+			lo = hi = rv[1]; met = 0
+			for (r = 1; r <= nr; r++) {
+				if (rv[r] < lo) lo = rv[r]
+				if (rv[r] > hi) hi = rv[r]
+				if ((cmp == "le" && rv[r] <= thr) || (cmp == "ge" && rv[r] >= thr)) met++
+			}
+			spread = nr > 1 ? sprintf("%.2f-%.2f", lo, hi) : sprintf("%.2f", lo)
 			tgt = res = ""
 			if (cmp == "le") { tgt = "<= " thr; res = ratio <= thr ? "PASS" : "MISS" }
 			if (cmp == "ge") { tgt = ">= " thr; res = ratio >= thr ? "PASS" : "MISS" }
+			if (tgt != "") spread = spread sprintf(" (%d/%d met)", met, nr)
 			if (res == "PASS") npass++
 			if (res == "MISS") nmiss++
 			unit = num ~ /bw_GBps/ ? " GB/s" : num ~ /:mps$/ ? " M msg/s" : " us"
 			peer = (fac != 1 ? fac " x " : "") sprintf("%.4g", md) unit
-			printf "| %s | %s | %.4g%s | %s | %.3f | %s | %s |\n", label, human(s), mn, unit, peer, ratio, tgt, res
-			printf "\"%s\",%s,%.6g,%.6g,%.4f,%s,%s,%d\n", label, s, mn, fac * md, ratio, tgt, res, nr > csv
+			printf "| %s | %s | %.4g%s | %s | %.3f | %s | %s | %s |\n", label, human(s), mn, unit, peer, ratio, tgt, res, spread
+			printf "\"%s\",%s,%.6g,%.6g,%.4f,%s,%s,%d,%.4f,%.4f,%s\n", label, s, mn, fac * md, ratio, tgt, res, nr, lo, hi, (tgt != "" ? met : "") > csv
 		}
-		printf "\n%d targets met, %d missed; %d repeat(s); figures are medians, ratios medians of per-repeat ratios.\n", npass, nmiss, reps
+		printf "\n%d targets met, %d missed; %d repeat(s); figures are medians, ratios medians of per-repeat ratios\n(repeats: their range, and in how many the target was met).\n", npass, nmiss, reps
 	}' "$RAW" | tee "$TABLE"
 }
