@@ -9,7 +9,8 @@
  * cannot hold a deregistration past the timeout; a target that lies in its
  * table (bad descriptor number, bad length, a file that is no memfd, a
  * memfd without seals) only sends its peer's requests over the ring;
- * rcc_mem_free() and -EBUSY; and the ring when the kernel refuses
+ * rcc_mem_free() and -EBUSY; an endpoint that left service takes no
+ * copy any more; and the ring when the kernel refuses
  * pidfd_getfd (a seccomp filter). Both ends run in this process, which may
  * always take its own descriptors.
  */
@@ -402,6 +403,68 @@ static void busy_peer_bounded(void)
 	pair_close(&p);
 }
 
+/* The peer's copy through the mapping it holds, as rcc_post_write() makes
+ * it (the peer may not have read our close yet): 0 or -ENOENT. */
+static int peer_copy(struct pair *p, struct tbuf *src, struct rcc_remote_mr rm)
+{
+	struct tcp_ep *a = tep(p->a);
+	struct iovec v = { src->p, BIG };
+
+	rcci_lock_acquire(&a->tx_lock);
+	rcci_rwlock_read(&tctx(p->ctx)->mr_lock);
+	int rc = rcci_shm_map_copy(&a->shm.mapped, rm.rkey, rm.addr, &v, 1, BIG, true);
+	rcci_rwlock_read_end(&tctx(p->ctx)->mr_lock);
+	rcci_lock_release(&a->tx_lock);
+	return rc;
+}
+
+/* Once an endpoint has left service (here its side disconnected; an error
+ * or a peer declared dead take the same path, rcci_ep_fail), its peer can
+ * no longer copy through the mapping it holds -- neither into a region
+ * that stays registered and that the application now reuses, nor into one
+ * registered afterwards -- as a NIC takes no RDMA on a QP in error. */
+static void left_service_withdraws(void)
+{
+	struct pair_opts o = { .split = true };
+	struct tbuf src = { 0 };
+	struct mbuf dst = { 0 }, later = { 0 };
+	struct pair p;
+	struct rcc_wc wc;
+
+	SKIP_UNLESS_GETFD();
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&src, p.ctx, BIG, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(mbuf_open(&dst, p.ctx_b, BIG, 0, BIG, ALL_ACCESS));
+	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
+	struct rcc_sge s = tbuf_sge(&src, 0, BIG);
+	fill_pattern(src.p, BIG, 7);
+	CHECK_OK(rcc_post_write(p.a, &s, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_a, 1, RCC_WC_SUCCESS);
+	CHECK_EQ(copies(p.a), 1); /* the peer holds the mapping */
+	CHECK(memcmp(dst.p, src.p, BIG) == 0);
+
+	CHECK_OK(rcc_ep_disconnect(p.b));
+	memset(dst.p, 0x5a, BIG); /* reused, still registered */
+	CHECK_OK(mbuf_open(&later, p.ctx_b, BIG, 0, BIG, ALL_ACCESS));
+	memset(later.p, 0x5a, BIG);
+	struct rcc_remote_mr lrm = rcc_mr_remote(later.mr);
+	CHECK_EQ(peer_copy(&p, &src, rm), -ENOENT);
+	CHECK_EQ(peer_copy(&p, &src, lrm), -ENOENT);
+	/* and through the API, whether the peer saw the close yet or not */
+	if (!rcc_post_write(p.a, &s, 1, rm.addr, rm.rkey, 2, RCC_SEND_SIGNALED))
+		CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+	CHECK_EQ(copies(p.a), 1);
+	for (size_t i = 0; i < BIG; i++) {
+		CHECK_MSG(dst.p[i] == 0x5a && later.p[i] == 0x5a,
+			  "byte %zu changed after the endpoint left service", i);
+	}
+	close_eps(&p);
+	tbuf_free(&src);
+	mbuf_close(&later);
+	mbuf_close(&dst);
+	pair_close(&p);
+}
+
 /* Rewrite the target's entry of key as a liar would, under a new live
  * generation. */
 static void lie(struct shm_map *t, uint32_t key, int fd, uint64_t ino, uint64_t len)
@@ -557,10 +620,11 @@ static void refused_takes_ring(void)
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
-		TEST(mapped_write_read),   TEST(access_checked),
-		TEST(dereg_while_writing), TEST(busy_peer_bounded),
-		TEST(lying_target),        TEST(mem_free_rules),
-		TEST(refused_takes_ring),  TEST(mapped_imm_waits_for_receive),
+		TEST(mapped_write_read),      TEST(access_checked),
+		TEST(dereg_while_writing),    TEST(busy_peer_bounded),
+		TEST(lying_target),           TEST(mem_free_rules),
+		TEST(refused_takes_ring),     TEST(mapped_imm_waits_for_receive),
+		TEST(left_service_withdraws),
 	};
 	if (test_on_verbs() || test_shm() != RCC_SHM_REQUIRE) {
 		printf("test_shm_map runs with RCC_TEST_TRANSPORT=shm only\n");

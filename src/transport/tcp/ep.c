@@ -192,6 +192,11 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 {
 	struct rcc_wc wc = { .ep = &ep->base };
 
+	/* Mapped transfers: the peer can no longer copy into or out of our
+	 * regions once anything below tells the application that the endpoint
+	 * is out of service (a NIC takes no RDMA on a QP in error). */
+	if (ep->base.on_shm && atomic_load(&ep->base.state) == RCC_EP_CONNECTED)
+		rcci_cma_ep_withdraw(ep);
 	rcci_lock_acquire(&ep->tx_lock);
 	if (atomic_load(&ep->base.state) != RCC_EP_CONNECTED) {
 		rcci_lock_release(&ep->tx_lock);

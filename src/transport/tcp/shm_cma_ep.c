@@ -32,10 +32,31 @@ static void cma_stuck(struct tcp_ep *ep)
 	shutdown(ep->fd, SHUT_RDWR);
 }
 
+/* Every region published to ep revoked and the peer's copies waited out;
+ * none is published to it any more. Caller holds cma_lock. */
+static void withdraw_regions(struct tcp_ep *ep)
+{
+	if (!rcci_shm_map_withdraw(&ep->shm.mapped)) {
+		log_warn("%s: the peer stayed inside a mapped copy past its timeout",
+			 ep->base.peer);
+		shutdown(ep->fd, SHUT_RDWR);
+	}
+}
+
 void rcci_cma_ep_quiesce(struct tcp_ep *ep)
 {
 	if (ep->base.on_shm && !rcci_shm_cma_kill(&ep->shm.cma, ~0u))
 		cma_stuck(ep);
+}
+
+void rcci_cma_ep_withdraw(struct tcp_ep *ep)
+{
+	struct tcp_ctx *ctx = ep->ctx;
+
+	pthread_mutex_lock(&ctx->cma_lock);
+	if (ep->cma_listed)
+		withdraw_regions(ep);
+	pthread_mutex_unlock(&ctx->cma_lock);
 }
 
 void rcci_cma_ep_stop(struct tcp_ep *ep)
@@ -48,10 +69,8 @@ void rcci_cma_ep_stop(struct tcp_ep *ep)
 	/* Every slot dead and waited out while still listed: a deregistration
 	 * that no longer finds this endpoint has nothing left to wait for. */
 	rcci_cma_ep_quiesce(ep);
-	/* Likewise every region it published: revoked, the peer's copies
-	 * waited out. */
-	if (!rcci_shm_map_revoke(&ep->shm.mapped, 0))
-		cma_stuck(ep);
+	/* Likewise every region published to it (done already if it failed). */
+	withdraw_regions(ep);
 	for (struct tcp_ep **p = &ctx->cma_eps; *p; p = &(*p)->cma_next) {
 		if (*p == ep) {
 			*p = ep->cma_next;

@@ -102,7 +102,7 @@ bool rcci_shm_map_offer(struct shm_map *m, uint32_t key, int fd, uint64_t ino, u
 	struct shm_map_ent *x;
 	int e;
 
-	if (!m->on || !m->mine)
+	if (!m->on || !m->mine || m->withdrawn)
 		return false;
 	for (e = 0; e < SHM_MAP_ENTS && m->keys[e]; e++)
 		;
@@ -174,6 +174,12 @@ bool rcci_shm_map_revoke(struct shm_map *m, uint32_t key)
 		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
 	}
 	return true;
+}
+
+bool rcci_shm_map_withdraw(struct shm_map *m)
+{
+	m->withdrawn = true;
+	return rcci_shm_map_revoke(m, 0);
 }
 
 /* Map entry e of the peer, whose word read ctl (live): its fields checked

@@ -83,9 +83,11 @@ struct shm_map {
 	uint32_t min; /* the smallest request copied through a mapping */
 	int pidfd;    /* the peer, from the Unix connection's SO_PEERCRED */
 	/* As target: the key of the region in each of our entries (0: free),
-	 * and each entry's generation. Under ctx->cma_lock. */
+	 * and each entry's generation; withdrawn once the endpoint left
+	 * service (nothing is published any more). Under ctx->cma_lock. */
 	uint32_t keys[SHM_MAP_ENTS];
 	uint32_t gen[SHM_MAP_ENTS];
+	bool withdrawn;
 	/* As initiator: under tx_lock. */
 	struct shm_map_cache cache[SHM_MAP_ENTS];
 	uint64_t wait_ns;        /* how long a deregistration waits for the peer's copy */
@@ -103,14 +105,18 @@ void rcci_shm_map_start(struct shm_map *m, int bell, const char *peer);
 void rcci_shm_map_close(struct shm_map *m);
 
 /* Target: publish a region (key, [addr, addr+len) at off in memfd fd of
- * inode ino, access). false: no free entry (the ring serves it). Caller
- * holds cma_lock. */
+ * inode ino, access). false: no free entry, or withdrawn (the ring serves
+ * it). Caller holds cma_lock. */
 bool rcci_shm_map_offer(struct shm_map *m, uint32_t key, int fd, uint64_t ino, uint64_t off,
 			uint64_t addr, uint64_t len, unsigned access);
 /* Target: revoke the entries of key (all when key is 0), fence, wait
  * (bounded by wait_ns) until the peer copies no more. false: it stayed
  * busy (the connection must then fail). Caller holds cma_lock. */
 bool rcci_shm_map_revoke(struct shm_map *m, uint32_t key);
+/* Target: the endpoint leaves service. Every entry revoked as above and
+ * nothing published any more, as a QP in error takes no RDMA. false: as
+ * rcci_shm_map_revoke. Caller holds cma_lock. */
+bool rcci_shm_map_withdraw(struct shm_map *m);
 
 /* Initiator: copy len bytes between the peer's region (rkey, raddr) and
  * the local pieces iov (n), into the peer (write) or out of it. 0: done;

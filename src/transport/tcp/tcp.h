@@ -27,8 +27,10 @@
  * ctx->eps_lock is taken only by the progress thread's list walk and by
  * endpoint creation/destruction, never while holding any lock above.
  * ctx->cma_lock (the endpoints with single-copy slots) is taken by
- * rcc_mr_dereg() before mr_lock's write side, and by endpoint start and
- * destruction holding no other lock.
+ * rcc_mr_dereg() before mr_lock's write side, by endpoint start and
+ * destruction holding no other lock, and by rcci_ep_fail() (whose caller
+ * may hold cq->eps_lock and rx_lock); nothing takes an endpoint's or a
+ * CQ's lock, or mr_lock's read side, while holding it.
  */
 #ifndef RCC_TCP_H
 #define RCC_TCP_H
@@ -595,6 +597,11 @@ void rcci_cma_ep_start(struct tcp_ep *ep);
 void rcci_cma_ep_stop(struct tcp_ep *ep);
 /* The endpoint leaves service: kill every slot and wait out their copiers. */
 void rcci_cma_ep_quiesce(struct tcp_ep *ep);
+/* The endpoint leaves service (rcci_ep_fail): the regions published to it
+ * revoked, the peer's mapped copies waited out (at most the peer timeout,
+ * then the connection is shut), nothing published to it any more. Takes
+ * cma_lock: the caller holds no lock after rx_lock in the order. */
+void rcci_cma_ep_withdraw(struct tcp_ep *ep);
 /* rcc_mr_dereg() of key: kill every slot naming it and wait out their
  * copiers. Caller holds cma_lock and mr_lock's write side. */
 void rcci_cma_dereg(struct tcp_ctx *ctx, uint32_t key);
