@@ -630,7 +630,12 @@ struct rcc_ep_attr {
 	 * makes with its first connection), so a process that is frozen or
 	 * gone counts as dead although its kernel or NIC still answers. verbs:
 	 * everything outstanding is flushed (RCC_WC_WR_FLUSH_ERR), and a peer
-	 * that takes no part (a raw rdma_cm program) is not timed. */
+	 * that takes no part (a raw rdma_cm program) is not timed. Shared
+	 * memory: a peer frozen in the middle of copying into or out of this
+	 * process's memory could finish that copy when it resumes, so the
+	 * endpoint stays RCC_EP_CONNECTED (nothing more is read from it) until
+	 * the copy ended, at most one more peer_timeout_ms; no thread waits
+	 * meanwhile. */
 	uint32_t peer_timeout_ms;
 	/* Take receives from this shared receive queue (rcc_srq_create(), same
 	 * context) instead of a receive queue of the endpoint's own: rq_depth
@@ -830,11 +835,15 @@ int rcc_connect_ex(struct rcc_ctx *ctx, const char *addr, const struct rcc_ep_at
  * posts fail with -ENOTCONN. The object stays valid until rcc_ep_close().
  * -EIO: a CQ of the endpoint overran (rule 1), so some of those flush
  * completions may be lost; the endpoint is disconnected all the same.
+ * Blocks only on shared memory, while the peer is inside a copy into or
+ * out of this process's memory: microseconds, or at most the endpoint's
+ * peer timeout for a peer frozen there (the copy must not land after this
+ * returns).
  */
 int rcc_ep_disconnect(struct rcc_ep *ep);
 
 /* Disconnect if needed, remove this endpoint's remaining completions from its
- * CQs and free it. */
+ * CQs and free it. May block as rcc_ep_disconnect() does. */
 int rcc_ep_close(struct rcc_ep *ep);
 
 /* The endpoint's state now; it may change at any time from another thread

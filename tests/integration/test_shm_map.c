@@ -10,7 +10,8 @@
  * table (bad descriptor number, bad length, a file that is no memfd, a
  * memfd without seals) only sends its peer's requests over the ring;
  * rcc_mem_free() and -EBUSY; an endpoint that left service takes no
- * copy any more; and the ring when the kernel refuses
+ * copy any more, and one whose peer stopped inside a copy holds its
+ * failure, not a thread; and the ring when the kernel refuses
  * pidfd_getfd (a seccomp filter). Both ends run in this process, which may
  * always take its own descriptors.
  */
@@ -465,6 +466,103 @@ static void left_service_withdraws(void)
 	pair_close(&p);
 }
 
+/* The busy flag a sets around a copy for b: a mapped one into b's memory,
+ * or (cma) a single copy for one of b's requests. */
+static _Atomic uint32_t *copy_flag(struct pair *p, bool cma)
+{
+	return cma ? &tep(p->b)->shm.cma.mine->slot[3].busy : &tep(p->a)->shm.mapped.mine->busy;
+}
+
+/* a, connected to b as its pair, stops inside a copy for b (its busy flag
+ * left set, as a debugger's stop or SIGSTOP would leave it) and its
+ * endpoint ends (it disconnects): b's end is held, connected, until the
+ * flag drops (or the deadline). Returns whether b's failure was held. */
+static bool stop_inside_copy_and_end(struct pair *p, bool cma)
+{
+	struct tcp_ep *b = tep(p->b);
+
+	atomic_store(copy_flag(p, cma), 1);
+	if (rcc_ep_disconnect(p->a))
+		return false;
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (!atomic_load(&b->fail_held) && rcc_ep_state(p->b) == RCC_EP_CONNECTED &&
+	       now_ms() < end)
+		sched_yield();
+	return atomic_load(&b->fail_held);
+}
+
+/* Wait (bounded) until ep has left RCC_EP_CONNECTED. */
+static enum rcc_ep_state state_after_connected(struct rcc_ep *ep)
+{
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (rcc_ep_state(ep) == RCC_EP_CONNECTED && now_ms() < end)
+		sched_yield();
+	return rcc_ep_state(ep);
+}
+
+/* A peer stopped inside a copy into our memory, whose endpoint then ends:
+ * our endpoint's failure waits for the copy -- it stays connected, so the
+ * application is not told it may reuse a region that copy still writes --
+ * but no thread waits with it: the progress thread answers a READ on
+ * another connection of the same context meanwhile. Once the copy ends,
+ * the failure is carried out. */
+static void stopped_copier_holds_no_thread(void)
+{
+	struct pair_opts o = { .split = true, .attr_b = { .peer_timeout_ms = 3600000 } };
+	struct rcc_ep_attr aa = { 0 }, ab = { 0 };
+	struct rcc_ep *a2 = NULL, *b2 = NULL;
+	struct tbuf far = { 0 }, back = { 0 };
+	struct mbuf pub = { 0 };
+	struct pair p;
+
+	SKIP_UNLESS_GETFD();
+	CHECK_OK(pair_open(&p, &o));
+	/* published to a: leaving service means waiting for a's copy */
+	CHECK_OK(mbuf_open(&pub, p.ctx_b, BIG, 0, BIG, ALL_ACCESS));
+	aa.send_cq = aa.recv_cq = p.cq_a;
+	ab.send_cq = ab.recv_cq = p.cq_b;
+	CHECK_OK(pair_connect(p.ctx, p.lst, &aa, &ab, &a2, &b2));
+	CHECK_OK(tbuf_alloc(&far, p.ctx_b, SMALL, ALL_ACCESS));
+	CHECK_OK(tbuf_alloc(&back, p.ctx, SMALL, RCC_ACCESS_LOCAL_WRITE));
+	fill_pattern(far.p, SMALL, 9);
+	struct rcc_remote_mr rm = rcc_mr_remote(far.mr);
+	struct rcc_sge s = tbuf_sge(&back, 0, SMALL);
+
+	CHECK_MSG(stop_inside_copy_and_end(&p, false), "b's end was not held (state %d)",
+		  (int)rcc_ep_state(p.b));
+	CHECK_OK(rcc_post_read(a2, &s, 1, rm.addr, rm.rkey, 5, RCC_SEND_SIGNALED));
+	EXPECT_STATUS(p.cq_a, 5, RCC_WC_SUCCESS);
+	CHECK(memcmp(back.p, far.p, SMALL) == 0);
+	CHECK_EQ(rcc_ep_state(p.b), RCC_EP_CONNECTED);
+	atomic_store(copy_flag(&p, false), 0);
+	CHECK_EQ(state_after_connected(p.b), RCC_EP_DISCONNECTED);
+	CHECK(!atomic_load(&tep(p.b)->fail_held));
+	CHECK_EQ(rcc_ep_state(b2), RCC_EP_CONNECTED);
+	TEARDOWN(rcc_ep_close(a2));
+	TEARDOWN(rcc_ep_close(b2));
+	close_eps(&p);
+	tbuf_free(&back);
+	tbuf_free(&far);
+	mbuf_close(&pub);
+	pair_close(&p);
+}
+
+/* The same stop inside a single copy, never resumed: the failure is
+ * carried out at the peer timeout all the same. */
+static void stopped_copier_deadline(void)
+{
+	struct pair_opts o = { .split = true, .attr_b = { .peer_timeout_ms = 300 } };
+	struct pair p;
+
+	SKIP_UNLESS_GETFD();
+	CHECK_OK(pair_open(&p, &o));
+	CHECK(stop_inside_copy_and_end(&p, true));
+	CHECK_EQ(state_after_connected(p.b), RCC_EP_DISCONNECTED);
+	atomic_store(copy_flag(&p, true), 0);
+	close_eps(&p);
+	pair_close(&p);
+}
+
 /* Rewrite the target's entry of key as a liar would, under a new live
  * generation. */
 static void lie(struct shm_map *t, uint32_t key, int fd, uint64_t ino, uint64_t len)
@@ -620,11 +718,17 @@ static void refused_takes_ring(void)
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
-		TEST(mapped_write_read),      TEST(access_checked),
-		TEST(dereg_while_writing),    TEST(busy_peer_bounded),
-		TEST(lying_target),           TEST(mem_free_rules),
-		TEST(refused_takes_ring),     TEST(mapped_imm_waits_for_receive),
+		TEST(mapped_write_read),
+		TEST(access_checked),
+		TEST(dereg_while_writing),
+		TEST(busy_peer_bounded),
+		TEST(lying_target),
+		TEST(mem_free_rules),
+		TEST(refused_takes_ring),
+		TEST(mapped_imm_waits_for_receive),
 		TEST(left_service_withdraws),
+		TEST(stopped_copier_holds_no_thread),
+		TEST(stopped_copier_deadline),
 	};
 	if (test_on_verbs() || test_shm() != RCC_SHM_REQUIRE) {
 		printf("test_shm_map runs with RCC_TEST_TRANSPORT=shm only\n");

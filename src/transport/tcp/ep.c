@@ -121,6 +121,7 @@ int rcci_tcp_ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct sh
 	atomic_init(&ep->sq_free, 0);
 	atomic_init(&ep->rq_free, 0);
 	atomic_init(&ep->thread_timer, false);
+	atomic_init(&ep->fail_held, false);
 	atomic_init(&ep->cq_unwatched, false);
 	atomic_init(&ep->user_bell, false);
 	ep->peer_timeout_ns = (uint64_t)b->attr.peer_timeout_ms * 1000000ull;
@@ -187,10 +188,16 @@ static void link_down(struct tcp_ep *ep)
 	rcci_cq_unwatch(ep);
 }
 
-void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
-		  enum rcc_wc_status send_status, enum rcc_wc_status recv_status, const char *why)
+/* A live peer leaves a copy within microseconds: this many yields tell it
+ * from a stopped one before a failure is held. */
+#define FAIL_HOLD_SPINS 16
+
+/* rcci_ep_fail() without holding: may wait for the peer's copies (at most
+ * the peer timeout each). Caller holds rx_lock. */
+static void fail_now(struct tcp_ep *ep, const struct ep_failure *f)
 {
 	struct rcc_wc wc = { .ep = &ep->base };
+	enum rcc_wc_status send_status = f->send_status, recv_status = f->recv_status;
 
 	/* Mapped transfers: the peer can no longer copy into or out of our
 	 * regions once anything below tells the application that the endpoint
@@ -202,12 +209,12 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 		rcci_lock_release(&ep->tx_lock);
 		return;
 	}
-	if (st == RCC_EP_ERROR)
-		log_info("%s: endpoint failed: %s", ep->base.peer, why);
+	if (f->st == RCC_EP_ERROR)
+		log_info("%s: endpoint failed: %s", ep->base.peer, f->why);
 	else
-		log_debug("%s: disconnected: %s", ep->base.peer, why);
-	rcci_ep_left(&ep->base, status, why, false);
-	atomic_store_explicit(&ep->base.state, st, memory_order_release);
+		log_debug("%s: disconnected: %s", ep->base.peer, f->why);
+	rcci_ep_left(&ep->base, f->status, f->why, false);
+	atomic_store_explicit(&ep->base.state, f->st, memory_order_release);
 	rcci_ep_state_changed(&ep->base);
 
 	/* The application may reuse memory once its request completes: a frame
@@ -241,9 +248,11 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 	}
 	/* What we owe a peer that is gone or that we are leaving is void; after an
 	 * error the NAK that explains it still goes out first. */
-	if (st == RCC_EP_DISCONNECTED)
+	if (f->st == RCC_EP_DISCONNECTED)
 		ep->resp_head = ep->resp_tail;
-	atomic_store(&ep->link, LINK_DRAINING);
+	/* (a held failure's caller may have taken the link down already) */
+	int up = LINK_UP;
+	atomic_compare_exchange_strong(&ep->link, &up, LINK_DRAINING);
 	bool broken = ep->tx_err != 0;
 	rcci_lock_release(&ep->tx_lock);
 
@@ -262,6 +271,56 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 	ep->rx_in_msg = false;
 	if (ep->rx_eof || broken)
 		link_down(ep);
+}
+
+static void unhold(struct tcp_ep *ep)
+{
+	if (atomic_exchange(&ep->fail_held, false))
+		atomic_fetch_sub(&ep->ctx->held_fails, 1);
+}
+
+void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
+		  enum rcc_wc_status send_status, enum rcc_wc_status recv_status, const char *why)
+{
+	struct ep_failure f = { st, status, send_status, recv_status, why, 0 };
+
+	if (atomic_load(&ep->base.state) != RCC_EP_CONNECTED || atomic_load(&ep->fail_held))
+		return; /* failed already, or the held failure comes first */
+	if (ep->base.on_shm && rcci_cma_ep_peer_copying(ep, FAIL_HOLD_SPINS)) {
+		/* Stopped inside a copy (a debugger, SIGSTOP, a frozen host
+		 * process): whoever called must not wait for it -- the progress
+		 * thread serves every other endpoint, a poller holds its CQ. */
+		f.deadline_ns = rcci_coarse_now_ns() + ep->peer_timeout_ns;
+		ep->held = f;
+		atomic_store(&ep->fail_held, true);
+		/* Nothing more moves on the connection (a socket that stays
+		 * readable would keep the progress thread spinning). */
+		ep->rx_eof = true;
+		link_down(ep);
+		atomic_fetch_add(&ep->ctx->held_fails, 1);
+		rcci_progress_wake(ep->ctx);
+		log_debug("%s: failing (%s) once the peer is out of its copy", ep->base.peer, why);
+		return;
+	}
+	fail_now(ep, &f);
+}
+
+void rcci_ep_fail_held(struct tcp_ep *ep)
+{
+	rcci_lock_acquire(&ep->rx_lock);
+	if (atomic_load(&ep->fail_held)) {
+		bool late = rcci_coarse_now_ns() >= ep->held.deadline_ns;
+		if (late || !rcci_cma_ep_peer_copying(ep, 0)) {
+			if (late) {
+				log_warn("%s: the peer stayed inside a copy past its timeout",
+					 ep->base.peer);
+				rcci_cma_ep_stop_waiting(ep);
+			}
+			unhold(ep);
+			fail_now(ep, &ep->held);
+		}
+	}
+	rcci_lock_release(&ep->rx_lock);
 }
 
 void rcci_ep_progress(struct tcp_ep *ep, bool by_user)
@@ -449,8 +508,14 @@ int rcci_tcp_ep_disconnect(struct rcc_ep *base)
 		rcci_tx_flush(ep, false);
 		rcci_lock_release(&ep->tx_lock);
 	}
-	rcci_ep_fail(ep, RCC_EP_DISCONNECTED, 0, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
-		     "local disconnect");
+	/* The application asked, and waits: a failure held for the peer's copy
+	 * is carried out now, waiting for the copy (at most the peer timeout). */
+	if (atomic_load(&ep->fail_held)) {
+		unhold(ep);
+		fail_now(ep, &ep->held);
+	}
+	fail_now(ep, &(struct ep_failure){ RCC_EP_DISCONNECTED, 0, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+					   "local disconnect", 0 });
 	rcci_lock_acquire(&ep->tx_lock);
 	rcci_tx_flush(ep, false); /* say goodbye now if the socket has room */
 	rcci_lock_release(&ep->tx_lock);
@@ -468,6 +533,7 @@ void rcci_tcp_ep_destroy(struct rcc_ep *base)
 	rcci_cq_detach(tcq(base->recv_cq), ep);
 	rcci_progress_remove(ep->ctx, ep);
 	rcci_lock_acquire(&ep->rx_lock);
+	unhold(ep);
 	link_down(ep);
 	rcci_lock_release(&ep->rx_lock);
 	rcci_cq_forget_ep(tcq(base->send_cq), base);

@@ -57,8 +57,8 @@ static void set_parked(struct tcp_ctx *ctx, struct tcp_ep *ep, bool on)
 }
 
 /* Unpark endpoints nobody polls any more; serve kicks and due timers (on a
- * tick, or at once with timers); on a heartbeat pass (hb) visit every
- * connected endpoint. */
+ * tick, or at once with timers) and held failures (on a tick); on a
+ * heartbeat pass (hb) visit every connected endpoint. */
 static void walk(struct tcp_ctx *ctx, bool tick, bool hb, bool timers)
 {
 	pthread_mutex_lock(&ctx->eps_lock);
@@ -80,6 +80,8 @@ static void walk(struct tcp_ctx *ctx, bool tick, bool hb, bool timers)
 		}
 		if (timers && atomic_load(&ep->thread_timer))
 			due = true;
+		if (tick && atomic_load(&ep->fail_held))
+			rcci_ep_fail_held(ep);
 		if (due)
 			rcci_ep_progress(ep, false);
 	}
@@ -121,7 +123,8 @@ static void *progress_main(void *arg)
 	bool one_cpu = rcci_thread_on_one_cpu(), spin_for_socket = false;
 
 	while (!atomic_load(&ctx->stop)) {
-		bool timed = atomic_load(&ctx->parked) > 0 || atomic_load(&ctx->timers) > 0;
+		bool timed = atomic_load(&ctx->parked) > 0 || atomic_load(&ctx->timers) > 0 ||
+			     atomic_load(&ctx->held_fails) > 0;
 		uint64_t hb_ns = atomic_load_explicit(&ctx->hb_ns, memory_order_relaxed);
 		uint64_t before = rcc_now_ns();
 		if (hb_ns && (!next_hb || next_hb > before + hb_ns))
@@ -362,6 +365,7 @@ int rcci_progress_start(struct tcp_ctx *ctx)
 	atomic_init(&ctx->stop, false);
 	atomic_init(&ctx->parked, 0);
 	atomic_init(&ctx->timers, 0);
+	atomic_init(&ctx->held_fails, 0);
 	atomic_init(&ctx->timers_due, false);
 	atomic_init(&ctx->hb_ns, 0);
 	atomic_init(&ctx->nshm, 0);

@@ -271,7 +271,7 @@ static int frame_begin(struct tcp_ep *ep, const struct wire_hdr *h)
 	ep->rx_cma_len = 0;
 	ep->rx_bad = 0;
 	ep->rx_local_err = RCC_WC_SUCCESS;
-	if (atomic_load(&ep->base.state) != RCC_EP_CONNECTED) {
+	if (!ep_serving(ep)) {
 		/* Out of service: the rest of the stream is read and dropped. */
 		return 0;
 	}
@@ -307,7 +307,7 @@ static void frame_end(struct tcp_ep *ep)
 {
 	const struct wire_hdr *h = &ep->rx_hdr;
 
-	if (atomic_load(&ep->base.state) != RCC_EP_CONNECTED)
+	if (!ep_serving(ep))
 		return;
 	switch (h->type) {
 	case WIRE_SEND:

@@ -310,6 +310,16 @@ bool rcci_shm_cma_kill(struct shm_cma *c, uint32_t mask)
 	return true;
 }
 
+bool rcci_shm_cma_peer_busy(const struct shm_cma *c)
+{
+	if (!c->mine)
+		return false;
+	for (int s = 0; s < SHM_CMA_SLOTS; s++)
+		if (atomic_load_explicit(&c->mine->slot[s].busy, memory_order_acquire))
+			return true;
+	return false;
+}
+
 uint32_t rcci_shm_cma_slots_of(const struct shm_cma *c, uint32_t key)
 {
 	uint32_t mask = 0;

@@ -4,6 +4,7 @@
  * name slots (ctx->cma_eps), what rcc_mr_dereg() does to them, and what an
  * endpoint leaving service does to its own (shm_cma.h, docs/shm.md).
  */
+#include <sched.h>
 #include <sys/socket.h>
 
 #include "base/log.h"
@@ -57,6 +58,26 @@ void rcci_cma_ep_withdraw(struct tcp_ep *ep)
 	if (ep->cma_listed)
 		withdraw_regions(ep);
 	pthread_mutex_unlock(&ctx->cma_lock);
+}
+
+bool rcci_cma_ep_peer_copying(struct tcp_ep *ep, unsigned spins)
+{
+	for (unsigned i = 0;; i++) {
+		if (!rcci_shm_map_peer_busy(&ep->shm.mapped) &&
+		    !rcci_shm_cma_peer_busy(&ep->shm.cma))
+			return false;
+		if (i == spins)
+			return true;
+		sched_yield();
+	}
+}
+
+void rcci_cma_ep_stop_waiting(struct tcp_ep *ep)
+{
+	pthread_mutex_lock(&ep->ctx->cma_lock);
+	ep->shm.cma.wait_ns = 0;
+	ep->shm.mapped.wait_ns = 0;
+	pthread_mutex_unlock(&ep->ctx->cma_lock);
 }
 
 void rcci_cma_ep_stop(struct tcp_ep *ep)

@@ -182,6 +182,11 @@ bool rcci_shm_map_withdraw(struct shm_map *m)
 	return rcci_shm_map_revoke(m, 0);
 }
 
+bool rcci_shm_map_peer_busy(const struct shm_map *m)
+{
+	return m->peer && atomic_load_explicit(&m->peer->busy, memory_order_acquire);
+}
+
 /* Map entry e of the peer, whose word read ctl (live): its fields checked
  * (hostile input), its descriptor taken and checked. 0, or -ENOENT (the
  * entry changed meanwhile: try again later) or another negative errno (it

@@ -117,6 +117,9 @@ bool rcci_shm_map_revoke(struct shm_map *m, uint32_t key);
  * nothing published any more, as a QP in error takes no RDMA. false: as
  * rcci_shm_map_revoke. Caller holds cma_lock. */
 bool rcci_shm_map_withdraw(struct shm_map *m);
+/* Target: the peer is inside a copy into or out of our regions (its busy
+ * flag), one look. */
+bool rcci_shm_map_peer_busy(const struct shm_map *m);
 
 /* Initiator: copy len bytes between the peer's region (rkey, raddr) and
  * the local pieces iov (n), into the peer (write) or out of it. 0: done;

@@ -97,10 +97,11 @@ struct tcp_ctx {
 
 	pthread_mutex_t eps_lock;
 	pthread_cond_t pass_cond;
-	struct tcp_ep *eps; /* every endpoint of this context */
-	uint64_t pass_seq;  /* completed passes of the progress thread */
-	atomic_int parked;  /* endpoints parked */
-	atomic_int timers;  /* endpoints waiting out an RNR backoff or owing an ack */
+	struct tcp_ep *eps;    /* every endpoint of this context */
+	uint64_t pass_seq;     /* completed passes of the progress thread */
+	atomic_int parked;     /* endpoints parked */
+	atomic_int timers;     /* endpoints waiting out an RNR backoff or owing an ack */
+	atomic_int held_fails; /* endpoints whose failure waits for the peer's copy (ep.c) */
 	/* A thread went to sleep while some endpoint owed an ack: serve timers
 	 * now, not at the next tick (rcci_tcp_cq_sleep, progress.c). */
 	atomic_bool timers_due;
@@ -315,6 +316,16 @@ enum link_state {
 #define TCP_DEFAULT_INLINE 256u
 #define TCP_MAX_INLINE 4096u
 
+/* What rcci_ep_fail() does to an endpoint (its arguments), and by when a
+ * held failure is carried out whatever the peer does. */
+struct ep_failure {
+	enum rcc_ep_state st;
+	int status;
+	enum rcc_wc_status send_status, recv_status;
+	const char *why;
+	uint64_t deadline_ns; /* coarse clock */
+};
+
 struct tcp_ep {
 	struct rcc_ep base;
 	struct tcp_ctx *ctx;
@@ -420,6 +431,12 @@ struct tcp_ep {
 	atomic_bool parked;       /* the application is polling it: input not watched */
 	atomic_bool kick;         /* needs a pass of the progress thread */
 	atomic_bool thread_timer; /* counted in ctx->timers */
+	/* rcci_ep_fail() met the peer inside a copy of ours (stopped there, or
+	 * frozen): the failure is held, and the progress thread finishes it
+	 * once the copy ended or at the deadline (rcci_ep_fail_held()). Under
+	 * rx_lock; fail_held is counted in ctx->held_fails. */
+	atomic_bool fail_held;
+	struct ep_failure held;
 	atomic_bool cq_unwatched; /* the socket left its CQs' sets (rcci_cq_unwatch) */
 	unsigned seen_polls[2];   /* progress thread only: send/recv CQ poll counters */
 
@@ -442,6 +459,11 @@ struct tcp_req {
 };
 
 static inline struct tcp_ep *tep(struct rcc_ep *ep) { return (struct tcp_ep *)ep; }
+/* In service: connected, and no failure held (what arrives is carried out). */
+static inline bool ep_serving(struct tcp_ep *ep)
+{
+	return atomic_load(&ep->base.state) == RCC_EP_CONNECTED && !atomic_load(&ep->fail_held);
+}
 static inline struct tcp_cq *tcq(struct rcc_cq *cq) { return (struct tcp_cq *)cq; }
 static inline struct tcp_ctx *tctx(struct rcc_ctx *c) { return (struct tcp_ctx *)c; }
 
@@ -498,9 +520,17 @@ int rcci_tcp_ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct sh
  * those are not RCC_WC_SUCCESS, all others flushed; then the orderly close
  * starts. Setting the state before any completion is visible means an
  * application that sees the error also sees the endpoint out of service.
- * Caller holds rx_lock. */
+ * On shared memory the peer's copies into or out of our memory end first
+ * (shm_cma_ep.c); while the peer stays inside one, the failure is held
+ * (nothing more is read; the progress thread carries it out once the copy
+ * ended, at most the peer timeout later: rcci_ep_fail_held()), so that no
+ * thread -- the progress thread serving every other endpoint, or one in
+ * rcc_cq_poll() -- waits for a stopped peer. Caller holds rx_lock. */
 void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 		  enum rcc_wc_status send_status, enum rcc_wc_status recv_status, const char *why);
+/* The progress thread, every tick while the endpoint's failure is held:
+ * carry it out if the peer's copy ended or the deadline passed. Takes rx_lock. */
+void rcci_ep_fail_held(struct tcp_ep *ep);
 int rcci_tcp_ep_disconnect(struct rcc_ep *ep);
 void rcci_tcp_ep_destroy(struct rcc_ep *ep);
 /* Move bytes: read and execute what arrived, then transmit.
@@ -602,6 +632,14 @@ void rcci_cma_ep_quiesce(struct tcp_ep *ep);
  * then the connection is shut), nothing published to it any more. Takes
  * cma_lock: the caller holds no lock after rx_lock in the order. */
 void rcci_cma_ep_withdraw(struct tcp_ep *ep);
+/* Whether the peer is inside a copy the two above would wait out (mapped,
+ * into or out of our regions; single copy, of our buffers), looked at up
+ * to 1 + spins times with a yield between. Any thread, no lock. */
+bool rcci_cma_ep_peer_copying(struct tcp_ep *ep, unsigned spins);
+/* The peer stayed inside its copy past the deadline: from now on the two
+ * above wait for it no longer (they shut the connection instead). Takes
+ * cma_lock. */
+void rcci_cma_ep_stop_waiting(struct tcp_ep *ep);
 /* rcc_mr_dereg() of key: kill every slot naming it and wait out their
  * copiers. Caller holds cma_lock and mr_lock's write side. */
 void rcci_cma_dereg(struct tcp_ctx *ctx, uint32_t key);
