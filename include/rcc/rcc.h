@@ -634,8 +634,9 @@ struct rcc_ep_attr {
 	 * memory: a peer frozen in the middle of copying into or out of this
 	 * process's memory could finish that copy when it resumes, so the
 	 * endpoint stays RCC_EP_CONNECTED (nothing more is read from it) until
-	 * the copy ended, at most one more peer_timeout_ms; no thread waits
-	 * meanwhile. */
+	 * the copy ended, at most one more peer_timeout_ms (and while an
+	 * rcc_mr_dereg() of this context waits for such a peer); no thread
+	 * waits meanwhile. */
 	uint32_t peer_timeout_ms;
 	/* Take receives from this shared receive queue (rcc_srq_create(), same
 	 * context) instead of a receive queue of the endpoint's own: rq_depth

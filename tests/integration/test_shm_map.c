@@ -10,8 +10,9 @@
  * table (bad descriptor number, bad length, a file that is no memfd, a
  * memfd without seals) only sends its peer's requests over the ring;
  * rcc_mem_free() and -EBUSY; an endpoint that left service takes no
- * copy any more, and one whose peer stopped inside a copy holds its
- * failure, not a thread; and the ring when the kernel refuses
+ * copy any more, and one whose peer stopped inside a copy (or that meets
+ * a deregistration waiting for such a peer) holds its failure, not a
+ * thread; and the ring when the kernel refuses
  * pidfd_getfd (a seccomp filter). Both ends run in this process, which may
  * always take its own descriptors.
  */
@@ -466,29 +467,54 @@ static void left_service_withdraws(void)
 	pair_close(&p);
 }
 
-/* The busy flag a sets around a copy for b: a mapped one into b's memory,
- * or (cma) a single copy for one of b's requests. */
-static _Atomic uint32_t *copy_flag(struct pair *p, bool cma)
+/* What can keep the end of b (the pair's server side) from being carried
+ * out at once: a, its peer, stopped inside a copy for b -- a mapped one
+ * into b's memory, or a single copy for one of b's requests: its busy flag
+ * left set, as a debugger's stop or SIGSTOP leaves it -- or another thread
+ * holding b's context's cma_lock (a deregistration waiting for such a
+ * peer of another connection). */
+enum stall {
+	STALL_MAPPED_COPY,
+	STALL_SINGLE_COPY,
+	STALL_DEREG
+};
+
+static void stall(struct pair *p, enum stall s, bool on)
 {
-	return cma ? &tep(p->b)->shm.cma.mine->slot[3].busy : &tep(p->a)->shm.mapped.mine->busy;
+	switch (s) {
+	case STALL_MAPPED_COPY:
+		atomic_store(&tep(p->a)->shm.mapped.mine->busy, on);
+		break;
+	case STALL_SINGLE_COPY:
+		atomic_store(&tep(p->b)->shm.cma.mine->slot[3].busy, on);
+		break;
+	case STALL_DEREG:
+		if (on)
+			pthread_mutex_lock(&tctx(p->ctx_b)->cma_lock);
+		else
+			pthread_mutex_unlock(&tctx(p->ctx_b)->cma_lock);
+		break;
+	}
 }
 
-/* a, connected to b as its pair, stops inside a copy for b (its busy flag
- * left set, as a debugger's stop or SIGSTOP would leave it) and its
- * endpoint ends (it disconnects): b's end is held, connected, until the
- * flag drops (or the deadline). Returns whether b's failure was held. */
-static bool stop_inside_copy_and_end(struct pair *p, bool cma)
+/* a's endpoint ends (it disconnects) while s stalls b: b's end must be
+ * held (connected, its link down) until s ends. Returns whether it was;
+ * if not, s is ended (a thread of b's may be waiting for it). */
+static bool end_while_stalled(struct pair *p, enum stall s)
 {
 	struct tcp_ep *b = tep(p->b);
 
-	atomic_store(copy_flag(p, cma), 1);
-	if (rcc_ep_disconnect(p->a))
-		return false;
-	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
-	while (!atomic_load(&b->fail_held) && rcc_ep_state(p->b) == RCC_EP_CONNECTED &&
-	       now_ms() < end)
-		sched_yield();
-	return atomic_load(&b->fail_held);
+	stall(p, s, true);
+	if (rcc_ep_disconnect(p->a) == 0) {
+		uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+		while (!atomic_load(&b->fail_held) && rcc_ep_state(p->b) == RCC_EP_CONNECTED &&
+		       now_ms() < end)
+			sched_yield();
+	}
+	if (atomic_load(&b->fail_held))
+		return true;
+	stall(p, s, false);
+	return false;
 }
 
 /* Wait (bounded) until ep has left RCC_EP_CONNECTED. */
@@ -500,13 +526,11 @@ static enum rcc_ep_state state_after_connected(struct rcc_ep *ep)
 	return rcc_ep_state(ep);
 }
 
-/* A peer stopped inside a copy into our memory, whose endpoint then ends:
- * our endpoint's failure waits for the copy -- it stays connected, so the
- * application is not told it may reuse a region that copy still writes --
- * but no thread waits with it: the progress thread answers a READ on
- * another connection of the same context meanwhile. Once the copy ends,
- * the failure is carried out. */
-static void stopped_copier_holds_no_thread(void)
+/* b's end, stalled by s, waits -- b stays connected, so its application
+ * is not told it may reuse a region a's copy still writes -- but no thread
+ * waits with it: the progress thread answers a READ on another connection
+ * of b's context meanwhile. Once s ends, the failure is carried out. */
+static void held_failure_serves_others(enum stall s)
 {
 	struct pair_opts o = { .split = true, .attr_b = { .peer_timeout_ms = 3600000 } };
 	struct rcc_ep_attr aa = { 0 }, ab = { 0 };
@@ -526,15 +550,21 @@ static void stopped_copier_holds_no_thread(void)
 	CHECK_OK(tbuf_alloc(&back, p.ctx, SMALL, RCC_ACCESS_LOCAL_WRITE));
 	fill_pattern(far.p, SMALL, 9);
 	struct rcc_remote_mr rm = rcc_mr_remote(far.mr);
-	struct rcc_sge s = tbuf_sge(&back, 0, SMALL);
+	struct rcc_sge sg = tbuf_sge(&back, 0, SMALL);
 
-	CHECK_MSG(stop_inside_copy_and_end(&p, false), "b's end was not held (state %d)",
+	CHECK_MSG(end_while_stalled(&p, s), "b's end was not held (state %d)",
 		  (int)rcc_ep_state(p.b));
-	CHECK_OK(rcc_post_read(a2, &s, 1, rm.addr, rm.rkey, 5, RCC_SEND_SIGNALED));
-	EXPECT_STATUS(p.cq_a, 5, RCC_WC_SUCCESS);
+	int rc = rcc_post_read(a2, &sg, 1, rm.addr, rm.rkey, 5, RCC_SEND_SIGNALED);
+	struct rcc_wc wc = { .status = RCC_WC_GENERAL_ERR };
+	if (!rc)
+		rc = wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS);
+	bool connected = rcc_ep_state(p.b) == RCC_EP_CONNECTED;
+	stall(&p, s, false);
+	CHECK_OK(rc);
+	CHECK_EQ(wc.wr_id, 5);
+	CHECK_WC(wc, RCC_WC_SUCCESS);
 	CHECK(memcmp(back.p, far.p, SMALL) == 0);
-	CHECK_EQ(rcc_ep_state(p.b), RCC_EP_CONNECTED);
-	atomic_store(copy_flag(&p, false), 0);
+	CHECK(connected);
 	CHECK_EQ(state_after_connected(p.b), RCC_EP_DISCONNECTED);
 	CHECK(!atomic_load(&tep(p.b)->fail_held));
 	CHECK_EQ(rcc_ep_state(b2), RCC_EP_CONNECTED);
@@ -547,8 +577,11 @@ static void stopped_copier_holds_no_thread(void)
 	pair_close(&p);
 }
 
-/* The same stop inside a single copy, never resumed: the failure is
- * carried out at the peer timeout all the same. */
+static void stopped_copier_holds_no_thread(void) { held_failure_serves_others(STALL_MAPPED_COPY); }
+static void dereg_wait_holds_no_thread(void) { held_failure_serves_others(STALL_DEREG); }
+
+/* A stop inside a single copy, never resumed: the failure is carried out
+ * at the peer timeout all the same. */
 static void stopped_copier_deadline(void)
 {
 	struct pair_opts o = { .split = true, .attr_b = { .peer_timeout_ms = 300 } };
@@ -556,9 +589,9 @@ static void stopped_copier_deadline(void)
 
 	SKIP_UNLESS_GETFD();
 	CHECK_OK(pair_open(&p, &o));
-	CHECK(stop_inside_copy_and_end(&p, true));
+	CHECK(end_while_stalled(&p, STALL_SINGLE_COPY));
 	CHECK_EQ(state_after_connected(p.b), RCC_EP_DISCONNECTED);
-	atomic_store(copy_flag(&p, true), 0);
+	stall(&p, STALL_SINGLE_COPY, false);
 	close_eps(&p);
 	pair_close(&p);
 }
@@ -728,6 +761,7 @@ int main(int argc, char **argv)
 		TEST(mapped_imm_waits_for_receive),
 		TEST(left_service_withdraws),
 		TEST(stopped_copier_holds_no_thread),
+		TEST(dereg_wait_holds_no_thread),
 		TEST(stopped_copier_deadline),
 	};
 	if (test_on_verbs() || test_shm() != RCC_SHM_REQUIRE) {

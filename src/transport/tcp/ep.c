@@ -192,9 +192,10 @@ static void link_down(struct tcp_ep *ep)
  * from a stopped one before a failure is held. */
 #define FAIL_HOLD_SPINS 16
 
-/* rcci_ep_fail() without holding: may wait for the peer's copies (at most
- * the peer timeout each). Caller holds rx_lock. */
-static void fail_now(struct tcp_ep *ep, const struct ep_failure *f)
+/* rcci_ep_fail() without holding: may wait for cma_lock and the peer's
+ * copies (at most the peer timeout each) unless withdrawn says the regions
+ * were withdrawn already. Caller holds rx_lock. */
+static void fail_now(struct tcp_ep *ep, const struct ep_failure *f, bool withdrawn)
 {
 	struct rcc_wc wc = { .ep = &ep->base };
 	enum rcc_wc_status send_status = f->send_status, recv_status = f->recv_status;
@@ -202,8 +203,8 @@ static void fail_now(struct tcp_ep *ep, const struct ep_failure *f)
 	/* Mapped transfers: the peer can no longer copy into or out of our
 	 * regions once anything below tells the application that the endpoint
 	 * is out of service (a NIC takes no RDMA on a QP in error). */
-	if (ep->base.on_shm && atomic_load(&ep->base.state) == RCC_EP_CONNECTED)
-		rcci_cma_ep_withdraw(ep);
+	if (!withdrawn && ep->base.on_shm && atomic_load(&ep->base.state) == RCC_EP_CONNECTED)
+		rcci_cma_ep_withdraw(ep, true, false);
 	rcci_lock_acquire(&ep->tx_lock);
 	if (atomic_load(&ep->base.state) != RCC_EP_CONNECTED) {
 		rcci_lock_release(&ep->tx_lock);
@@ -286,10 +287,13 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 
 	if (atomic_load(&ep->base.state) != RCC_EP_CONNECTED || atomic_load(&ep->fail_held))
 		return; /* failed already, or the held failure comes first */
-	if (ep->base.on_shm && rcci_cma_ep_peer_copying(ep, FAIL_HOLD_SPINS)) {
+	if (ep->base.on_shm && (rcci_cma_ep_peer_copying(ep, FAIL_HOLD_SPINS) ||
+				!rcci_cma_ep_withdraw(ep, false, false))) {
 		/* Stopped inside a copy (a debugger, SIGSTOP, a frozen host
-		 * process): whoever called must not wait for it -- the progress
-		 * thread serves every other endpoint, a poller holds its CQ. */
+		 * process), or a deregistration holding cma_lock while it waits
+		 * for such a peer: whoever called must not wait for it -- the
+		 * progress thread serves every other endpoint, a poller holds
+		 * its CQ. */
 		f.deadline_ns = rcci_coarse_now_ns() + ep->peer_timeout_ns;
 		ep->held = f;
 		atomic_store(&ep->fail_held, true);
@@ -302,7 +306,7 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 		log_debug("%s: failing (%s) once the peer is out of its copy", ep->base.peer, why);
 		return;
 	}
-	fail_now(ep, &f);
+	fail_now(ep, &f, true);
 }
 
 void rcci_ep_fail_held(struct tcp_ep *ep)
@@ -310,14 +314,13 @@ void rcci_ep_fail_held(struct tcp_ep *ep)
 	rcci_lock_acquire(&ep->rx_lock);
 	if (atomic_load(&ep->fail_held)) {
 		bool late = rcci_coarse_now_ns() >= ep->held.deadline_ns;
-		if (late || !rcci_cma_ep_peer_copying(ep, 0)) {
-			if (late) {
+		if ((late || !rcci_cma_ep_peer_copying(ep, 0)) &&
+		    rcci_cma_ep_withdraw(ep, false, late)) {
+			if (late)
 				log_warn("%s: the peer stayed inside a copy past its timeout",
 					 ep->base.peer);
-				rcci_cma_ep_stop_waiting(ep);
-			}
 			unhold(ep);
-			fail_now(ep, &ep->held);
+			fail_now(ep, &ep->held, true);
 		}
 	}
 	rcci_lock_release(&ep->rx_lock);
@@ -512,10 +515,12 @@ int rcci_tcp_ep_disconnect(struct rcc_ep *base)
 	 * is carried out now, waiting for the copy (at most the peer timeout). */
 	if (atomic_load(&ep->fail_held)) {
 		unhold(ep);
-		fail_now(ep, &ep->held);
+		fail_now(ep, &ep->held, false);
 	}
-	fail_now(ep, &(struct ep_failure){ RCC_EP_DISCONNECTED, 0, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
-					   "local disconnect", 0 });
+	fail_now(ep,
+		 &(struct ep_failure){ RCC_EP_DISCONNECTED, 0, RCC_WC_SUCCESS, RCC_WC_SUCCESS,
+				       "local disconnect", 0 },
+		 false);
 	rcci_lock_acquire(&ep->tx_lock);
 	rcci_tx_flush(ep, false); /* say goodbye now if the socket has room */
 	rcci_lock_release(&ep->tx_lock);

@@ -50,14 +50,22 @@ void rcci_cma_ep_quiesce(struct tcp_ep *ep)
 		cma_stuck(ep);
 }
 
-void rcci_cma_ep_withdraw(struct tcp_ep *ep)
+bool rcci_cma_ep_withdraw(struct tcp_ep *ep, bool block, bool give_up)
 {
 	struct tcp_ctx *ctx = ep->ctx;
 
-	pthread_mutex_lock(&ctx->cma_lock);
+	if (block)
+		pthread_mutex_lock(&ctx->cma_lock);
+	else if (pthread_mutex_trylock(&ctx->cma_lock))
+		return false;
+	if (give_up) {
+		ep->shm.cma.wait_ns = 0;
+		ep->shm.mapped.wait_ns = 0;
+	}
 	if (ep->cma_listed)
 		withdraw_regions(ep);
 	pthread_mutex_unlock(&ctx->cma_lock);
+	return true;
 }
 
 bool rcci_cma_ep_peer_copying(struct tcp_ep *ep, unsigned spins)
@@ -70,14 +78,6 @@ bool rcci_cma_ep_peer_copying(struct tcp_ep *ep, unsigned spins)
 			return true;
 		sched_yield();
 	}
-}
-
-void rcci_cma_ep_stop_waiting(struct tcp_ep *ep)
-{
-	pthread_mutex_lock(&ep->ctx->cma_lock);
-	ep->shm.cma.wait_ns = 0;
-	ep->shm.mapped.wait_ns = 0;
-	pthread_mutex_unlock(&ep->ctx->cma_lock);
 }
 
 void rcci_cma_ep_stop(struct tcp_ep *ep)

@@ -629,17 +629,17 @@ void rcci_cma_ep_stop(struct tcp_ep *ep);
 void rcci_cma_ep_quiesce(struct tcp_ep *ep);
 /* The endpoint leaves service (rcci_ep_fail): the regions published to it
  * revoked, the peer's mapped copies waited out (at most the peer timeout,
- * then the connection is shut), nothing published to it any more. Takes
- * cma_lock: the caller holds no lock after rx_lock in the order. */
-void rcci_cma_ep_withdraw(struct tcp_ep *ep);
-/* Whether the peer is inside a copy the two above would wait out (mapped,
- * into or out of our regions; single copy, of our buffers), looked at up
- * to 1 + spins times with a yield between. Any thread, no lock. */
+ * then the connection is shut), nothing published to it any more. Under
+ * cma_lock (the caller holds no lock after rx_lock in the order): with
+ * block false, false at once if another thread holds it (a deregistration
+ * may hold it while it waits for a peer). give_up: the peer's copies are
+ * waited for no longer, here and for this endpoint from now on. */
+bool rcci_cma_ep_withdraw(struct tcp_ep *ep, bool block, bool give_up);
+/* Whether the peer is inside a copy the above or rcci_cma_ep_quiesce()
+ * would wait out (mapped, into or out of our regions; single copy, of our
+ * buffers), looked at up to 1 + spins times with a yield between. Any
+ * thread, no lock. */
 bool rcci_cma_ep_peer_copying(struct tcp_ep *ep, unsigned spins);
-/* The peer stayed inside its copy past the deadline: from now on the two
- * above wait for it no longer (they shut the connection instead). Takes
- * cma_lock. */
-void rcci_cma_ep_stop_waiting(struct tcp_ep *ep);
 /* rcc_mr_dereg() of key: kill every slot naming it and wait out their
  * copiers. Caller holds cma_lock and mr_lock's write side. */
 void rcci_cma_dereg(struct tcp_ctx *ctx, uint32_t key);
