@@ -633,7 +633,7 @@ struct rcc_ep_attr {
 	 * that takes no part (a raw rdma_cm program) is not timed. Shared
 	 * memory: a peer frozen in the middle of copying into or out of this
 	 * process's memory could finish that copy when it resumes, so the
-	 * endpoint stays RCC_EP_CONNECTED (nothing more is read from it) until
+	 * endpoint stays RCC_EP_CONNECTED (what arrives is dropped) until
 	 * the copy ended, at most one more peer_timeout_ms (and while an
 	 * rcc_mr_dereg() of this context waits for such a peer); no thread
 	 * waits meanwhile. */

@@ -580,6 +580,117 @@ static void held_failure_serves_others(enum stall s)
 static void stopped_copier_holds_no_thread(void) { held_failure_serves_others(STALL_MAPPED_COPY); }
 static void dereg_wait_holds_no_thread(void) { held_failure_serves_others(STALL_DEREG); }
 
+struct dereg_job {
+	struct rcc_mr *mr;
+	atomic_int rc; /* -EINPROGRESS until rcc_mr_dereg() returned */
+};
+
+static void *dereg_main(void *arg)
+{
+	struct dereg_job *j = arg;
+	atomic_store(&j->rc, rcc_mr_dereg(j->mr));
+	return NULL;
+}
+
+/* Whether every entry b publishes is revoked (as a sees them). */
+static bool b_publishes_nothing(struct pair *p)
+{
+	const struct shm_map_side *b = tep(p->a)->shm.mapped.peer;
+	for (int e = 0; e < SHM_MAP_ENTS; e++)
+		if (atomic_load(&b->ent[e].ctl) & 1)
+			return false;
+	return true;
+}
+
+/* rcc_mr_dereg() of a region a stopped inside a copy of waits for it (up to
+ * b's peer timeout), but holds up no other endpoint's copies meanwhile: a
+ * WRITE on another connection lands in b's memory (which takes mr_lock,
+ * the registered memory's lock) before a's copy ends. */
+static void dereg_wait_lets_others_copy(void)
+{
+	struct pair_opts o = { .split = true, .attr_b = { .peer_timeout_ms = 3600000 } };
+	struct rcc_ep_attr aa = { 0 }, ab = { 0 };
+	struct rcc_ep *a2 = NULL, *b2 = NULL;
+	struct tbuf far = { 0 }, src = { 0 };
+	struct mbuf pub = { 0 };
+	struct rcc_wc wc = { .status = RCC_WC_GENERAL_ERR };
+	struct pair p;
+	pthread_t t;
+
+	SKIP_UNLESS_GETFD();
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(mbuf_open(&pub, p.ctx_b, BIG, 0, BIG, ALL_ACCESS));
+	aa.send_cq = aa.recv_cq = p.cq_a;
+	ab.send_cq = ab.recv_cq = p.cq_b;
+	CHECK_OK(pair_connect(p.ctx, p.lst, &aa, &ab, &a2, &b2));
+	CHECK_OK(tbuf_alloc(&far, p.ctx_b, SMALL, ALL_ACCESS));
+	CHECK_OK(tbuf_alloc(&src, p.ctx, SMALL, RCC_ACCESS_LOCAL_WRITE));
+	fill_pattern(src.p, SMALL, 11);
+	struct rcc_remote_mr rm = rcc_mr_remote(far.mr);
+	struct rcc_sge sg = tbuf_sge(&src, 0, SMALL);
+
+	stall(&p, STALL_MAPPED_COPY, true);
+	struct dereg_job job = { .mr = pub.mr, .rc = -EINPROGRESS };
+	pub.mr = NULL;
+	CHECK_OK(pthread_create(&t, NULL, dereg_main, &job));
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (!b_publishes_nothing(&p) && now_ms() < end)
+		sched_yield();
+	bool revoked = b_publishes_nothing(&p);
+	int rc = rcc_post_write(a2, &sg, 1, rm.addr, rm.rkey, 6, RCC_SEND_SIGNALED);
+	if (!rc)
+		rc = wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS);
+	bool waiting = atomic_load(&job.rc) == -EINPROGRESS;
+	stall(&p, STALL_MAPPED_COPY, false);
+	pthread_join(t, NULL);
+	CHECK_MSG(revoked, "rcc_mr_dereg() never revoked the region");
+	CHECK_OK(rc);
+	CHECK_EQ(wc.wr_id, 6);
+	CHECK_WC(wc, RCC_WC_SUCCESS);
+	CHECK(memcmp(far.p, src.p, SMALL) == 0);
+	CHECK_MSG(waiting, "rcc_mr_dereg() returned while the peer was inside its copy");
+	CHECK_OK(atomic_load(&job.rc));
+	TEARDOWN(rcc_ep_close(a2));
+	TEARDOWN(rcc_ep_close(b2));
+	close_eps(&p);
+	tbuf_free(&src);
+	tbuf_free(&far);
+	mbuf_close(&pub);
+	pair_close(&p);
+}
+
+/* A failure held (here by a deregistration's cma_lock) is the same failure
+ * once carried out: a WRITE b refuses (a bad key) still gets its access
+ * NAK, so a's request says why, not merely that it was flushed. */
+static void held_error_still_naks(void)
+{
+	struct pair_opts o = { .split = true };
+	struct tbuf src = { 0 };
+	struct rcc_wc wc = { .status = RCC_WC_GENERAL_ERR };
+	struct pair p;
+
+	SKIP_UNLESS_GETFD();
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&src, p.ctx, SMALL, RCC_ACCESS_LOCAL_WRITE));
+	struct rcc_sge sg = tbuf_sge(&src, 0, SMALL);
+	stall(&p, STALL_DEREG, true);
+	int rc = rcc_post_write(p.a, &sg, 1, 4096, 0x5eed, 7, RCC_SEND_SIGNALED);
+	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
+	while (!rc && !atomic_load(&tep(p.b)->fail_held) && now_ms() < end)
+		sched_yield();
+	bool held = atomic_load(&tep(p.b)->fail_held);
+	stall(&p, STALL_DEREG, false);
+	CHECK_OK(rc);
+	CHECK_MSG(held, "b's failure was not held");
+	CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
+	CHECK_EQ(wc.wr_id, 7);
+	CHECK_WC(wc, RCC_WC_REM_ACCESS_ERR);
+	CHECK_EQ(state_after_connected(p.b), RCC_EP_ERROR);
+	close_eps(&p);
+	tbuf_free(&src);
+	pair_close(&p);
+}
+
 /* A stop inside a single copy, never resumed: the failure is carried out
  * at the peer timeout all the same. */
 static void stopped_copier_deadline(void)
@@ -762,6 +873,8 @@ int main(int argc, char **argv)
 		TEST(left_service_withdraws),
 		TEST(stopped_copier_holds_no_thread),
 		TEST(dereg_wait_holds_no_thread),
+		TEST(dereg_wait_lets_others_copy),
+		TEST(held_error_still_naks),
 		TEST(stopped_copier_deadline),
 	};
 	if (test_on_verbs() || test_shm() != RCC_SHM_REQUIRE) {

@@ -276,8 +276,10 @@ static void fail_now(struct tcp_ep *ep, const struct ep_failure *f, bool withdra
 
 static void unhold(struct tcp_ep *ep)
 {
-	if (atomic_exchange(&ep->fail_held, false))
+	if (atomic_exchange(&ep->fail_held, false)) {
 		atomic_fetch_sub(&ep->ctx->held_fails, 1);
+		rcci_ep_update_events(ep);
+	}
 }
 
 void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
@@ -297,10 +299,12 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 		f.deadline_ns = rcci_coarse_now_ns() + ep->peer_timeout_ns;
 		ep->held = f;
 		atomic_store(&ep->fail_held, true);
-		/* Nothing more moves on the connection (a socket that stays
-		 * readable would keep the progress thread spinning). */
-		ep->rx_eof = true;
-		link_down(ep);
+		/* What arrives meanwhile is dropped (ep_serving), and nobody
+		 * watches the socket: one left readable (the peer's end) would
+		 * keep the progress thread or a waiter spinning. What the
+		 * failure sends (a NAK, the CLOSE) goes when it is carried out. */
+		rcci_ep_update_events(ep);
+		rcci_cq_unwatch(ep);
 		atomic_fetch_add(&ep->ctx->held_fails, 1);
 		rcci_progress_wake(ep->ctx);
 		log_debug("%s: failing (%s) once the peer is out of its copy", ep->base.peer, why);
@@ -321,6 +325,9 @@ void rcci_ep_fail_held(struct tcp_ep *ep)
 					 ep->base.peer);
 			unhold(ep);
 			fail_now(ep, &ep->held, true);
+			/* A pass of the thread sends what the failure owes (a NAK,
+			 * the CLOSE): nothing else may come to move it. */
+			rcci_progress_kick(ep);
 		}
 	}
 	rcci_lock_release(&ep->rx_lock);
@@ -474,7 +481,7 @@ void rcci_ep_update_events(struct tcp_ep *ep)
 	struct epoll_event ev = { .data.ptr = ep };
 
 	pthread_mutex_lock(&ep->ev_lock);
-	if (atomic_load(&ep->link) != LINK_DOWN && !ep->removed) {
+	if (atomic_load(&ep->link) != LINK_DOWN && !ep->removed && !atomic_load(&ep->fail_held)) {
 		want = EPOLLRDHUP;
 		if (!atomic_load_explicit(&ep->parked, memory_order_relaxed))
 			want |= EPOLLIN;

@@ -71,12 +71,17 @@ static int tcp_mr_dereg(struct rcc_mr *base)
 	/* Killing the single-copy slots that name the region waits out every
 	 * copy by a peer (docs/shm.md, "Deregistration guarantee"). */
 	pthread_mutex_lock(&ctx->cma_lock);
-	/* Taking the write side waits out every copy into or out of the region. */
+	/* Taking the write side waits out every copy into or out of the region
+	 * by this process. */
 	rcci_rwlock_write(&ctx->mr_lock);
 	rcci_keys_remove(&ctx->keys, base->lkey);
-	rcci_cma_dereg(ctx, base->lkey);
-	rcci_map_dereg(ctx, (struct tcp_mr *)base);
+	rcci_cma_dereg_revoke(ctx, base->lkey);
 	rcci_rwlock_write_end(&ctx->mr_lock);
+	/* The peers' copies are waited for without mr_lock: a peer stopped
+	 * inside one holds only this call (at most its timeout), not every
+	 * endpoint's copies. Nothing can name the region any more. */
+	rcci_cma_dereg_wait(ctx);
+	rcci_map_dereg(ctx, (struct tcp_mr *)base);
 	pthread_mutex_unlock(&ctx->cma_lock);
 	return 0;
 }

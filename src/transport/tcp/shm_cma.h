@@ -137,6 +137,11 @@ int rcci_shm_cma_copy(struct shm_cma *c, const uint8_t *desc, uint32_t desc_len,
  * copier is inside any of them. false: one stayed busy (the connection
  * must then fail). */
 bool rcci_shm_cma_kill(struct shm_cma *c, uint32_t mask);
+/* Its two halves: clear live (and fence); wait while busy (a copier that
+ * passed the live check before the clear). Busy is the copier's alone, so
+ * a slot reused in between is waited for too, never too little. */
+void rcci_shm_cma_revoke(struct shm_cma *c, uint32_t mask);
+bool rcci_shm_cma_wait(struct shm_cma *c, uint32_t mask);
 /* The peer is inside a copy for one of our slots (its busy flag), one look. */
 bool rcci_shm_cma_peer_busy(const struct shm_cma *c);
 /* The slots whose request names key. Caller holds mr_lock's write side. */

@@ -102,11 +102,19 @@ void rcci_cma_ep_stop(struct tcp_ep *ep)
 	pthread_mutex_unlock(&ctx->cma_lock);
 }
 
-void rcci_cma_dereg(struct tcp_ctx *ctx, uint32_t key)
+void rcci_cma_dereg_revoke(struct tcp_ctx *ctx, uint32_t key)
 {
 	for (struct tcp_ep *ep = ctx->cma_eps; ep; ep = ep->cma_next) {
-		uint32_t mask = rcci_shm_cma_slots_of(&ep->shm.cma, key);
-		if (mask && !rcci_shm_cma_kill(&ep->shm.cma, mask))
+		ep->cma_dereg_mask = rcci_shm_cma_slots_of(&ep->shm.cma, key);
+		rcci_shm_cma_revoke(&ep->shm.cma, ep->cma_dereg_mask);
+	}
+}
+
+void rcci_cma_dereg_wait(struct tcp_ctx *ctx)
+{
+	for (struct tcp_ep *ep = ctx->cma_eps; ep; ep = ep->cma_next) {
+		if (!rcci_shm_cma_wait(&ep->shm.cma, ep->cma_dereg_mask))
 			cma_stuck(ep);
+		ep->cma_dereg_mask = 0;
 	}
 }

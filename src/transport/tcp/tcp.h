@@ -334,6 +334,7 @@ struct tcp_ep {
 	struct tcp_ep *next, *prev; /* ctx->eps */
 	struct shm_ring shm;        /* the stream when base.on_shm */
 	struct tcp_ep *cma_next;    /* ctx->cma_eps (cma_lock) */
+	uint32_t cma_dereg_mask;    /* slots an rcc_mr_dereg() killed, to wait for (cma_lock) */
 	bool cma_listed;
 	bool shm_sock; /* rx_lock: this pass may read the socket (shm) */
 	/* shm: a thread about to sleep on a CQ of this endpoint armed its ring
@@ -522,7 +523,7 @@ int rcci_tcp_ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct sh
  * application that sees the error also sees the endpoint out of service.
  * On shared memory the peer's copies into or out of our memory end first
  * (shm_cma_ep.c); while the peer stays inside one, the failure is held
- * (nothing more is read; the progress thread carries it out once the copy
+ * (what arrives is dropped; the progress thread carries it out once the copy
  * ended, at most the peer timeout later: rcci_ep_fail_held()), so that no
  * thread -- the progress thread serving every other endpoint, or one in
  * rcc_cq_poll() -- waits for a stopped peer. Caller holds rx_lock. */
@@ -640,12 +641,16 @@ bool rcci_cma_ep_withdraw(struct tcp_ep *ep, bool block, bool give_up);
  * buffers), looked at up to 1 + spins times with a yield between. Any
  * thread, no lock. */
 bool rcci_cma_ep_peer_copying(struct tcp_ep *ep, unsigned spins);
-/* rcc_mr_dereg() of key: kill every slot naming it and wait out their
- * copiers. Caller holds cma_lock and mr_lock's write side. */
-void rcci_cma_dereg(struct tcp_ctx *ctx, uint32_t key);
+/* rcc_mr_dereg() of key: kill every slot naming it (revoke: caller holds
+ * cma_lock and mr_lock's write side, under which the slots' keys are
+ * read), then wait out their copiers (wait: cma_lock only -- a peer
+ * stopped inside a copy must not hold mr_lock, which every copy of every
+ * endpoint takes, for its timeout). */
+void rcci_cma_dereg_revoke(struct tcp_ctx *ctx, uint32_t key);
+void rcci_cma_dereg_wait(struct tcp_ctx *ctx);
 /* Mapped transfers (shm_map.h). A region registered (after the key table
  * took it) and deregistered (its entries revoked, the peers' copies waited
- * out); caller holds cma_lock (and mr_lock's write side for dereg). */
+ * out); caller holds cma_lock (not mr_lock while it waits, as above). */
 void rcci_map_reg(struct tcp_ctx *ctx, struct tcp_mr *mr);
 /* A shared-memory endpoint joins cma_eps: the peer's pidfd opened, every
  * mappable region published to it. Caller holds cma_lock. */
