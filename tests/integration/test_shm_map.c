@@ -108,6 +108,20 @@ static void mbuf_close(struct mbuf *m)
 	m->p = NULL;
 }
 
+/* A split pair, a's BIG source filled with pattern seed, and b's BIG
+ * region on shared memory (published to a): one mapped WRITE's worth. */
+static int big_write_open(struct pair *p, struct tbuf *src, struct mbuf *dst, uint64_t seed)
+{
+	struct pair_opts o = { .split = true };
+	int rc = pair_open(p, &o);
+
+	if (rc || (rc = tbuf_alloc(src, p->ctx, BIG, RCC_ACCESS_LOCAL_WRITE)) ||
+	    (rc = mbuf_open(dst, p->ctx_b, BIG, 0, BIG, ALL_ACCESS)))
+		return rc;
+	fill_pattern(src->p, BIG, seed);
+	return 0;
+}
+
 /* Close both endpoints (checked, as every teardown) before the regions the
  * case registered go: a peer's mapping of them ends with its endpoint. */
 static void close_eps(struct pair *p)
@@ -250,19 +264,15 @@ static void access_checked(void)
  * once, completed once, with the whole length. */
 static void mapped_imm_waits_for_receive(void)
 {
-	struct pair_opts o = { .split = true };
 	struct tbuf src = { 0 };
 	struct mbuf dst = { 0 };
 	struct rcc_wc wc;
 	struct pair p;
 
 	SKIP_UNLESS_GETFD();
-	CHECK_OK(pair_open(&p, &o));
-	CHECK_OK(tbuf_alloc(&src, p.ctx, BIG, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(mbuf_open(&dst, p.ctx_b, BIG, 0, BIG, ALL_ACCESS));
+	CHECK_OK(big_write_open(&p, &src, &dst, 21));
 	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
 	struct rcc_sge s = tbuf_sge(&src, 0, BIG);
-	fill_pattern(src.p, BIG, 21);
 	CHECK_OK(rcc_post_write_imm(p.a, &s, 1, rm.addr, rm.rkey, 0x1234, 1, RCC_SEND_SIGNALED));
 	CHECK_EQ(copies(p.a), 1);
 	CHECK_EQ(rcc_cq_wait(p.cq_a, &wc, 1, 20), -ETIMEDOUT); /* still waiting, not failed */
@@ -427,19 +437,15 @@ static int peer_copy(struct pair *p, struct tbuf *src, struct rcc_remote_mr rm)
  * registered afterwards -- as a NIC takes no RDMA on a QP in error. */
 static void left_service_withdraws(void)
 {
-	struct pair_opts o = { .split = true };
 	struct tbuf src = { 0 };
 	struct mbuf dst = { 0 }, later = { 0 };
 	struct pair p;
 	struct rcc_wc wc;
 
 	SKIP_UNLESS_GETFD();
-	CHECK_OK(pair_open(&p, &o));
-	CHECK_OK(tbuf_alloc(&src, p.ctx, BIG, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(mbuf_open(&dst, p.ctx_b, BIG, 0, BIG, ALL_ACCESS));
+	CHECK_OK(big_write_open(&p, &src, &dst, 7));
 	struct rcc_remote_mr rm = rcc_mr_remote(dst.mr);
 	struct rcc_sge s = tbuf_sge(&src, 0, BIG);
-	fill_pattern(src.p, BIG, 7);
 	CHECK_OK(rcc_post_write(p.a, &s, 1, rm.addr, rm.rkey, 1, RCC_SEND_SIGNALED));
 	EXPECT_STATUS(p.cq_a, 1, RCC_WC_SUCCESS);
 	CHECK_EQ(copies(p.a), 1); /* the peer holds the mapping */
@@ -526,55 +532,83 @@ static enum rcc_ep_state state_after_connected(struct rcc_ep *ep)
 	return rcc_ep_state(ep);
 }
 
+/* The pair (b's peer timeout an hour: b never declares a dead by itself), a
+ * region of b published to a, and a second connection a2 -> b2 on the same
+ * contexts with a small region far on b's side and near on a's: what
+ * another client of b's context does while a stalls b. */
+struct two_conns {
+	struct pair p;
+	struct rcc_ep *a2, *b2;
+	struct tbuf far, near;
+	struct mbuf pub;
+};
+
+static int two_conns_open(struct two_conns *c)
+{
+	struct pair_opts o = { .split = true, .attr_b = { .peer_timeout_ms = 3600000 } };
+	struct rcc_ep_attr aa = { 0 }, ab = { 0 };
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	if ((rc = pair_open(&c->p, &o)))
+		return rc;
+	aa.send_cq = aa.recv_cq = c->p.cq_a;
+	ab.send_cq = ab.recv_cq = c->p.cq_b;
+	if ((rc = mbuf_open(&c->pub, c->p.ctx_b, BIG, 0, BIG, ALL_ACCESS)) ||
+	    (rc = pair_connect(c->p.ctx, c->p.lst, &aa, &ab, &c->a2, &c->b2)) ||
+	    (rc = tbuf_alloc(&c->far, c->p.ctx_b, SMALL, ALL_ACCESS)))
+		return rc;
+	return tbuf_alloc(&c->near, c->p.ctx, SMALL, RCC_ACCESS_LOCAL_WRITE);
+}
+
+static void two_conns_close(struct two_conns *c)
+{
+	TEARDOWN(rcc_ep_close(c->a2));
+	TEARDOWN(rcc_ep_close(c->b2));
+	close_eps(&c->p);
+	tbuf_free(&c->near);
+	tbuf_free(&c->far);
+	mbuf_close(&c->pub);
+	pair_close(&c->p);
+}
+
+/* a2 -> b2: a READ (far into near) or a WRITE (near into far) of SMALL
+ * bytes and its completion (bounded). 0 or a negative errno. */
+static int other_conn_op(struct two_conns *c, bool read, uint64_t id, struct rcc_wc *wc)
+{
+	struct rcc_remote_mr rm = rcc_mr_remote(c->far.mr);
+	struct rcc_sge sg = tbuf_sge(&c->near, 0, SMALL);
+	int rc = read ? rcc_post_read(c->a2, &sg, 1, rm.addr, rm.rkey, id, RCC_SEND_SIGNALED) :
+			rcc_post_write(c->a2, &sg, 1, rm.addr, rm.rkey, id, RCC_SEND_SIGNALED);
+	return rc ? rc : wait_one(c->p.cq_a, wc, TEST_TIMEOUT_MS);
+}
+
 /* b's end, stalled by s, waits -- b stays connected, so its application
  * is not told it may reuse a region a's copy still writes -- but no thread
  * waits with it: the progress thread answers a READ on another connection
  * of b's context meanwhile. Once s ends, the failure is carried out. */
 static void held_failure_serves_others(enum stall s)
 {
-	struct pair_opts o = { .split = true, .attr_b = { .peer_timeout_ms = 3600000 } };
-	struct rcc_ep_attr aa = { 0 }, ab = { 0 };
-	struct rcc_ep *a2 = NULL, *b2 = NULL;
-	struct tbuf far = { 0 }, back = { 0 };
-	struct mbuf pub = { 0 };
-	struct pair p;
+	struct rcc_wc wc = { .status = RCC_WC_GENERAL_ERR };
+	struct two_conns c;
 
 	SKIP_UNLESS_GETFD();
-	CHECK_OK(pair_open(&p, &o));
-	/* published to a: leaving service means waiting for a's copy */
-	CHECK_OK(mbuf_open(&pub, p.ctx_b, BIG, 0, BIG, ALL_ACCESS));
-	aa.send_cq = aa.recv_cq = p.cq_a;
-	ab.send_cq = ab.recv_cq = p.cq_b;
-	CHECK_OK(pair_connect(p.ctx, p.lst, &aa, &ab, &a2, &b2));
-	CHECK_OK(tbuf_alloc(&far, p.ctx_b, SMALL, ALL_ACCESS));
-	CHECK_OK(tbuf_alloc(&back, p.ctx, SMALL, RCC_ACCESS_LOCAL_WRITE));
-	fill_pattern(far.p, SMALL, 9);
-	struct rcc_remote_mr rm = rcc_mr_remote(far.mr);
-	struct rcc_sge sg = tbuf_sge(&back, 0, SMALL);
-
-	CHECK_MSG(end_while_stalled(&p, s), "b's end was not held (state %d)",
-		  (int)rcc_ep_state(p.b));
-	int rc = rcc_post_read(a2, &sg, 1, rm.addr, rm.rkey, 5, RCC_SEND_SIGNALED);
-	struct rcc_wc wc = { .status = RCC_WC_GENERAL_ERR };
-	if (!rc)
-		rc = wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS);
-	bool connected = rcc_ep_state(p.b) == RCC_EP_CONNECTED;
-	stall(&p, s, false);
+	CHECK_OK(two_conns_open(&c));
+	fill_pattern(c.far.p, SMALL, 9);
+	CHECK_MSG(end_while_stalled(&c.p, s), "b's end was not held (state %d)",
+		  (int)rcc_ep_state(c.p.b));
+	int rc = other_conn_op(&c, true, 5, &wc);
+	bool connected = rcc_ep_state(c.p.b) == RCC_EP_CONNECTED;
+	stall(&c.p, s, false);
 	CHECK_OK(rc);
 	CHECK_EQ(wc.wr_id, 5);
 	CHECK_WC(wc, RCC_WC_SUCCESS);
-	CHECK(memcmp(back.p, far.p, SMALL) == 0);
+	CHECK(memcmp(c.near.p, c.far.p, SMALL) == 0);
 	CHECK(connected);
-	CHECK_EQ(state_after_connected(p.b), RCC_EP_DISCONNECTED);
-	CHECK(!atomic_load(&tep(p.b)->fail_held));
-	CHECK_EQ(rcc_ep_state(b2), RCC_EP_CONNECTED);
-	TEARDOWN(rcc_ep_close(a2));
-	TEARDOWN(rcc_ep_close(b2));
-	close_eps(&p);
-	tbuf_free(&back);
-	tbuf_free(&far);
-	mbuf_close(&pub);
-	pair_close(&p);
+	CHECK_EQ(state_after_connected(c.p.b), RCC_EP_DISCONNECTED);
+	CHECK(!atomic_load(&tep(c.p.b)->fail_held));
+	CHECK_EQ(rcc_ep_state(c.b2), RCC_EP_CONNECTED);
+	two_conns_close(&c);
 }
 
 static void stopped_copier_holds_no_thread(void) { held_failure_serves_others(STALL_MAPPED_COPY); }
@@ -608,55 +642,33 @@ static bool b_publishes_nothing(struct pair *p)
  * the registered memory's lock) before a's copy ends. */
 static void dereg_wait_lets_others_copy(void)
 {
-	struct pair_opts o = { .split = true, .attr_b = { .peer_timeout_ms = 3600000 } };
-	struct rcc_ep_attr aa = { 0 }, ab = { 0 };
-	struct rcc_ep *a2 = NULL, *b2 = NULL;
-	struct tbuf far = { 0 }, src = { 0 };
-	struct mbuf pub = { 0 };
 	struct rcc_wc wc = { .status = RCC_WC_GENERAL_ERR };
-	struct pair p;
+	struct two_conns c;
 	pthread_t t;
 
 	SKIP_UNLESS_GETFD();
-	CHECK_OK(pair_open(&p, &o));
-	CHECK_OK(mbuf_open(&pub, p.ctx_b, BIG, 0, BIG, ALL_ACCESS));
-	aa.send_cq = aa.recv_cq = p.cq_a;
-	ab.send_cq = ab.recv_cq = p.cq_b;
-	CHECK_OK(pair_connect(p.ctx, p.lst, &aa, &ab, &a2, &b2));
-	CHECK_OK(tbuf_alloc(&far, p.ctx_b, SMALL, ALL_ACCESS));
-	CHECK_OK(tbuf_alloc(&src, p.ctx, SMALL, RCC_ACCESS_LOCAL_WRITE));
-	fill_pattern(src.p, SMALL, 11);
-	struct rcc_remote_mr rm = rcc_mr_remote(far.mr);
-	struct rcc_sge sg = tbuf_sge(&src, 0, SMALL);
-
-	stall(&p, STALL_MAPPED_COPY, true);
-	struct dereg_job job = { .mr = pub.mr, .rc = -EINPROGRESS };
-	pub.mr = NULL;
+	CHECK_OK(two_conns_open(&c));
+	fill_pattern(c.near.p, SMALL, 11);
+	stall(&c.p, STALL_MAPPED_COPY, true);
+	struct dereg_job job = { .mr = c.pub.mr, .rc = -EINPROGRESS };
+	c.pub.mr = NULL;
 	CHECK_OK(pthread_create(&t, NULL, dereg_main, &job));
 	uint64_t end = now_ms() + TEST_TIMEOUT_MS;
-	while (!b_publishes_nothing(&p) && now_ms() < end)
+	while (!b_publishes_nothing(&c.p) && now_ms() < end)
 		sched_yield();
-	bool revoked = b_publishes_nothing(&p);
-	int rc = rcc_post_write(a2, &sg, 1, rm.addr, rm.rkey, 6, RCC_SEND_SIGNALED);
-	if (!rc)
-		rc = wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS);
+	bool revoked = b_publishes_nothing(&c.p);
+	int rc = other_conn_op(&c, false, 6, &wc);
 	bool waiting = atomic_load(&job.rc) == -EINPROGRESS;
-	stall(&p, STALL_MAPPED_COPY, false);
+	stall(&c.p, STALL_MAPPED_COPY, false);
 	pthread_join(t, NULL);
 	CHECK_MSG(revoked, "rcc_mr_dereg() never revoked the region");
 	CHECK_OK(rc);
 	CHECK_EQ(wc.wr_id, 6);
 	CHECK_WC(wc, RCC_WC_SUCCESS);
-	CHECK(memcmp(far.p, src.p, SMALL) == 0);
+	CHECK(memcmp(c.far.p, c.near.p, SMALL) == 0);
 	CHECK_MSG(waiting, "rcc_mr_dereg() returned while the peer was inside its copy");
 	CHECK_OK(atomic_load(&job.rc));
-	TEARDOWN(rcc_ep_close(a2));
-	TEARDOWN(rcc_ep_close(b2));
-	close_eps(&p);
-	tbuf_free(&src);
-	tbuf_free(&far);
-	mbuf_close(&pub);
-	pair_close(&p);
+	two_conns_close(&c);
 }
 
 /* A failure held (here by a deregistration's cma_lock) is the same failure
