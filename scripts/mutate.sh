@@ -22,7 +22,8 @@
 #   RCC_MUTATE_DIR   scratch directory (default build-mutate/ in the repository;
 #                    wiped and refilled from the working tree on every run)
 #   RCC_TEST_JOBS    ctest and ninja parallelism (default 2)
-#   RCC_MUTATE_WORKERS  mutants run side by side, each in its own copy (default 2)
+#   RCC_MUTATE_WORKERS  host mutants run side by side, each in its own copy
+#                    (default 2); VM mutants have one worker (and copy) more
 #   RCC_MUTATE_PASSED_JUNIT  a ctest JUnit file of the same working tree, written
 #                    just before (scripts/test.sh's own run of every test): the
 #                    baseline's host tests that passed there are not run again
@@ -226,6 +227,7 @@ for m in "${LIST[@]}"; do
 	if is_vm; then vm_list+=("$m"); else host_list+=("$m"); fi
 done
 LIST=("${host_list[@]}" "${vm_list[@]}")
+NHOST=${#host_list[@]}
 mapfile -t base_names < <(grep . <<<"$names_all" | sort -u)
 say "baseline: the unmutated copy passes the targeted tests (${#base_names[@]} on the host)"
 # Tests the caller's run of this very tree passed (RCC_MUTATE_PASSED_JUNIT) are
@@ -254,31 +256,41 @@ fi
 # the host's mutants need not wait for a VM a caller's lane may be using.
 
 # --- the mutants -----------------------------------------------------------------------
-# Two workers by default, each with its own copy and build folder (w1: the one
-# built above; w2..: configured now, built lazily, only what their first
+# Two host workers by default, each with its own copy and build folder (w1: the
+# one built above; w2..: configured now, built lazily, only what their first
 # mutants' tests run). Most of a slow mutant's time is a test waiting out a
 # bound for a completion the fault withholds: the CPU is idle then, and the
 # other worker uses it. Builds run at the lowest priority, tests above them.
-# A worker takes the next mutant off one queue (a counter under flock); one VM
-# at a time (flock), as two would share the machine's one spare core.
+# Host workers take the next host mutant off one queue (a counter under
+# flock); the VM mutants have a worker of their own, with its own copy, one VM
+# at a time (flock), as two would share the machine's one spare core. It
+# starts with the others and takes the VM between a caller's lane boots
+# (RCC_VM_LOCK): the VM's work then runs beside the host mutants, not after
+# them (the test command's critical path; in a fresh clone on 2026-12-07 the
+# VM mutants took the last 175 s of an 873 s run, the host workers idle).
 WORKERS=${RCC_MUTATE_WORKERS:-2}
 [[ $WORKERS =~ ^[1-9][0-9]*$ ]] || fail "RCC_MUTATE_WORKERS must be a positive number"
-((WORKERS <= ${#LIST[@]})) || WORKERS=${#LIST[@]}
+((WORKERS <= NHOST)) || WORKERS=$NHOST
+VM_WORKER=0 # the VM mutants' worker (0: none)
+if ((NHOST < ${#LIST[@]})); then
+	VM_WORKER=$((WORKERS + 1))
+fi
 mkdir -p "$WORK/results"
 echo 0 >"$WORK/queue"
-for ((w = 2; w <= WORKERS; w++)); do
+echo "$NHOST" >"$WORK/queue-vm"
+for ((w = 2; w <= WORKERS + (VM_WORKER > 0); w++)); do
 	mkdir -p "$WORK/w$w/src"
 	tar -C "$WORK/src" -cf - . | tar -xf - -C "$WORK/w$w/src"
 done
 
-next_mutant() { # the queue's next index (past the end: none left)
+next_mutant() { # QUEUE END: the queue's next index (END or past: none left)
 	local i
 	{
 		flock 9
-		i=$(<"$WORK/queue")
-		echo $((i + 1)) >"$WORK/queue"
+		i=$(<"$WORK/$1")
+		echo $((i + 1)) >"$WORK/$1"
 	} 9>"$WORK/queue.lock"
-	echo "$i"
+	((i < $2)) && echo "$i"
 }
 
 # run_mutant M: apply, build, test and restore one mutant in this worker's
@@ -368,8 +380,8 @@ vm_baseline_once() {
 	[ "$(<"$WORK/baseline-vm.status")" = 0 ]
 }
 
-worker() { # K: mutants off the queue until none is left
-	local k=$1 i
+worker() { # K QUEUE END: mutants off QUEUE (indices below END) until none is left
+	local k=$1 queue=$2 end=$3 i
 	ROOT=$WORK
 	if ((k > 1)); then
 		ROOT=$WORK/w$k
@@ -377,17 +389,21 @@ worker() { # K: mutants off the queue until none is left
 		cmake -S "$ROOT/src" -B "$BUILD" -G Ninja "${RCC_OPTION_DEFAULTS[@]}" "${TEST_CONFIG[@]}" \
 			>"$ROOT/configure.log" 2>&1 || { echo "  (worker $k: configure failed; the others go on)"; return 0; }
 	fi
-	while i=$(next_mutant) && ((i < ${#LIST[@]})); do
+	while i=$(next_mutant "$queue" "$end"); do
 		run_mutant "${LIST[$i]}"
 	done
 }
 
-say "mutants (${#LIST[@]}, $WORKERS workers)"
+say "mutants (${#LIST[@]}: $NHOST on $WORKERS host workers, $((${#LIST[@]} - NHOST)) VM)"
 WORKER_PIDS=()
 for ((w = 1; w <= WORKERS; w++)); do
-	worker "$w" &
+	worker "$w" queue "$NHOST" &
 	WORKER_PIDS+=($!)
 done
+if ((VM_WORKER)); then
+	worker "$VM_WORKER" queue-vm "${#LIST[@]}" &
+	WORKER_PIDS+=($!)
+fi
 for p in "${WORKER_PIDS[@]}"; do wait "$p" || fail "a mutation worker failed"; done
 if [ -f "$WORK/baseline-vm.status" ] && [ "$(<"$WORK/baseline-vm.status")" != 0 ]; then
 	tail -n 60 "$WORK/baseline-vm.log" 2>/dev/null || tail -n 40 "$WORK"/w*/baseline-vm-build.log "$WORK/baseline-vm-build.log" 2>/dev/null || true

@@ -252,11 +252,12 @@ step "install + pkg-config + find_package + example" tests/install/check.sh buil
 # --- the mutation run, beside the VM's last boots -------------------------------------
 # Once the host's steps are done the lane still has minutes of boots to go,
 # and the CPU they leave is what most mutants need: a test waiting out a bound
-# for a completion the fault withholds. The run takes its host mutants first
-# and its VM mutants last; their boots take the lane's lock (RCC_VM_LOCK), so
-# they run between the lane's boots, one VM at a time on the machine (fresh
-# clone, 2026-11-27: the lane ended 438 s after the host's steps, then the run
-# took 641 s alone; the VM's own work, lane and mutants, is the critical path).
+# for a completion the fault withholds. Its VM mutants have a worker of their
+# own beside the host mutants' two; their boots take the lane's lock
+# (RCC_VM_LOCK), so they run between the lane's boots, one VM at a time on
+# the machine (fresh clone, 2026-11-27: the lane ended 438 s after the host's
+# steps, then the run took 641 s alone; 2026-12-07, with the VM mutants still
+# queued after the host ones: they took the run's last 175 s of 873).
 # Its baseline: the tests the gcc run above passed on this same tree count.
 # The VM's baseline likewise: the lane's first boot ran every integration and
 # verbs test binary of this tree on verbs (suite 10-integration); once it
