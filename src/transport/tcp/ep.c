@@ -315,7 +315,10 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 
 void rcci_ep_fail_held(struct tcp_ep *ep)
 {
-	rcci_lock_acquire(&ep->rx_lock);
+	/* Busy: someone else is at it (rcc_ep_disconnect() may be waiting for
+	 * the peer's copy with it held): the next tick looks again. */
+	if (!rcci_lock_try(&ep->rx_lock))
+		return;
 	if (atomic_load(&ep->fail_held)) {
 		bool late = rcci_coarse_now_ns() >= ep->held.deadline_ns;
 		if ((late || !rcci_cma_ep_peer_copying(ep, 0)) &&

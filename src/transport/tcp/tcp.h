@@ -530,7 +530,8 @@ int rcci_tcp_ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct sh
 void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 		  enum rcc_wc_status send_status, enum rcc_wc_status recv_status, const char *why);
 /* The progress thread, every tick while the endpoint's failure is held:
- * carry it out if the peer's copy ended or the deadline passed. Takes rx_lock. */
+ * carry it out if the peer's copy ended or the deadline passed. Tries
+ * rx_lock (taken: the next tick looks again); never waits. */
 void rcci_ep_fail_held(struct tcp_ep *ep);
 int rcci_tcp_ep_disconnect(struct rcc_ep *ep);
 void rcci_tcp_ep_destroy(struct rcc_ep *ep);
