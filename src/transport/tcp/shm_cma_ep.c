@@ -25,11 +25,9 @@ void rcci_cma_ep_start(struct tcp_ep *ep)
 	pthread_mutex_unlock(&ctx->cma_lock);
 }
 
-/* A copier kept a slot busy past the peer timeout: the connection fails
- * (its end shows up on the doorbell, as the peer's death would). */
-static void cma_stuck(struct tcp_ep *ep)
+void rcci_cma_ep_peer_stuck(struct tcp_ep *ep, const char *what)
 {
-	log_warn("%s: the peer kept a single-copy slot busy past its timeout", ep->base.peer);
+	log_warn("%s: the peer stayed inside %s past its timeout", ep->base.peer, what);
 	shutdown(ep->fd, SHUT_RDWR);
 }
 
@@ -37,17 +35,14 @@ static void cma_stuck(struct tcp_ep *ep)
  * none is published to it any more. Caller holds cma_lock. */
 static void withdraw_regions(struct tcp_ep *ep)
 {
-	if (!rcci_shm_map_withdraw(&ep->shm.mapped)) {
-		log_warn("%s: the peer stayed inside a mapped copy past its timeout",
-			 ep->base.peer);
-		shutdown(ep->fd, SHUT_RDWR);
-	}
+	if (!rcci_shm_map_withdraw(&ep->shm.mapped))
+		rcci_cma_ep_peer_stuck(ep, "a mapped copy");
 }
 
 void rcci_cma_ep_quiesce(struct tcp_ep *ep)
 {
 	if (ep->base.on_shm && !rcci_shm_cma_kill(&ep->shm.cma, ~0u))
-		cma_stuck(ep);
+		rcci_cma_ep_peer_stuck(ep, "a single-copy slot");
 }
 
 bool rcci_cma_ep_withdraw(struct tcp_ep *ep, bool block, bool give_up)
@@ -114,7 +109,7 @@ void rcci_cma_dereg_wait(struct tcp_ctx *ctx)
 {
 	for (struct tcp_ep *ep = ctx->cma_eps; ep; ep = ep->cma_next) {
 		if (!rcci_shm_cma_wait(&ep->shm.cma, ep->cma_dereg_mask))
-			cma_stuck(ep);
+			rcci_cma_ep_peer_stuck(ep, "a single-copy slot");
 		ep->cma_dereg_mask = 0;
 	}
 }

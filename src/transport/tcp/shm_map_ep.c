@@ -55,12 +55,8 @@ void rcci_map_dereg(struct tcp_ctx *ctx, struct tcp_mr *mr)
 	}
 	mr->map_listed = false;
 	for (struct tcp_ep *ep = ctx->cma_eps; ep; ep = ep->cma_next) {
-		if (!rcci_shm_map_revoke(&ep->shm.mapped, mr->base.rkey)) {
-			/* a peer inside its copy past the timeout: frozen or lying */
-			log_warn("%s: the peer stayed inside a mapped copy past its timeout",
-				 ep->base.peer);
-			shutdown(ep->fd, SHUT_RDWR);
-		}
+		if (!rcci_shm_map_revoke(&ep->shm.mapped, mr->base.rkey))
+			rcci_cma_ep_peer_stuck(ep, "a mapped copy");
 	}
 }
 

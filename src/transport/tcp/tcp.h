@@ -642,6 +642,11 @@ bool rcci_cma_ep_withdraw(struct tcp_ep *ep, bool block, bool give_up);
  * buffers), looked at up to 1 + spins times with a yield between. Any
  * thread, no lock. */
 bool rcci_cma_ep_peer_copying(struct tcp_ep *ep, unsigned spins);
+/* The peer stayed inside a copy (what: "a mapped copy", "a single-copy
+ * slot") past its timeout -- stopped, dead or lying: logged, and the
+ * connection shut, so its end shows up on the doorbell as the peer's death
+ * would. Any thread. */
+void rcci_cma_ep_peer_stuck(struct tcp_ep *ep, const char *what);
 /* rcc_mr_dereg() of key: kill every slot naming it (revoke: caller holds
  * cma_lock and mr_lock's write side, under which the slots' keys are
  * read), then wait out their copiers (wait: cma_lock only -- a peer
