@@ -88,13 +88,19 @@ rcc_lat() {
 	done
 }
 
-rcc_bw() { # SIZE: WRITE and SEND bandwidth, -D seconds each
-	local s=$1 csv=$WORK/rcc.csv t
+# rcc_bw SIZE [one]: WRITE and SEND bandwidth, -D seconds each. rcc-perf's default
+# buffers: a slot per message in flight (up to 32 MiB a side: large copies miss the
+# caches). With "one": --one-buffer, every message from and into one buffer a side,
+# as iperf3 and ucx_perftest move theirs -- the like-for-like row the targets
+# against them are read from (ops write_bw1, send_bw1).
+rcc_bw() {
+	local s=$1 csv=$WORK/rcc.csv t sfx='' extra=()
+	[ "${2:-}" = one ] && sfx=1 && extra=(--one-buffer)
 	srv_start $P_RCC "$RCC" -T tcp -p $P_RCC --quiet || return
 	if cli "$RCC" -T tcp -p $P_RCC $HOST --quiet --bw --test write,send -s "$s" -D "$DUR" \
-		--csv "$csv"; then
+		"${extra[@]}" --csv "$csv"; then
 		for t in write send; do
-			rec rcc "${t}_bw" "$s" bw_GBps "$(rcc_csv_get "$csv" $t bw "$s" bw_avg_MBps |
+			rec rcc "${t}_bw$sfx" "$s" bw_GBps "$(rcc_csv_get "$csv" $t bw "$s" bw_avg_MBps |
 				awk '{ if ($1 != "") printf "%.4g\n", $1 * 1048576 / 1e9 }')"
 		done
 		srv_stop 5
@@ -226,6 +232,7 @@ for ((REP = 1; REP <= REPS; REP++)); do
 	for s in $BW_SIZES; do
 		log "rep $REP/$REPS: bandwidth, $s B"
 		rcc_bw "$s"
+		((s >= 65536)) && rcc_bw "$s" one
 		have iperf3 && iperf3_bw "$s"
 		have ucx_perftest && { ucx_bw tag_bw "$s"; ucx_bw ucp_put_bw "$s"; }
 	done
@@ -263,6 +270,16 @@ SPEC=$WORK/spec.txt
 		echo "write bw / UCX tag_bw|$s|rcc:write_bw:bw_GBps|ucx:tag_bw:bw_GBps|1|${t2:-|}"
 		echo "write bw / UCX ucp_put_bw|$s|rcc:write_bw:bw_GBps|ucx:ucp_put_bw:bw_GBps|1||"
 		echo "send bw / UCX tag_bw|$s|rcc:send_bw:bw_GBps|ucx:tag_bw:bw_GBps|1||"
+		# Like for like (one buffer a side, as the reference tools): issue 13
+		# item 4's bandwidth targets, >= iperf3 from 64 KiB up, >= UCX
+		# tag_bw for WRITE and SEND at 1 MiB.
+		((s >= 65536)) || continue
+		t2=
+		[ "$s" = 1048576 ] && t2="ge|1.0"
+		echo "write bw, one buffer / iperf3|$s|rcc:write_bw1:bw_GBps|iperf3:stream:bw_GBps|1|ge|1.0"
+		echo "send bw, one buffer / iperf3|$s|rcc:send_bw1:bw_GBps|iperf3:stream:bw_GBps|1|ge|1.0"
+		echo "write bw, one buffer / UCX tag_bw|$s|rcc:write_bw1:bw_GBps|ucx:tag_bw:bw_GBps|1|${t2:-|}"
+		echo "send bw, one buffer / UCX tag_bw|$s|rcc:send_bw1:bw_GBps|ucx:tag_bw:bw_GBps|1|${t2:-|}"
 	done
 } >"$SPEC"
 
