@@ -5,19 +5,18 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/env.h"
 #include "base/log.h"
 #include "rcc/util.h"
+#include "shm_busy.h"
 #include "shm_ring.h"
 
 _Static_assert(SHM_CMA_HDR_OFF >= sizeof(struct shm_hdr), "after the rings' control words");
@@ -270,13 +269,6 @@ int rcci_shm_cma_copy(struct shm_cma *c, const uint8_t *desc, uint32_t desc_len,
 	return rc;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Out of line: gcc refuses a fence inlined into its callers under
  * -fsanitize=thread. */
 __attribute__((noinline)) void rcci_shm_cma_revoke(struct shm_cma *c, uint32_t mask)
@@ -297,24 +289,10 @@ bool rcci_shm_cma_wait(struct shm_cma *c, uint32_t mask)
 
 	if (!mask || !c->mine)
 		return true;
-	for (int s = 0; s < SHM_CMA_SLOTS; s++) {
-		if (!(mask & (1u << s)))
-			continue;
-		/* A copy takes microseconds; a copier that stays busy longer
-		 * than the peer timeout is frozen or lying. */
-		for (unsigned spins = 0;
-		     atomic_load_explicit(&c->mine->slot[s].busy, memory_order_acquire); spins++) {
-			if (spins < 1000) {
-				sched_yield();
-				continue;
-			}
-			if (!end)
-				end = mono_ns() + c->wait_ns;
-			if (mono_ns() > end)
-				return false;
-			nanosleep(&(struct timespec){ 0, 50000 }, NULL);
-		}
-	}
+	for (int s = 0; s < SHM_CMA_SLOTS; s++)
+		if ((mask & (1u << s)) &&
+		    !rcci_shm_busy_wait(&c->mine->slot[s].busy, c->wait_ns, &end, -1))
+			return false;
 	return true;
 }
 

@@ -4,21 +4,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/env.h"
 #include "base/log.h"
 #include "rcc/rcc.h"
 #include "rcc/util.h"
+#include "shm_busy.h"
 #include "shm_ring.h"
 
 #ifndef SYS_pidfd_getfd
@@ -124,20 +122,6 @@ bool rcci_shm_map_offer(struct shm_map *m, uint32_t key, int fd, uint64_t ino, u
 	return true;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-/* The peer process exited (its pidfd is readable). */
-static bool peer_gone(const struct shm_map *m)
-{
-	struct pollfd p = { .fd = m->pidfd, .events = POLLIN };
-	return m->pidfd >= 0 && poll(&p, 1, 0) == 1;
-}
-
 bool rcci_shm_map_revoke(struct shm_map *m, uint32_t key)
 {
 	bool any = false;
@@ -157,23 +141,7 @@ bool rcci_shm_map_revoke(struct shm_map *m, uint32_t key)
 	/* Dekker with rcci_shm_map_copy: either the copier sees live cleared,
 	 * or we see its busy and wait for its copy to end. */
 	atomic_thread_fence(memory_order_seq_cst);
-	for (unsigned spins = 0; atomic_load_explicit(&m->peer->busy, memory_order_acquire);
-	     spins++) {
-		/* One memcpy of a request: microseconds. A peer busy longer than
-		 * the peer timeout is frozen or lying. */
-		if (spins < 1000) {
-			sched_yield();
-			continue;
-		}
-		if (peer_gone(m))
-			return true; /* a dead process copies no more */
-		if (!end)
-			end = mono_ns() + m->wait_ns;
-		if (mono_ns() > end)
-			return false;
-		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
-	}
-	return true;
+	return rcci_shm_busy_wait(&m->peer->busy, m->wait_ns, &end, m->pidfd);
 }
 
 bool rcci_shm_map_withdraw(struct shm_map *m)
