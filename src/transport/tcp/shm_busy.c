@@ -7,6 +7,9 @@
 
 #include "rcc/util.h"
 
+/* One copy of a request takes microseconds: yield this often before napping. */
+#define BUSY_WAIT_YIELDS 1000u
+
 /* The peer process exited (its pidfd is readable). */
 static bool peer_gone(int pidfd)
 {
@@ -14,22 +17,19 @@ static bool peer_gone(int pidfd)
 	return pidfd >= 0 && poll(&p, 1, 0) == 1;
 }
 
-bool rcci_shm_busy_wait(const _Atomic uint32_t *busy, uint64_t wait_ns, uint64_t *end, int pidfd)
+bool rcci_shm_busy_wait(const _Atomic uint32_t *busy, uint64_t deadline_ns, int pidfd)
 {
-	for (unsigned spins = 0; atomic_load_explicit(busy, memory_order_acquire); spins++) {
-		/* One copy of a request: microseconds. A peer busy longer than
-		 * the peer timeout is frozen or lying. */
-		if (spins < 1000) {
-			sched_yield();
-			continue;
-		}
-		if (peer_gone(pidfd))
+	for (unsigned looks = 0; atomic_load_explicit(busy, memory_order_acquire); looks++) {
+		bool yielding = looks < BUSY_WAIT_YIELDS;
+		if (!yielding && peer_gone(pidfd))
 			return true; /* a dead process copies no more */
-		if (!*end)
-			*end = rcc_now_ns() + wait_ns;
-		if (rcc_now_ns() > *end)
+		/* A peer busy past its timeout is frozen or lying. */
+		if (rcc_now_ns() >= deadline_ns)
 			return false;
-		nanosleep(&(struct timespec){ 0, 50000 }, NULL);
+		if (yielding)
+			sched_yield();
+		else
+			nanosleep(&(struct timespec){ 0, 50000 }, NULL);
 	}
 	return true;
 }

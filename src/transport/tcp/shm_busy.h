@@ -14,10 +14,12 @@
 
 /* Wait while *busy is set: true once it is clear -- or, with a pidfd of
  * the peer (else -1), once the peer process exited, which copies no
- * more -- false once the time is up. A copy takes microseconds: first up
- * to 1000 yields, then naps of 50 us until *end (rcc_now_ns()), which the
- * first nap sets to wait_ns from then when it is 0 (several waits of one
- * revocation share it). Any thread; blocks up to the bound. */
-bool rcci_shm_busy_wait(const _Atomic uint32_t *busy, uint64_t wait_ns, uint64_t *end, int pidfd);
+ * more -- false once rcc_now_ns() reached deadline_ns (several waits of
+ * one revocation share one). A copy takes microseconds: up to 1000 yields
+ * first, then naps of 50 us; the deadline bounds the yields too -- on a
+ * loaded CPU each one can give away a whole time slice, and a wait that
+ * must not wait (a deadline already past: a held failure carried out
+ * late) looks once. Any thread; blocks until the deadline at most. */
+bool rcci_shm_busy_wait(const _Atomic uint32_t *busy, uint64_t deadline_ns, int pidfd);
 
 #endif

@@ -285,13 +285,11 @@ __attribute__((noinline)) void rcci_shm_cma_revoke(struct shm_cma *c, uint32_t m
 
 bool rcci_shm_cma_wait(struct shm_cma *c, uint32_t mask)
 {
-	uint64_t end = 0;
-
 	if (!mask || !c->mine)
 		return true;
+	uint64_t deadline = rcc_now_ns() + c->wait_ns;
 	for (int s = 0; s < SHM_CMA_SLOTS; s++)
-		if ((mask & (1u << s)) &&
-		    !rcci_shm_busy_wait(&c->mine->slot[s].busy, c->wait_ns, &end, -1))
+		if ((mask & (1u << s)) && !rcci_shm_busy_wait(&c->mine->slot[s].busy, deadline, -1))
 			return false;
 	return true;
 }

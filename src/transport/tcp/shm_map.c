@@ -125,7 +125,6 @@ bool rcci_shm_map_offer(struct shm_map *m, uint32_t key, int fd, uint64_t ino, u
 bool rcci_shm_map_revoke(struct shm_map *m, uint32_t key)
 {
 	bool any = false;
-	uint64_t end = 0;
 
 	if (!m->mine)
 		return true;
@@ -141,7 +140,7 @@ bool rcci_shm_map_revoke(struct shm_map *m, uint32_t key)
 	/* Dekker with rcci_shm_map_copy: either the copier sees live cleared,
 	 * or we see its busy and wait for its copy to end. */
 	atomic_thread_fence(memory_order_seq_cst);
-	return rcci_shm_busy_wait(&m->peer->busy, m->wait_ns, &end, m->pidfd);
+	return rcci_shm_busy_wait(&m->peer->busy, rcc_now_ns() + m->wait_ns, m->pidfd);
 }
 
 bool rcci_shm_map_withdraw(struct shm_map *m)
