@@ -288,8 +288,10 @@ static void drive(struct tcp_cq *cq)
 			rcci_ep_progress(ep, true);
 		}
 		/* Work that waits for a poll rather than for input (posts left to
-		 * be sent together, an ack owed, an RNR backoff) has no readiness
-		 * to report: look for it. Two relaxed loads per endpoint. One just
+		 * be sent together, an ack owed, an RNR backoff, a socket
+		 * transmit that blocked: a parked endpoint of a POLL-mode CQ is
+		 * not watched for room, ep.c) has no readiness to report: look
+		 * for it. A few relaxed loads per endpoint. One just
 		 * progressed above is left alone: the ack it owes for what it just
 		 * received should ride on the application's reply, not go alone.
 		 * On shared memory: input in the ring; and, when the doorbells are
@@ -303,6 +305,8 @@ static void drive(struct tcp_cq *cq)
 			struct tcp_ep *ep = cq->eps[i];
 			if (!atomic_load_explicit(&ep->tx_deferred, memory_order_relaxed) &&
 			    !atomic_load_explicit(&ep->thread_timer, memory_order_relaxed) &&
+			    !(!ep->base.on_shm &&
+			      atomic_load_explicit(&ep->want_out, memory_order_relaxed)) &&
 			    !(ep->base.on_shm &&
 			      (rcci_shm_stream_ready(ep) ||
 			       (!bells_in_set &&

@@ -478,6 +478,13 @@ void rcci_ep_set_want_out(struct tcp_ep *ep, bool on)
 		rcci_progress_kick(ep);
 }
 
+/* Whether the endpoint's CQs are POLL-mode ones: their users never sleep
+ * in the library, they poll. */
+static bool busy_polled(const struct tcp_ep *ep)
+{
+	return ep->base.send_cq->mode == RCC_CQ_POLL && ep->base.recv_cq->mode == RCC_CQ_POLL;
+}
+
 void rcci_ep_update_events(struct tcp_ep *ep)
 {
 	uint32_t want = 0;
@@ -489,8 +496,17 @@ void rcci_ep_update_events(struct tcp_ep *ep)
 		if (!atomic_load_explicit(&ep->parked, memory_order_relaxed))
 			want |= EPOLLIN;
 		/* On shared memory the socket is always writable: room in the
-		 * ring comes with a doorbell (EPOLLIN) instead. */
-		if (atomic_load(&ep->want_out) && !ep->base.on_shm)
+		 * ring comes with a doorbell (EPOLLIN) instead. A parked
+		 * endpoint whose CQs only ever busy-poll leaves a blocked
+		 * transmit to those polls too (each one sends what the socket
+		 * takes, cq.c drive()): the thread sending it as well only
+		 * fought the poller for its core (a 1 MiB WRITE stream, both
+		 * threads of the process pinned to one CPU: a third of it went
+		 * to the thread). A CQ that may sleep keeps the thread on it: a
+		 * sleeping waiter watches input only. The tick unparks an
+		 * endpoint whose polls stopped. */
+		if (atomic_load(&ep->want_out) && !ep->base.on_shm &&
+		    !(atomic_load_explicit(&ep->parked, memory_order_relaxed) && busy_polled(ep)))
 			want |= EPOLLOUT;
 	}
 	if (want != ep->ev_mask) {
