@@ -25,10 +25,11 @@ static void complete_recv(struct tcp_ep *ep, enum rcc_wc_status st, enum rcc_wc_
 		.byte_len = len,
 	};
 
-	rcci_lock_acquire(&ep->rq_lock);
+	/* No rq_lock: rq_head is the receive side's (we hold rx_lock), and
+	 * the slot, seen posted under rq_lock when the message began, is not
+	 * reused before the completion pushed below is polled. */
 	wc.wr_id = ep->rq[ep->rq_head & ep->rq_mask].wr_id;
 	uint32_t next = ++ep->rq_head;
-	rcci_lock_release(&ep->rq_lock);
 	if (h && (h->flags & WIRE_F_IMM)) {
 		wc.imm_data = h->imm;
 		wc.wc_flags = RCC_WC_WITH_IMM;

@@ -422,7 +422,11 @@ struct tcp_ep {
 	struct rcci_lock rq_lock;
 	struct rq_wqe *rq;
 	struct rcc_sge *rq_sge;
-	uint32_t rq_mask, rq_head, rq_tail;
+	uint32_t rq_mask, rq_tail;
+	/* The oldest receive not yet completed: moved by the receive side
+	 * only, so rx_lock (and rq_lock as well where the tail is compared
+	 * with it); the slot it names stays the poster's until rq_free passes it. */
+	uint32_t rq_head;
 	atomic_uint rq_free; /* as sq_free, for receives */
 
 	/* ---- progress-thread bookkeeping ---- */
