@@ -188,9 +188,11 @@ static void link_down(struct tcp_ep *ep)
 	rcci_cq_unwatch(ep);
 }
 
-/* A live peer leaves a copy within microseconds: this many yields tell it
- * from a stopped one before a failure is held. */
-#define FAIL_HOLD_SPINS 16
+/* A live peer leaves a copy within microseconds (a 1 MiB one takes about
+ * 100): looking this long tells it from a stopped one before a failure is
+ * held -- a bound in time, not in yields, which under load each give away
+ * a time slice of the thread that fails it (the progress thread, a poller). */
+#define FAIL_HOLD_LOOK_NS 200000u
 
 /* rcci_ep_fail() without holding: may wait for cma_lock and the peer's
  * copies (at most the peer timeout each) unless withdrawn says the regions
@@ -289,7 +291,7 @@ void rcci_ep_fail(struct tcp_ep *ep, enum rcc_ep_state st, int status,
 
 	if (atomic_load(&ep->base.state) != RCC_EP_CONNECTED || atomic_load(&ep->fail_held))
 		return; /* failed already, or the held failure comes first */
-	if (ep->base.on_shm && (rcci_cma_ep_peer_copying(ep, FAIL_HOLD_SPINS) ||
+	if (ep->base.on_shm && (rcci_cma_ep_peer_copying(ep, FAIL_HOLD_LOOK_NS) ||
 				!rcci_cma_ep_withdraw(ep, false, false))) {
 		/* Stopped inside a copy (a debugger, SIGSTOP, a frozen host
 		 * process), or a deregistration holding cma_lock while it waits

@@ -4,7 +4,6 @@
  * name slots (ctx->cma_eps), what rcc_mr_dereg() does to them, and what an
  * endpoint leaving service does to its own (shm_cma.h, docs/shm.md).
  */
-#include <sched.h>
 #include <sys/socket.h>
 
 #include "base/log.h"
@@ -63,15 +62,19 @@ bool rcci_cma_ep_withdraw(struct tcp_ep *ep, bool block, bool give_up)
 	return true;
 }
 
-bool rcci_cma_ep_peer_copying(struct tcp_ep *ep, unsigned spins)
+bool rcci_cma_ep_peer_copying(struct tcp_ep *ep, uint64_t for_ns)
 {
-	for (unsigned i = 0;; i++) {
+	uint64_t deadline = 0;
+
+	for (;;) {
 		if (!rcci_shm_map_peer_busy(&ep->shm.mapped) &&
 		    !rcci_shm_cma_peer_busy(&ep->shm.cma))
 			return false;
-		if (i == spins)
+		uint64_t now = rcc_now_ns();
+		if (!deadline)
+			deadline = now + for_ns;
+		if (now >= deadline)
 			return true;
-		sched_yield();
 	}
 }
 

@@ -643,9 +643,10 @@ void rcci_cma_ep_quiesce(struct tcp_ep *ep);
 bool rcci_cma_ep_withdraw(struct tcp_ep *ep, bool block, bool give_up);
 /* Whether the peer is inside a copy the above or rcci_cma_ep_quiesce()
  * would wait out (mapped, into or out of our regions; single copy, of our
- * buffers), looked at up to 1 + spins times with a yield between. Any
- * thread, no lock. */
-bool rcci_cma_ep_peer_copying(struct tcp_ep *ep, unsigned spins);
+ * buffers), looked at again and again for up to for_ns (0: one look).
+ * Never yields: on a loaded CPU a yield can give away a whole time slice,
+ * and the caller may be the progress thread. Any thread, no lock. */
+bool rcci_cma_ep_peer_copying(struct tcp_ep *ep, uint64_t for_ns);
 /* The peer stayed inside a copy (what: "a mapped copy", "a single-copy
  * slot") past its timeout -- stopped, dead or lying: logged, and the
  * connection shut, so its end shows up on the doorbell as the peer's death
