@@ -653,6 +653,26 @@ static bool reads_registered(const struct tcp_ep *ep, bool serving)
 	return false;
 }
 
+/* Whether the rounds below would find nothing to send (link being the
+ * endpoint's): what they look at, looked at once. */
+static bool nothing_to_send(struct tcp_ep *ep, int link, bool ack_now)
+{
+	return link == LINK_UP && !ep->part_n && !ep->hb_due && ep->resp_head == ep->resp_tail &&
+	       ep->sq_tx == ep->sq_tail &&
+	       !(ack_now &&
+		 atomic_load_explicit(&ep->rx_expected, memory_order_acquire) != ep->ack_sent);
+}
+
+/* Bytes of frames built with ack went out: the peer heard from us (no
+ * heartbeat due) and holds that ack. */
+static void bytes_went(struct tcp_ep *ep, uint32_t ack)
+{
+	ep->last_tx_ns = rcci_coarse_now_ns();
+	ep->hb_due = false;
+	ep->ack_sent = ack;
+	atomic_store_explicit(&ep->unacked_bytes, 0, memory_order_relaxed);
+}
+
 void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 {
 	struct tx_batch b;
@@ -663,12 +683,8 @@ void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 		return;
 	atomic_store_explicit(&ep->tx_deferred, false, memory_order_relaxed);
 	/* Nothing to send: the usual call after a poll received a request whose
-	 * ack waits to ride on the reply. What the loop below would look at,
-	 * looked at once. */
-	if (link == LINK_UP && !ep->part_n && !ep->hb_due && ep->resp_head == ep->resp_tail &&
-	    ep->sq_tx == ep->sq_tail &&
-	    !(ack_now &&
-	      atomic_load_explicit(&ep->rx_expected, memory_order_acquire) != ep->ack_sent) &&
+	 * ack waits to ride on the reply. */
+	if (nothing_to_send(ep, link, ack_now) &&
 	    !atomic_load_explicit(&ep->want_out, memory_order_relaxed))
 		return;
 	if (ep->part_n && !send_partial(ep)) {
@@ -712,12 +728,8 @@ void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 		if (r < 0)
 			break;
 		size_t done = (size_t)r;
-		if (done > 0) {
-			ep->last_tx_ns = rcci_coarse_now_ns();
-			ep->hb_due = false;
-			ep->ack_sent = b.ack;
-			atomic_store_explicit(&ep->unacked_bytes, 0, memory_order_relaxed);
-		}
+		if (done > 0)
+			bytes_went(ep, b.ack);
 		for (int k = 0; k < b.nitems && done > 0; k++) {
 			const struct tx_item *it = &b.item[k];
 			commit(ep, it);
