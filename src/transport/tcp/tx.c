@@ -324,6 +324,17 @@ static uint32_t put_message_chunk(struct tcp_ep *ep, struct tx_batch *b, struct 
  * the copy needs (else the ring path reports what is wrong, as before). A
  * request that has its slot keeps it, and the path, until it completes.
  * Caller holds mr_lock's read side. */
+/* Whether request w, none of it sent, is of the kind single copy takes: a
+ * large WRITE or READ from registered memory, to a peer that copies for us. */
+static inline __attribute__((always_inline)) bool
+single_copy_candidate(const struct tcp_ep *ep, const struct sq_wqe *w)
+{
+	return ep->base.on_shm && shm_cma_peer_pulls(&ep->shm.cma) && w->total >= SHM_CMA_MIN &&
+	       !(w->flags & RCC_SEND_INLINE) && !w->tx_off &&
+	       (w->opcode == RCC_WR_READ || w->opcode == RCC_WR_WRITE ||
+		w->opcode == RCC_WR_WRITE_IMM);
+}
+
 static bool cma_wanted(struct tcp_ep *ep, struct sq_wqe *w, uint32_t i)
 {
 	struct iovec v[SHM_CMA_MAX_IOV];
@@ -332,9 +343,7 @@ static bool cma_wanted(struct tcp_ep *ep, struct sq_wqe *w, uint32_t i)
 
 	if (w->cma)
 		return true;
-	if (!ep->base.on_shm || !shm_cma_peer_pulls(&ep->shm.cma) || w->total < SHM_CMA_MIN ||
-	    (w->flags & RCC_SEND_INLINE) || w->tx_off ||
-	    (!read && w->opcode != RCC_WR_WRITE && w->opcode != RCC_WR_WRITE_IMM))
+	if (!single_copy_candidate(ep, w))
 		return false;
 	int n = sge_slice(sq_sges(ep, i), w->num_sge, 0, w->total, v, keys, SHM_CMA_MAX_IOV);
 	if (n <= 0)
