@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "pair.h"
+#include "rcc/util.h"
 
 /*
  * A one-sided request the target must refuse: the initiator sees want, its
@@ -202,6 +203,46 @@ static void rnr_retries_exhausted(void)
 	tbuf_free(&s);
 	pair_close(&p);
 }
+
+/*
+ * Each RNR retry waits the receiver's RNR timer (its min_rnr_timer, carried
+ * by the NAK): two retries of 20.48 ms (IB code 22) end in RNR retry exceeded
+ * no sooner than 40.96 ms after the post -- a lower bound, which a loaded
+ * host only makes easier to meet. Sent alone, the request goes out without
+ * the transmit side's rounds (tcp: send_lone), which must respect the
+ * backoff as they do -- its payload copied at post time (inline) or read
+ * from registered memory.
+ */
+static void rnr_retry_waits_timer(unsigned flags)
+{
+	enum {
+		TIMER_CODE = 22,   /* 20.48 ms */
+		TIMER_US = 20480,
+		RETRIES = 2
+	};
+	struct pair p;
+	struct pair_opts o = { .attr_a = { .rnr_retry = RETRIES },
+			       .attr_b = { .min_rnr_timer = TIMER_CODE } };
+	struct tbuf s = { 0 };
+
+	if (test_on_verbs())
+		SKIP_CASE("tcp", "on verbs the RNR timer is the device's, not the library's");
+	CHECK_OK(pair_open(&p, &o));
+	CHECK_OK(tbuf_alloc(&s, p.ctx, 64, RCC_ACCESS_LOCAL_WRITE));
+	fill_pattern(s.p, 64, 9);
+	struct rcc_sge ss = tbuf_sge(&s, 0, 64);
+	uint64_t t0 = rcc_now_ns();
+	CHECK_OK(rcc_post_send(p.a, &ss, 1, 1, RCC_SEND_SIGNALED | flags));
+	EXPECT_STATUS(p.cq_a, 1, RCC_WC_RNR_RETRY_EXC_ERR);
+	uint64_t took_us = (rcc_now_ns() - t0) / 1000;
+	CHECK_MSG(took_us >= (uint64_t)RETRIES * TIMER_US, "%d retries took %llu us", RETRIES,
+		  (unsigned long long)took_us);
+	tbuf_free(&s);
+	pair_close(&p);
+}
+
+static void rnr_retry_waits_timer_inline(void) { rnr_retry_waits_timer(RCC_SEND_INLINE); }
+static void rnr_retry_waits_timer_registered(void) { rnr_retry_waits_timer(0); }
 
 /*
  * Sends that meet an empty receive queue wait (RNR retry forever) without
@@ -803,6 +844,8 @@ int main(int argc, char **argv)
 						  TEST(receive_buffer_too_small),
 						  TEST(rnr_no_retry),
 						  TEST(rnr_retries_exhausted),
+						  TEST(rnr_retry_waits_timer_inline),
+						  TEST(rnr_retry_waits_timer_registered),
 						  TEST(rnr_wait_then_deliver_in_order),
 						  TEST(long_send_rnr_exhausted),
 						  TEST(long_send_waits_for_receive),

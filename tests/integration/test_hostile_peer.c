@@ -441,6 +441,67 @@ static void reads_beyond_max_rd_atomic(void)
 	env_close(&e);
 }
 
+/*
+ * A peer that reads slowly: SENDs posted one at a time fill the socket, and
+ * the one the socket takes only part of keeps its rest for later (a frame
+ * alone goes out without the transmit side's rounds: tx.c, send_lone). Once
+ * the peer reads, every frame arrives whole and in order, byte for byte.
+ * With flags RCC_SEND_INLINE from one buffer rewritten for each post (the
+ * copy made at post time goes out), else each from its own slice of a
+ * registered buffer (read where it lies; the rest of a frame cut short is
+ * copied aside before the post returns).
+ */
+static void slow_reader_gets_whole_frames(unsigned flags)
+{
+	enum {
+		N = 4000, /* 16 MB: more than the loopback socket pair holds */
+		LEN = 4000 /* several frames per socket buffer; inline allows 4096 */
+	};
+	struct env e;
+	struct raw_hello r;
+	struct rcc_ep *ep;
+	struct tbuf src = { 0 };
+	static uint8_t got[LEN];
+
+	CHECK_OK(env_open(&e));
+	/* room for the flush of every request (and of the receive) at the end */
+	CHECK_OK(rcc_cq_destroy(e.cq));
+	e.cq = NULL;
+	CHECK_OK(rcc_cq_create(e.ctx, &(struct rcc_cq_attr){ .depth = N + 16 }, &e.cq));
+	CHECK_OK(tbuf_alloc(&src, e.ctx, (size_t)N * LEN, RCC_ACCESS_LOCAL_WRITE));
+	CHECK_OK(accept_raw_attr(&e, &r, (struct rcc_ep_attr){ .sq_depth = N, .max_inline = LEN },
+				 &ep));
+	for (int i = 0; i < N; i++) {
+		size_t at = flags & RCC_SEND_INLINE ? 0 : (size_t)i * LEN;
+		fill_pattern(src.p + at, LEN, 1000 + (uint64_t)i);
+		struct rcc_sge s = tbuf_sge(&src, at, LEN);
+		CHECK_OK(rcc_post_send(ep, &s, 1, (uint64_t)i, flags));
+	}
+	for (uint32_t i = 0; i < N;) {
+		uint8_t b[WIRE_HDR_LEN];
+		struct wire_hdr h;
+		CHECK_EQ(recv(r.fd, b, sizeof(b), MSG_WAITALL), (ssize_t)sizeof(b));
+		CHECK_OK(rcci_wire_hdr_decode(b, &h));
+		if (h.type == WIRE_ACK) /* a heartbeat */
+			continue;
+		CHECK_EQ(h.type, WIRE_SEND);
+		CHECK_EQ(h.msn, i);
+		CHECK_EQ(h.len, LEN);
+		CHECK_EQ(recv(r.fd, got, LEN, MSG_WAITALL), (ssize_t)LEN);
+		CHECK_EQ(check_pattern(got, LEN, 1000 + (uint64_t)i), -1);
+		if (test_failed)
+			break;
+		i++;
+	}
+	close(r.fd);
+	rcc_ep_close(ep);
+	tbuf_free(&src);
+	env_close(&e);
+}
+
+static void slow_reader_inline(void) { slow_reader_gets_whole_frames(RCC_SEND_INLINE); }
+static void slow_reader_registered(void) { slow_reader_gets_whole_frames(0); }
+
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
@@ -448,7 +509,7 @@ int main(int argc, char **argv)
 		TEST(frame_out_of_order), TEST(unsolicited_response_and_ack),
 		TEST(frame_cut_short),    TEST(write_to_unregistered_memory),
 		TEST(atomic_unaligned),   TEST(reads_beyond_max_rd_atomic),
-		TEST(rnr_retries_counted)
+		TEST(rnr_retries_counted), TEST(slow_reader_inline), TEST(slow_reader_registered)
 	};
 
 	/* It speaks the tcp transport's own wire format. */

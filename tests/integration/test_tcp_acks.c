@@ -152,12 +152,13 @@ static void poll_in_one_send(struct pair *p, const struct rcc_sge *out, const st
 
 /*
  * b's thread polls a SEND in (its ack deferred for the reply), then posts the
- * reply: the ack rides on it and b's timer ends there, not at b's next poll.
- * Whether a given round's SEND was read by the poll (and its ack deferred) or
- * by the progress thread (acked at once) is the threads' race: rounds run
- * until one deferred, and the case skips if none did.
+ * reply (with reply_flags besides SIGNALED): the ack rides on it and b's
+ * timer ends there, not at b's next poll. Whether a given round's SEND was
+ * read by the poll (and its ack deferred) or by the progress thread (acked
+ * at once) is the threads' race: rounds run until one deferred, and the case
+ * skips if none did.
  */
-static void ack_on_post_ends_timer(void)
+static void ack_rides_on_reply(unsigned reply_flags)
 {
 	struct acks_pair c;
 	int deferred = 0;
@@ -179,7 +180,7 @@ static void ack_on_post_ends_timer(void)
 		 * its sleep must have the ack sent, should it not post first. */
 		if (owed)
 			CHECK(rcci_progress_deferred_here());
-		CHECK_OK(rcc_post_send(c.p.b, &b_out, 1, i, RCC_SEND_SIGNALED));
+		CHECK_OK(rcc_post_send(c.p.b, &b_out, 1, i, RCC_SEND_SIGNALED | reply_flags));
 		if (owed) {
 			/* The reply carried the ack: nothing is owed, no timer runs. */
 			rcci_lock_acquire(&eb->tx_lock);
@@ -199,6 +200,13 @@ static void ack_on_post_ends_timer(void)
 	if (!deferred)
 		SKIP_CASE("tcp", "the progress thread read every SEND first (%d rounds)", ROUNDS);
 }
+
+static void ack_on_post_ends_timer(void) { ack_rides_on_reply(0); }
+
+/* The same with an inline reply. Either goes out without the flush's rounds
+ * (sent alone: tx.c, send_lone), which must have it carry the ack as they
+ * do; the inline one from the copy made at post time. */
+static void ack_on_inline_reply_ends_timer(void) { ack_rides_on_reply(RCC_SEND_INLINE); }
 
 /*
  * b polls a SEND in (its ack deferred for a reply), then polls again and finds
@@ -245,4 +253,4 @@ static void empty_poll_sends_owed_ack(void)
 }
 
 TEST_MAIN(TEST(sleeper_serves_only_its_own_acks), TEST(ack_on_post_ends_timer),
-	  TEST(empty_poll_sends_owed_ack))
+	  TEST(ack_on_inline_reply_ends_timer), TEST(empty_poll_sends_owed_ack))

@@ -483,7 +483,9 @@ static void build_control(struct tcp_ep *ep, struct tx_batch *b, uint8_t type)
 	finish_item(b, it);
 }
 
-static void commit(struct tcp_ep *ep, const struct tx_item *it)
+/* (Inlined in both of its callers: the rounds of the flush are its hot path.) */
+static inline __attribute__((always_inline)) void commit(struct tcp_ep *ep,
+							const struct tx_item *it)
 {
 	switch (it->kind) {
 	case ITEM_REQ: {
@@ -664,7 +666,8 @@ static bool reads_registered(const struct tcp_ep *ep, bool serving)
 
 /* Whether the rounds below would find nothing to send (link being the
  * endpoint's): what they look at, looked at once. */
-static bool nothing_to_send(struct tcp_ep *ep, int link, bool ack_now)
+static inline __attribute__((always_inline)) bool nothing_to_send(struct tcp_ep *ep, int link,
+								 bool ack_now)
 {
 	return link == LINK_UP && !ep->part_n && !ep->hb_due && ep->resp_head == ep->resp_tail &&
 	       ep->sq_tx == ep->sq_tail &&
@@ -674,12 +677,90 @@ static bool nothing_to_send(struct tcp_ep *ep, int link, bool ack_now)
 
 /* Bytes of frames built with ack went out: the peer heard from us (no
  * heartbeat due) and holds that ack. */
-static void bytes_went(struct tcp_ep *ep, uint32_t ack)
+static inline __attribute__((always_inline)) void bytes_went(struct tcp_ep *ep, uint32_t ack)
 {
 	ep->last_tx_ns = rcci_coarse_now_ns();
 	ep->hb_due = false;
 	ep->ack_sent = ack;
 	atomic_store_explicit(&ep->unacked_bytes, 0, memory_order_relaxed);
+}
+
+enum lone_result {
+	LONE_NOT,     /* not the case: the rounds build it */
+	LONE_SENT,    /* its frame went out whole */
+	LONE_BLOCKED, /* the socket took none or part of it (the rest kept): wait for room */
+	LONE_BROKEN,  /* the connection broke (tx_err set) */
+};
+
+/*
+ * A ping-pong's flush, without the rounds: one request queued -- a SEND or
+ * WRITE that goes in one frame, its payload copied at post time (inline) or
+ * read from registered memory -- and nothing else owed: no response, no frame
+ * half out, no RNR backoff, the endpoint serving. Its frame goes from a
+ * header on the stack and the payload where it lies, then is committed as
+ * the rounds commit theirs: the same bytes on the wire, without a batch (a
+ * fifth of a small SEND's post; callgrind). The same rules as the rounds:
+ * flow_allows(); registered memory read under mr_lock and checked live
+ * first (a request whose memory was deregistered is left to the rounds,
+ * which fail it in order); a request single copy may take is left to them;
+ * on shared memory, only when the ring has room for the whole frame (frames
+ * are handed to it whole: shm_fit).
+ */
+static __attribute__((noinline)) enum lone_result send_lone(struct tcp_ep *ep)
+{
+	uint32_t i = ep->sq_tx;
+	struct sq_wqe *w = &ep->sq[i & ep->sq_mask];
+	bool from_mr = !(w->flags & RCC_SEND_INLINE);
+
+	if (i + 1 != ep->sq_tail || is_rd_atomic(w->opcode) || w->mapped || w->cma || w->tx_off ||
+	    w->state != WQE_QUEUED || ep->part_n || ep->resp_head != ep->resp_tail ||
+	    ep->rnr_wait || w->total > frame_max(ep) || !flow_allows(ep, w, ep->rd_outstanding) ||
+	    (from_mr && single_copy_candidate(ep, w)))
+		return LONE_NOT;
+
+	struct tx_batch b; /* only its frame's iov and header, for a short write */
+	struct tx_item it = { .kind = ITEM_REQ, .idx = i, .len = w->total, .ends_unit = true };
+	struct wire_hdr h = { .msn = i };
+	enum lone_result res = LONE_NOT;
+	int n = 1;
+
+	it.bytes = WIRE_HDR_LEN + w->total;
+	if (ep->base.on_shm && rcci_shm_ring_reserve(&ep->shm, it.bytes) < (long)it.bytes)
+		return LONE_NOT; /* the rounds arm the room, or report a broken ring */
+	if (from_mr) {
+		rcci_rwlock_read(&ep->ctx->mr_lock);
+		if (!slice_live(ep->ctx, sq_sges(ep, i), w->num_sge, 0, w->total))
+			goto out;
+		n += sge_slice(sq_sges(ep, i), w->num_sge, 0, w->total, &b.iov[1], NULL,
+			       TX_MAX_IOV - 1);
+	} else if (w->total) {
+		b.iov[1] = (struct iovec){ ep->sq_inline + (size_t)(i & ep->sq_mask) *
+								 ep->base.max_inline,
+					   w->total };
+		n = 2;
+	}
+	encode_message_hdr(w, 0, w->total, &h);
+	h.ack = atomic_load_explicit(&ep->rx_expected, memory_order_acquire);
+	rcci_wire_hdr_encode(&h, b.hdr[0]);
+	b.iov[0] = (struct iovec){ b.hdr[0], WIRE_HDR_LEN };
+	ssize_t r = send_iov(ep, b.iov, n);
+	res = r < 0 ? LONE_BROKEN : r == 0 ? LONE_BLOCKED : LONE_SENT;
+	if (r <= 0)
+		goto out;
+	bytes_went(ep, h.ack);
+	commit(ep, &it);
+	if ((size_t)r < it.bytes) {
+		/* the rest, copied before mr_lock is dropped (save_partial) */
+		it.iov0 = 0;
+		it.niov = n;
+		if (save_partial(ep, &b, &it, (size_t)r))
+			ep->tx_err = ENOMEM;
+		res = LONE_BLOCKED;
+	}
+out:
+	if (from_mr)
+		rcci_rwlock_read_end(&ep->ctx->mr_lock);
+	return res;
 }
 
 void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
@@ -701,6 +782,18 @@ void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 		return;
 	}
 	bool serving = atomic_load(&ep->base.state) == RCC_EP_CONNECTED;
+	/* One SEND or WRITE queued (the looks every other request is spared;
+	 * send_lone makes the rest). */
+	if (ep->sq_tx + 1 == ep->sq_tail && !is_rd_atomic(ep->sq[ep->sq_tx & ep->sq_mask].opcode) &&
+	    serving && link == LINK_UP && !ep->hb_due) {
+		enum lone_result lone = send_lone(ep);
+		if (lone == LONE_BLOCKED || lone == LONE_BROKEN) {
+			blocked = lone == LONE_BLOCKED;
+			goto out;
+		}
+		if (lone == LONE_SENT && nothing_to_send(ep, link, ack_now))
+			goto out;
+	}
 	/* READ data and request payload are sent straight from registered
 	 * memory: keep it registered while they go out (rcc_mr_dereg waits). */
 	bool locked = reads_registered(ep, serving);
@@ -758,6 +851,7 @@ void rcci_tx_flush(struct tcp_ep *ep, bool ack_now)
 	}
 	if (locked)
 		rcci_rwlock_read_end(&ep->ctx->mr_lock);
+out:
 	if (ep->close_sent && !ep->part_n && !ep->shut_wr) {
 		shutdown(ep->fd, SHUT_WR);
 		ep->shut_wr = true;
