@@ -711,6 +711,7 @@ static __attribute__((noinline)) enum lone_result send_lone(struct tcp_ep *ep)
 	uint32_t i = ep->sq_tx;
 	struct sq_wqe *w = &ep->sq[i & ep->sq_mask];
 	bool from_mr = !(w->flags & RCC_SEND_INLINE);
+	bool locked = from_mr; /* reads registered memory: rcc_mr_dereg waits */
 
 	if (i + 1 != ep->sq_tail || is_rd_atomic(w->opcode) || w->mapped || w->cma || w->tx_off ||
 	    w->state != WQE_QUEUED || ep->part_n || ep->resp_head != ep->resp_tail ||
@@ -727,8 +728,9 @@ static __attribute__((noinline)) enum lone_result send_lone(struct tcp_ep *ep)
 	it.bytes = WIRE_HDR_LEN + w->total;
 	if (ep->base.on_shm && rcci_shm_ring_reserve(&ep->shm, it.bytes) < (long)it.bytes)
 		return LONE_NOT; /* the rounds arm the room, or report a broken ring */
-	if (from_mr) {
+	if (locked)
 		rcci_rwlock_read(&ep->ctx->mr_lock);
+	if (from_mr) {
 		if (!slice_live(ep->ctx, sq_sges(ep, i), w->num_sge, 0, w->total))
 			goto out;
 		n += sge_slice(sq_sges(ep, i), w->num_sge, 0, w->total, &b.iov[1], NULL,
@@ -758,7 +760,7 @@ static __attribute__((noinline)) enum lone_result send_lone(struct tcp_ep *ep)
 		res = LONE_BLOCKED;
 	}
 out:
-	if (from_mr)
+	if (locked)
 		rcci_rwlock_read_end(&ep->ctx->mr_lock);
 	return res;
 }
