@@ -216,7 +216,7 @@ static void rnr_retries_exhausted(void)
 static void rnr_retry_waits_timer(unsigned flags)
 {
 	enum {
-		TIMER_CODE = 22,   /* 20.48 ms */
+		TIMER_CODE = 22, /* 20.48 ms */
 		TIMER_US = 20480,
 		RETRIES = 2
 	};

@@ -454,7 +454,7 @@ static void reads_beyond_max_rd_atomic(void)
 static void slow_reader_gets_whole_frames(unsigned flags)
 {
 	enum {
-		N = 4000, /* 16 MB: more than the loopback socket pair holds */
+		N = 4000,  /* 16 MB: more than the loopback socket pair holds */
 		LEN = 4000 /* several frames per socket buffer; inline allows 4096 */
 	};
 	struct env e;
@@ -505,11 +505,12 @@ static void slow_reader_registered(void) { slow_reader_gets_whole_frames(0); }
 int main(int argc, char **argv)
 {
 	static const struct test_case cases[] = {
-		TEST(handshake_garbage),  TEST(frame_garbage),
-		TEST(frame_out_of_order), TEST(unsolicited_response_and_ack),
-		TEST(frame_cut_short),    TEST(write_to_unregistered_memory),
-		TEST(atomic_unaligned),   TEST(reads_beyond_max_rd_atomic),
-		TEST(rnr_retries_counted), TEST(slow_reader_inline), TEST(slow_reader_registered)
+		TEST(handshake_garbage),     TEST(frame_garbage),
+		TEST(frame_out_of_order),    TEST(unsolicited_response_and_ack),
+		TEST(frame_cut_short),       TEST(write_to_unregistered_memory),
+		TEST(atomic_unaligned),      TEST(reads_beyond_max_rd_atomic),
+		TEST(rnr_retries_counted),   TEST(slow_reader_inline),
+		TEST(slow_reader_registered)
 	};
 
 	/* It speaks the tcp transport's own wire format. */

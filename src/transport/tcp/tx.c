@@ -319,15 +319,10 @@ static uint32_t put_message_chunk(struct tcp_ep *ep, struct tx_batch *b, struct 
 	return chunk;
 }
 
-/* Whether request w (at index i, none of it sent) goes single-copy: the
- * peer copies for us, it is large, and its buffer is live with the access
- * the copy needs (else the ring path reports what is wrong, as before). A
- * request that has its slot keeps it, and the path, until it completes.
- * Caller holds mr_lock's read side. */
 /* Whether request w, none of it sent, is of the kind single copy takes: a
  * large WRITE or READ from registered memory, to a peer that copies for us. */
-static inline __attribute__((always_inline)) bool
-single_copy_candidate(const struct tcp_ep *ep, const struct sq_wqe *w)
+static inline __attribute__((always_inline)) bool single_copy_candidate(const struct tcp_ep *ep,
+									const struct sq_wqe *w)
 {
 	return ep->base.on_shm && shm_cma_peer_pulls(&ep->shm.cma) && w->total >= SHM_CMA_MIN &&
 	       !(w->flags & RCC_SEND_INLINE) && !w->tx_off &&
@@ -335,6 +330,11 @@ single_copy_candidate(const struct tcp_ep *ep, const struct sq_wqe *w)
 		w->opcode == RCC_WR_WRITE_IMM);
 }
 
+/* Whether request w (at index i, none of it sent) goes single-copy: the
+ * peer copies for us, it is large, and its buffer is live with the access
+ * the copy needs (else the ring path reports what is wrong, as before). A
+ * request that has its slot keeps it, and the path, until it completes.
+ * Caller holds mr_lock's read side. */
 static bool cma_wanted(struct tcp_ep *ep, struct sq_wqe *w, uint32_t i)
 {
 	struct iovec v[SHM_CMA_MAX_IOV];
@@ -485,7 +485,7 @@ static void build_control(struct tcp_ep *ep, struct tx_batch *b, uint8_t type)
 
 /* (Inlined in both of its callers: the rounds of the flush are its hot path.) */
 static inline __attribute__((always_inline)) void commit(struct tcp_ep *ep,
-							const struct tx_item *it)
+							 const struct tx_item *it)
 {
 	switch (it->kind) {
 	case ITEM_REQ: {
@@ -667,7 +667,7 @@ static bool reads_registered(const struct tcp_ep *ep, bool serving)
 /* Whether the rounds below would find nothing to send (link being the
  * endpoint's): what they look at, looked at once. */
 static inline __attribute__((always_inline)) bool nothing_to_send(struct tcp_ep *ep, int link,
-								 bool ack_now)
+								  bool ack_now)
 {
 	return link == LINK_UP && !ep->part_n && !ep->hb_due && ep->resp_head == ep->resp_tail &&
 	       ep->sq_tx == ep->sq_tail &&
@@ -736,9 +736,9 @@ static __attribute__((noinline)) enum lone_result send_lone(struct tcp_ep *ep)
 		n += sge_slice(sq_sges(ep, i), w->num_sge, 0, w->total, &b.iov[1], NULL,
 			       TX_MAX_IOV - 1);
 	} else if (w->total) {
-		b.iov[1] = (struct iovec){ ep->sq_inline + (size_t)(i & ep->sq_mask) *
-								 ep->base.max_inline,
-					   w->total };
+		b.iov[1] = (struct iovec){
+			ep->sq_inline + (size_t)(i & ep->sq_mask) * ep->base.max_inline, w->total
+		};
 		n = 2;
 	}
 	encode_message_hdr(w, 0, w->total, &h);
