@@ -699,7 +699,8 @@ enum lone_result {
  * half out, no RNR backoff, the endpoint serving. Its frame goes from a
  * header on the stack and the payload where it lies, then is committed as
  * the rounds commit theirs: the same bytes on the wire, without a batch (a
- * fifth of a small SEND's post; callgrind). The same rules as the rounds:
+ * fifth of a small inline post on a socket, an eighth on shared memory;
+ * callgrind). The same rules as the rounds:
  * flow_allows(); registered memory read under mr_lock and checked live
  * first (a request whose memory was deregistered is left to the rounds,
  * which fail it in order); a request single copy may take is left to them;
