@@ -705,7 +705,9 @@ enum lone_result {
  * first (a request whose memory was deregistered is left to the rounds,
  * which fail it in order); a request single copy may take is left to them;
  * on shared memory, only when the ring has room for the whole frame (frames
- * are handed to it whole: shm_fit).
+ * are handed to it whole: shm_fit). The caller looked already at what
+ * spares every other flush this call: exactly one request queued, not a
+ * READ or atomic, the endpoint serving, its link up, no heartbeat due.
  */
 static __attribute__((noinline)) enum lone_result send_lone(struct tcp_ep *ep)
 {
@@ -714,10 +716,9 @@ static __attribute__((noinline)) enum lone_result send_lone(struct tcp_ep *ep)
 	bool from_mr = !(w->flags & RCC_SEND_INLINE);
 	bool locked = from_mr; /* reads registered memory: rcc_mr_dereg waits */
 
-	if (i + 1 != ep->sq_tail || is_rd_atomic(w->opcode) || w->mapped || w->cma || w->tx_off ||
-	    w->state != WQE_QUEUED || ep->part_n || ep->resp_head != ep->resp_tail ||
-	    ep->rnr_wait || w->total > frame_max(ep) || !flow_allows(ep, w, ep->rd_outstanding) ||
-	    (from_mr && single_copy_candidate(ep, w)))
+	if (w->mapped || w->cma || w->tx_off || w->state != WQE_QUEUED || ep->part_n ||
+	    ep->resp_head != ep->resp_tail || ep->rnr_wait || w->total > frame_max(ep) ||
+	    !flow_allows(ep, w, ep->rd_outstanding) || (from_mr && single_copy_candidate(ep, w)))
 		return LONE_NOT;
 
 	struct tx_batch b; /* only its frame's iov and header, for a short write */
