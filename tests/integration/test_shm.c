@@ -1266,6 +1266,41 @@ out:
 }
 
 /*
+ * Connect to a raw server (s: what it offers) and check where the connection
+ * goes on: over "tcp" after the client said it stays on the socket, or over
+ * "shm" after it said it mapped the region. what names the offer in messages.
+ */
+static void offer_answered(struct raw_server *s, const char *what, const char *want_path)
+{
+	struct sockaddr_in sin = loopback(0);
+	struct rcc_ctx *ctx = NULL;
+	struct rcc_cq *cq = NULL;
+	struct rcc_ep *ep = NULL;
+	char addr[64];
+	pthread_t th;
+
+	s->lfd = rcci_sock_listen((struct sockaddr *)&sin, sizeof(sin), 1, &s->port);
+	CHECK(s->lfd >= 0);
+	CHECK_OK(ctx_with(RCC_SHM_AUTO, &ctx));
+	CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
+	CHECK_OK(-pthread_create(&th, NULL, raw_server_main, s));
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", s->port);
+	struct rcc_ep_attr at = { .send_cq = cq };
+	int rc = rcc_connect(ctx, addr, &at, TEST_TIMEOUT_MS, &ep);
+	pthread_join(th, NULL);
+	CHECK_OK(rc);
+	CHECK_MSG(!strcmp(rcc_ep_path(ep), want_path), "%s: path %s", what, rcc_ep_path(ep));
+	if (!strcmp(want_path, "shm"))
+		CHECK_MSG(s->confirmed == 0, "%s: confirmation %ld", what, s->confirmed);
+	else
+		CHECK_MSG(s->confirmed > 0, "%s: confirmation %ld", what, s->confirmed);
+	rcc_ep_close(ep);
+	rcc_cq_destroy(cq);
+	CHECK_OK(rcc_ctx_close(ctx));
+	close(s->lfd);
+}
+
+/*
  * A region that could change size under our mapping is refused: the client
  * takes the descriptor, finds seals missing (or the size wrong), tells the
  * server it stays on the socket, and the connection goes on over tcp.
@@ -1286,31 +1321,11 @@ static void unsealed_region_refused(void)
 
 	for (size_t i = 0; i < sizeof(offers) / sizeof(offers[0]); i++) {
 		struct raw_server s = { .seals = offers[i].seals, .extra = offers[i].extra };
-		struct sockaddr_in sin = loopback(0);
-		struct rcc_ctx *ctx = NULL;
-		struct rcc_cq *cq = NULL;
-		struct rcc_ep *ep = NULL;
-		char addr[64];
-		pthread_t th;
+		char what[32];
 
-		s.lfd = rcci_sock_listen((struct sockaddr *)&sin, sizeof(sin), 1, &s.port);
-		CHECK(s.lfd >= 0);
-		CHECK_OK(ctx_with(RCC_SHM_AUTO, &ctx));
-		CHECK_OK(rcc_cq_create(ctx, NULL, &cq));
-		CHECK_OK(-pthread_create(&th, NULL, raw_server_main, &s));
-		snprintf(addr, sizeof(addr), "127.0.0.1:%d", s.port);
-		struct rcc_ep_attr at = { .send_cq = cq };
-		int rc = rcc_connect(ctx, addr, &at, TEST_TIMEOUT_MS, &ep);
-		pthread_join(th, NULL);
-		CHECK_OK(rc);
-		CHECK_MSG(!strcmp(rcc_ep_path(ep), "tcp"), "offer %zu: path %s", i,
-			  rcc_ep_path(ep));
+		snprintf(what, sizeof(what), "offer %zu", i);
+		offer_answered(&s, what, "tcp");
 		CHECK(s.handed);
-		CHECK_MSG(s.confirmed > 0, "offer %zu: confirmation %ld", i, s.confirmed);
-		rcc_ep_close(ep);
-		rcc_cq_destroy(cq);
-		CHECK_OK(rcc_ctx_close(ctx));
-		close(s.lfd);
 	}
 }
 
