@@ -16,8 +16,17 @@ def hdr(typ, flags=0, status=0, length=0, msn=0, ack=0, raddr=0, rkey=0, imm=0, 
                        imm, total, 0)
 
 
-def hs(kind, pdata=b"", rd=16):
-    return b"RCCt" + struct.pack("<HHHHI", 1, kind, len(pdata), 0, rd) + pdata
+def hs(kind, pdata=b"", rd=16, flags=0, ext=b""):
+    return b"RCCt" + struct.pack("<HHHHI", 1, kind, len(pdata), flags, rd) + pdata + ext
+
+
+HS_F_SHM = 1
+
+
+def shm_accept(cap=1 << 18, layout=0):
+    """an ACCEPT's shared-memory part: identity, socket name, token, capacity, layout"""
+    return (bytes(range(16)) + struct.pack("<QQ", 0x1234, 0xf0000001) + b"N" * 16 + b"T" * 16
+            + struct.pack("<II", cap, layout))
 
 
 streams = {
@@ -40,6 +49,8 @@ wires = {
     "hs_hello": hs(1, b"pd"),
     "hs_accept": hs(2, b"x" * 192),
     "hs_reject": hs(3, b"no", 0),
+    "hs_accept_shm": hs(2, b"pd", flags=HS_F_SHM, ext=shm_accept()),
+    "hs_accept_shm_layout": hs(2, flags=HS_F_SHM, ext=shm_accept(layout=7)),
 }
 # The env bootstrap's rendezvous frames (src/session/boot_wire.h).
 CHALLENGE, HELLO, WELCOME, CONTRIB, RESULT, ABORT = range(1, 7)

@@ -1055,9 +1055,11 @@ static int raw_client_fetch(struct raw_client *r, int port)
 	if (rcci_wire_hs_decode(msg, &h) || h.kind != WIRE_HS_ACCEPT ||
 	    !(h.flags & WIRE_HS_F_SHM) || h.pdata_len)
 		return -EPROTO;
-	if ((rc = rcci_recv_all(r->fd, ext, sizeof(ext), deadline)) ||
-	    rcci_wire_shm_accept_decode(ext, &r->a))
-		return rc ? rc : -EPROTO;
+	if ((rc = rcci_recv_all(r->fd, ext, sizeof(ext), deadline)))
+		return rc;
+	rcci_wire_shm_accept_decode(ext, &r->a);
+	if (r->a.layout != SHM_LAYOUT)
+		return -EPROTO;
 	r->bell = rcci_shm_offer_fetch(r->a.name, r->a.token, deadline, &r->memfd, &why);
 	return r->bell < 0 ? r->bell : 0;
 }
@@ -1212,10 +1214,11 @@ static void region_cannot_be_resized(void)
 /* A server that offers a region of its own making, sealed as asked. */
 struct raw_server {
 	int lfd, port;
-	int seals;      /* F_SEAL_* to add */
-	off_t extra;    /* bytes beyond the size the capacity implies */
-	bool handed;    /* rcci_shm_offer_serve handed the region over */
-	long confirmed; /* the client's confirmation (-1: none) */
+	int seals;            /* F_SEAL_* to add */
+	off_t extra;          /* bytes beyond the size the capacity implies */
+	uint32_t layout_step; /* offered as SHM_LAYOUT + this */
+	bool handed;          /* rcci_shm_offer_serve handed the region over */
+	long confirmed;       /* the client's confirmation (-1: none) */
 };
 
 static void *raw_server_main(void *arg)
@@ -1223,7 +1226,8 @@ static void *raw_server_main(void *arg)
 	struct raw_server *s = arg;
 	uint64_t deadline = rcci_deadline(TEST_TIMEOUT_MS);
 	uint8_t msg[WIRE_HS_HDR_LEN + WIRE_SHM_ACCEPT_LEN];
-	struct wire_shm_accept a = { .cap = SHM_RING_DEFAULT };
+	struct wire_shm_accept a = { .cap = SHM_RING_DEFAULT,
+				     .layout = SHM_LAYOUT + s->layout_step };
 	struct wire_hs h = { .version = WIRE_VERSION,
 			     .kind = WIRE_HS_ACCEPT,
 			     .flags = WIRE_HS_F_SHM,
@@ -1329,6 +1333,27 @@ static void unsealed_region_refused(void)
 	}
 }
 
+/*
+ * A region laid out by another rcc build (the ACCEPT names a layout that is
+ * not ours) is not even fetched: the client confirms that both stay on the
+ * socket, and the connection goes on over tcp. The same offer with our
+ * layout is taken: sealed and sized as agreed, the layout is what differs.
+ */
+static void foreign_layout_refused(void)
+{
+	static const uint32_t steps[] = { 0, 1, UINT32_MAX };
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct raw_server s = { .seals = SHM_REGION_SEALS, .layout_step = steps[i] };
+		char what[32];
+
+		snprintf(what, sizeof(what), "layout %+d", (int)steps[i]);
+		offer_answered(&s, what, steps[i] ? "tcp" : "shm");
+		CHECK_MSG(s.handed == !steps[i], "%s: the region was%s fetched", what,
+			  s.handed ? "" : " not");
+	}
+}
+
 struct serve_arg {
 	struct shm_offer *o;
 	int memfd, watch_fd, rc;
@@ -1426,6 +1451,7 @@ static const struct test_case cases[] = {
 	{ "posted_before_disconnect_sent", posted_before_disconnect_sent },
 	{ "region_cannot_be_resized", region_cannot_be_resized },
 	{ "unsealed_region_refused", unsealed_region_refused },
+	{ "foreign_layout_refused", foreign_layout_refused },
 	{ "offer_needs_token", offer_needs_token },
 };
 

@@ -233,7 +233,7 @@ int rcci_tcp_accept(struct rcc_conn_req *rbase, struct rcc_ep *base)
 	struct tcp_ep *ep = tep(base);
 	enum rcc_shm mode = tctx(base->ctx)->shm;
 	const char *why = shm_refusal(req, mode);
-	struct wire_shm_accept a = { .cap = tctx(base->ctx)->shm_ring_cap };
+	struct wire_shm_accept a = { .cap = tctx(base->ctx)->shm_ring_cap, .layout = SHM_LAYOUT };
 	struct shm_offer offer = { .lfd = -1 };
 	struct shm_ring ring = { 0 };
 	int memfd = -1, bell = -1, rc;
@@ -323,6 +323,10 @@ static const char *shm_take(const struct wire_shm_accept *a, const struct wire_s
 
 	if (!rcci_shm_same_host(me, &a->id))
 		return "the server runs on another host or network namespace";
+	/* Another rcc build's region: its offsets and rules are not ours. Not
+	 * even fetched: the server's offer ends on our confirmation. */
+	if (a->layout != SHM_LAYOUT)
+		return "the server's rcc lays the region out differently";
 	*bell = rcci_shm_offer_fetch(a->name, a->token, deadline, &memfd, &why);
 	if (*bell < 0)
 		return why;
@@ -347,8 +351,7 @@ static int connect_over_shm(struct rcc_ep *base, int fd, const uint8_t *ext,
 	const char *why;
 	int rc;
 
-	if (rcci_wire_shm_accept_decode(ext, &a))
-		return -EPROTO;
+	rcci_wire_shm_accept_decode(ext, &a);
 	why = shm_take(&a, me, ring, deadline, bell);
 	if (!why) {
 		/* The server published its cookie before it offered the region;

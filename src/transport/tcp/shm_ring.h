@@ -34,6 +34,15 @@
 #define SHM_RING_MAX (64u * 1024u * 1024u)
 #define SHM_RING_DEFAULT (256u * 1024u)
 #define SHM_TSAN_KEYS 64
+/*
+ * The layout's number, which the ACCEPT carries (wire.h): the offsets above,
+ * the header's structures (shm_dir below, shm_cma.h's slots, shm_map.h's
+ * table) and the rules both sides follow in them. Any change of these takes
+ * the next number: two rcc builds on one host that lay the region out
+ * differently then stay on the socket instead of misreading each other's
+ * memory. 0: every build since the region travels as a sealed memfd.
+ */
+#define SHM_LAYOUT 0u
 
 /* Control words of one direction. The producer writes tail and space_wait
  * (sets it); the consumer writes head and sleeping (sets it); the other side

@@ -192,18 +192,16 @@ void rcci_wire_shm_accept_encode(const struct wire_shm_accept *a, uint8_t out[WI
 	memcpy(p, a->name, WIRE_SHM_NAME_LEN);
 	memcpy(p + WIRE_SHM_NAME_LEN, a->token, WIRE_SHM_TOKEN_LEN);
 	rcc_put_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN, a->cap);
-	rcc_put_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN + 4, 0);
+	rcc_put_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN + 4, a->layout);
 }
 
-int rcci_wire_shm_accept_decode(const uint8_t in[WIRE_SHM_ACCEPT_LEN], struct wire_shm_accept *a)
+void rcci_wire_shm_accept_decode(const uint8_t in[WIRE_SHM_ACCEPT_LEN], struct wire_shm_accept *a)
 {
 	const uint8_t *p = in + WIRE_SHM_HELLO_LEN;
 
-	if (rcc_get_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN + 4) != 0)
-		return -EPROTO;
 	rcci_wire_shm_id_decode(in, &a->id);
 	memcpy(a->name, p, WIRE_SHM_NAME_LEN);
 	memcpy(a->token, p + WIRE_SHM_NAME_LEN, WIRE_SHM_TOKEN_LEN);
 	a->cap = rcc_get_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN);
-	return 0;
+	a->layout = rcc_get_le32(p + WIRE_SHM_NAME_LEN + WIRE_SHM_TOKEN_LEN + 4);
 }

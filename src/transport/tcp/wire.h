@@ -13,7 +13,9 @@
  * "take the region offered here": the server's identity, then the 16-byte
  * random name of the Unix socket (abstract namespace) that hands over the
  * region's sealed memfd, the 16-byte random token to show there, u32 ring
- * capacity, u32 reserved=0 (WIRE_SHM_ACCEPT_LEN). The client then answers
+ * capacity, u32 the region's layout (SHM_LAYOUT in shm_ring.h; reserved=0
+ * before it was named, the layout of those builds is 0) (WIRE_SHM_ACCEPT_LEN).
+ * A client that does not know the layout stays on the socket. It then answers
  * with an 8-byte confirmation: "RCCs", u32 0 (the region is mapped: the
  * stream runs over it) or non-zero (both stay on the socket).
  *
@@ -72,6 +74,7 @@ struct wire_shm_accept {
 	uint8_t name[WIRE_SHM_NAME_LEN];   /* where the region is handed over */
 	uint8_t token[WIRE_SHM_TOKEN_LEN]; /* what to show there */
 	uint32_t cap;
+	uint32_t layout; /* SHM_LAYOUT of the server's build */
 };
 
 enum wire_type {
@@ -142,7 +145,7 @@ size_t rcci_wire_hs_ext_len(const struct wire_hs *h);
 void rcci_wire_shm_id_encode(const struct wire_shm_id *id, uint8_t out[WIRE_SHM_HELLO_LEN]);
 void rcci_wire_shm_id_decode(const uint8_t in[WIRE_SHM_HELLO_LEN], struct wire_shm_id *id);
 void rcci_wire_shm_accept_encode(const struct wire_shm_accept *a, uint8_t out[WIRE_SHM_ACCEPT_LEN]);
-/* 0 or -EPROTO (reserved bytes set). The capacity is checked by the user. */
-int rcci_wire_shm_accept_decode(const uint8_t in[WIRE_SHM_ACCEPT_LEN], struct wire_shm_accept *a);
+/* Every field as sent: the capacity and the layout are the user's to check. */
+void rcci_wire_shm_accept_decode(const uint8_t in[WIRE_SHM_ACCEPT_LEN], struct wire_shm_accept *a);
 
 #endif
