@@ -390,6 +390,10 @@ struct tcp_ep {
 	enum rx_state rx_state;
 	struct wire_hdr rx_hdr;
 	uint32_t rx_left; /* payload bytes of the current frame still to come */
+	/* The current frame (or the last, between frames) carries a payload of
+	 * DIRECT_MIN and up: socket reads stop at the next header (rx.c, fill). */
+	bool rx_large;
+	uint64_t rx_staged_bytes; /* payload bytes copied out of rxbuf (tests) */
 	enum rx_dest rx_dest;
 	uint32_t rx_off;    /* destination offset of the next payload byte */
 	uint32_t rx_rq_idx; /* DEST_RECV: receive WQE being filled */
