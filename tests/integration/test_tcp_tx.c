@@ -97,11 +97,14 @@ static void post_while_dereg(unsigned flags, int n, int *returned)
 
 	CHECK_OK(pair_open(&p, &o));
 	CHECK_OK(tbuf_alloc(&a, p.ctx, LEN, RCC_ACCESS_LOCAL_WRITE));
-	CHECK_OK(tbuf_alloc(&b, p.ctx, LEN, RCC_ACCESS_LOCAL_WRITE));
-	struct rcc_sge rb = tbuf_sge(&b, 0, LEN);
+	/* a buffer per receive: one still posted may be written while the
+	 * message before it is checked */
+	CHECK_OK(tbuf_alloc(&b, p.ctx, (size_t)n * LEN, RCC_ACCESS_LOCAL_WRITE));
 	fill_pattern(a.p, LEN, 7);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		struct rcc_sge rb = tbuf_sge(&b, (size_t)i * LEN, LEN);
 		CHECK_OK(rcc_post_recv(p.b, &rb, 1, 1 + (uint64_t)i));
+	}
 	ps.ep = p.a;
 	ps.sge = tbuf_sge(&a, 0, LEN);
 
@@ -124,8 +127,9 @@ static void post_while_dereg(unsigned flags, int n, int *returned)
 	for (int i = 0; i < n; i++) {
 		CHECK_OK(wait_one(p.cq_b, &wc, TEST_TIMEOUT_MS));
 		CHECK_WC(wc, RCC_WC_SUCCESS);
+		CHECK_EQ(wc.wr_id, 1 + (uint64_t)i);
 		CHECK_EQ(wc.byte_len, LEN);
-		CHECK_EQ(check_pattern(b.p, LEN, 7), -1);
+		CHECK_EQ(check_pattern(b.p + (size_t)i * LEN, LEN, 7), -1);
 		CHECK_OK(wait_one(p.cq_a, &wc, TEST_TIMEOUT_MS));
 		CHECK_WC(wc, RCC_WC_SUCCESS);
 	}
