@@ -210,12 +210,13 @@ static void ack_on_post_ends_timer(void) { ack_rides_on_reply(0); }
 static void ack_on_inline_reply_ends_timer(void) { ack_rides_on_reply(RCC_SEND_INLINE); }
 
 /*
- * An empty poll of b's CQ while b owes an ack: whether that poll sent it. A
- * poll leaves the endpoint to the progress thread when the thread is in it
+ * An empty poll of b's CQ while b owes an ack: whether the ack went. A poll
+ * leaves the endpoint to the progress thread when the thread is in it
  * (rx_lock: its 1 ms tick serves an endpoint with a timer running), and the
- * thread sends the ack only once it is due; so a poll that sent nothing is
- * tried once more after the thread has left (bounded), and the answer is
- * that poll's.
+ * ack is then the thread's pass to send, which may not have reached its
+ * transmit side when we look; so a poll that sent nothing is tried once
+ * more after the thread has left (bounded), and the answer is what that
+ * poll (or the thread's pass) sent. Both send it through the same flush.
  */
 static void empty_poll_acks(struct acks_pair *c, struct tcp_ep *eb, bool *acked)
 {
