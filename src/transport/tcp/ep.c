@@ -132,6 +132,13 @@ int rcci_tcp_ep_start(struct tcp_ep *ep, int fd, uint32_t peer_rd_max, struct sh
 		set_sockopts(ep);
 	if (shm) {
 		ep->shm = *shm;
+		/* A copier stuck longer than the peer timeout is dead or lying.
+		 * Set before any other thread can see the endpoint: a failure
+		 * the progress thread carries out reads them without cma_lock
+		 * (the peer's CLOSE may come the moment the socket is watched,
+		 * before rcci_cma_ep_start below). */
+		ep->shm.cma.wait_ns = ep->peer_timeout_ns;
+		ep->shm.mapped.wait_ns = ep->peer_timeout_ns;
 		b->on_shm = true;
 		/* Nobody watches the ring yet: the first bytes must ring the
 		 * doorbell (the progress thread may be asleep already). */

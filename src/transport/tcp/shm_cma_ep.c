@@ -13,9 +13,6 @@ void rcci_cma_ep_start(struct tcp_ep *ep)
 {
 	struct tcp_ctx *ctx = ep->ctx;
 
-	/* A copier stuck longer than the peer timeout is dead or lying. */
-	ep->shm.cma.wait_ns = ep->peer_timeout_ns;
-	ep->shm.mapped.wait_ns = ep->peer_timeout_ns;
 	pthread_mutex_lock(&ctx->cma_lock);
 	ep->cma_next = ctx->cma_eps;
 	ctx->cma_eps = ep;
