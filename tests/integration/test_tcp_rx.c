@@ -11,8 +11,10 @@
  * gather in its socket (or ring), so the reads that follow find every byte
  * there, and which bytes they stage depends on the rules alone.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -62,7 +64,8 @@ static void large_run_not_staged(void)
 	 * kernel grows a receive buffer only as its reader reads). */
 	if (!eb->base.on_shm) {
 		int want = 1 << 20;
-		CHECK_OK(-setsockopt(eb->fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want)));
+		CHECK_MSG(!setsockopt(eb->fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want)),
+			  "SO_RCVBUF: %s", strerror(errno));
 	}
 	uint64_t staged_before = eb->rx_staged_bytes;
 	rcci_lock_acquire(&eb->rx_lock);
